@@ -1,0 +1,183 @@
+// Package stats turns the driver's Results, the server's statistics and
+// metrics, and the client machine's own load into one Snapshot per tick. A
+// Snapshot is the single contract between measuring and showing: the TUI,
+// the record file, replay, reports and capacity planning read Snapshots and
+// nothing else.
+package stats
+
+import "time"
+
+// Snapshot is everything measured in one tick. It is a plain value, encoded
+// as one JSON line per tick in a run file (record package), so its field
+// names and JSON tags are part of the run-file schema: add fields, never
+// rename them.
+type Snapshot struct {
+	// Seq numbers ticks from 1.
+	Seq int `json:"seq"`
+	// Time is the wall-clock end of the tick.
+	Time time.Time `json:"time"`
+	// Elapsed is the run time at the end of the tick.
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// Interval is the tick's length.
+	Interval time.Duration `json:"interval_ns"`
+
+	Load Load `json:"load"`
+
+	// Tick is the client's view of this tick alone; Window covers the last
+	// WindowLength (merged from tick histograms); Run covers the whole run.
+	Tick         ClientStats   `json:"tick"`
+	Window       ClientStats   `json:"window"`
+	WindowLength time.Duration `json:"window_ns"`
+	Run          ClientStats   `json:"run"`
+
+	// Server is derived from Triton's ModelStatistics deltas over the tick.
+	Server ServerStats `json:"server"`
+	// Metrics is Triton's /metrics endpoint read during the tick.
+	Metrics ServerMetrics `json:"metrics"`
+	// System is the client machine: tritontop's own CPU, host CPU, local GPUs.
+	System SystemStats `json:"system"`
+
+	// Histogram is this tick's from-send latency histogram in
+	// hdrhistogram-go's compressed encoding (base64), so any window can be
+	// recomputed from a run file. ScheduledHistogram is the same for the
+	// coordinated-omission-correct latency (open loop only).
+	Histogram          string `json:"histogram,omitempty"`
+	ScheduledHistogram string `json:"scheduled_histogram,omitempty"`
+}
+
+// Load is the driver's load profile and state at the end of a tick.
+type Load struct {
+	// Mode is "concurrency" or "rate".
+	Mode         string  `json:"mode"`
+	Concurrency  int     `json:"concurrency,omitempty"`
+	Rate         float64 `json:"rate,omitempty"`
+	Distribution string  `json:"distribution,omitempty"`
+	InFlight     int     `json:"in_flight"`
+	Paused       bool    `json:"paused,omitempty"`
+	Step         int     `json:"step,omitempty"`
+}
+
+// ClientStats is what the client measured over some span of time.
+type ClientStats struct {
+	Duration time.Duration `json:"duration_ns"`
+	// Requests counts finished requests (successes + errors, not cancelled).
+	Requests   int64 `json:"requests"`
+	Successes  int64 `json:"successes"`
+	Errors     int64 `json:"errors"`
+	Inferences int64 `json:"inferences"`
+	Cancelled  int64 `json:"cancelled,omitempty"`
+	Retries    int64 `json:"retries,omitempty"`
+	// Late counts open-loop sends later than their schedule.
+	Late          int64   `json:"late,omitempty"`
+	RequestsPerS  float64 `json:"requests_per_s"`
+	InferPerS     float64 `json:"inferences_per_s"`
+	LateShare     float64 `json:"late_share,omitempty"`
+	BytesSent     int64   `json:"bytes_sent"`
+	BytesReceived int64   `json:"bytes_received"`
+	// Latency is measured from the actual send; Scheduled from the scheduled
+	// send time (coordinated-omission-correct), open loop only.
+	Latency   Latency  `json:"latency"`
+	Scheduled *Latency `json:"scheduled_latency,omitempty"`
+	// ErrorsByCode has one entry per error code, most frequent first.
+	ErrorsByCode []ErrorCount `json:"errors_by_code,omitempty"`
+}
+
+// Latency is a latency distribution's summary, over successful requests.
+type Latency struct {
+	Count int64         `json:"count"`
+	Min   time.Duration `json:"min_ns"`
+	Mean  time.Duration `json:"mean_ns"`
+	P50   time.Duration `json:"p50_ns"`
+	P90   time.Duration `json:"p90_ns"`
+	P95   time.Duration `json:"p95_ns"`
+	P99   time.Duration `json:"p99_ns"`
+	P999  time.Duration `json:"p999_ns"`
+	Max   time.Duration `json:"max_ns"`
+}
+
+// ErrorCount is the number of errors with one code and the latest message.
+type ErrorCount struct {
+	Code    string `json:"code"`
+	Count   int64  `json:"count"`
+	Message string `json:"message"`
+}
+
+// ServerStats is the server's own account of the tick, from the deltas of
+// two ModelStatistics readings (perf_analyzer's method). Averages are per
+// request in the tick.
+type ServerStats struct {
+	// Available is false when statistics could not be read; Err says why.
+	Available bool   `json:"available"`
+	Err       string `json:"error,omitempty"`
+	Model     string `json:"model,omitempty"`
+	Version   string `json:"version,omitempty"`
+	// Reset is set when the cumulative counters went backwards (server
+	// restart or model reload); the tick's deltas are then not reported.
+	Reset bool `json:"reset,omitempty"`
+
+	SuccessCount   int64 `json:"success_count"`
+	FailCount      int64 `json:"fail_count"`
+	InferenceCount int64 `json:"inference_count"`
+	ExecutionCount int64 `json:"execution_count"`
+	CacheHitCount  int64 `json:"cache_hit_count,omitempty"`
+
+	Request       time.Duration `json:"request_ns"`
+	Queue         time.Duration `json:"queue_ns"`
+	ComputeInput  time.Duration `json:"compute_input_ns"`
+	ComputeInfer  time.Duration `json:"compute_infer_ns"`
+	ComputeOutput time.Duration `json:"compute_output_ns"`
+	Overhead      time.Duration `json:"overhead_ns"`
+
+	// AvgBatch is Δinference_count / Δexecution_count.
+	AvgBatch float64 `json:"avg_batch"`
+	// Batches is the executions by batch size in the tick, by ascending size.
+	Batches []BatchCount `json:"batches,omitempty"`
+}
+
+// BatchCount is how many executions ran with a batch size.
+type BatchCount struct {
+	Size  int   `json:"size"`
+	Count int64 `json:"count"`
+}
+
+// ServerMetrics is what Triton's metrics endpoint said during the tick.
+type ServerMetrics struct {
+	// Available is false when the endpoint could not be read; Err says why.
+	// Missing values are missing, never zero.
+	Available bool   `json:"available"`
+	Err       string `json:"error,omitempty"`
+	GPUs      []GPU  `json:"gpus,omitempty"`
+	// CPU fields are valid only when HasCPU is set.
+	HasCPU         bool    `json:"has_cpu,omitempty"`
+	CPUUtilization float64 `json:"cpu_utilization,omitempty"` // 0..1
+	CPUMemoryUsed  float64 `json:"cpu_memory_used_bytes,omitempty"`
+	CPUMemoryTotal float64 `json:"cpu_memory_total_bytes,omitempty"`
+	// Pending is nv_inference_pending_request_count for the model under
+	// load, valid when HasPending is set.
+	HasPending bool    `json:"has_pending,omitempty"`
+	Pending    float64 `json:"pending,omitempty"`
+}
+
+// GPU is one GPU's utilization, memory and power.
+type GPU struct {
+	UUID        string  `json:"uuid"`
+	Name        string  `json:"name,omitempty"`
+	Utilization float64 `json:"utilization"` // 0..1
+	MemoryUsed  float64 `json:"memory_used_bytes"`
+	MemoryTotal float64 `json:"memory_total_bytes"`
+	PowerW      float64 `json:"power_w"`
+	PowerLimitW float64 `json:"power_limit_w,omitempty"`
+}
+
+// SystemStats is the client machine during the tick.
+type SystemStats struct {
+	// ProcessCPU is tritontop's own CPU use in cores (1.0 = one core busy).
+	ProcessCPU float64 `json:"process_cpu"`
+	// CPUPerRequest is tritontop's CPU time per finished request.
+	CPUPerRequest time.Duration `json:"cpu_per_request_ns"`
+	// HostCPU is the whole client host's CPU use, 0..1 over all cores.
+	HostCPU float64 `json:"host_cpu"`
+	NumCPU  int     `json:"num_cpu"`
+	// LocalGPUs are the client host's GPUs through NVML, empty without one.
+	LocalGPUs []GPU `json:"local_gpus,omitempty"`
+}
