@@ -87,7 +87,7 @@ func EncodeBytes(elems [][]byte) []byte {
 // DecodeBytes parses n BYTES elements from Triton's raw form. It fails like
 // Triton does on a truncated length or a wrong element count.
 func DecodeBytes(b []byte, n int) ([][]byte, error) {
-	out := make([][]byte, 0, n)
+	out := make([][]byte, 0, max(n, 0))
 	for len(b) > 0 {
 		if len(b) < 4 {
 			return nil, fmt.Errorf("incomplete string length indicator, expected 4 bytes, got %d", len(b))

@@ -78,7 +78,7 @@ func TestConfigJSONLikeTriton(t *testing.T) {
 	cfg := &pb.ModelConfig{
 		Name:         "resnet50",
 		MaxBatchSize: 32,
-		Input: []*pb.ModelInput{{Name: "input", DataType: pb.DataType_TYPE_FP32, Dims: []int64{3, 224, 224}}},
+		Input:        []*pb.ModelInput{{Name: "input", DataType: pb.DataType_TYPE_FP32, Dims: []int64{3, 224, 224}}},
 		SchedulingChoice: &pb.ModelConfig_DynamicBatching{DynamicBatching: &pb.ModelDynamicBatching{
 			PreferredBatchSize: []int32{8, 16}, MaxQueueDelayMicroseconds: 100,
 		}},

@@ -1,0 +1,22 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/tritontop/tritontop/record"
+)
+
+// writeCSVFile writes the run's perf_analyzer-style CSV (one row per load
+// step) from the run's summary.
+func writeCSVFile(path string, sum record.Summary) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("cannot write -f %s: %w", path, err)
+	}
+	if err := record.WriteCSVSteps(f, sum.Steps); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

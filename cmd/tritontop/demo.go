@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tritontop/tritontop/sim"
+)
+
+// Demo defaults: the resnet50-like model at a concurrency that makes the
+// dynamic batcher form batches while leaving room to push it to the knee.
+const (
+	demoModel       = "resnet50"
+	demoConcurrency = 8
+)
+
+// runDemo is `tritontop demo`: the simulator in-process with its demo
+// models, and the dashboard driving load against it. Every load flag of a
+// normal run works; -m and -u default to the simulator's resnet50.
+func runDemo(args []string, stdout, stderr io.Writer) int {
+	f, err := parseLoadFlags("tritontop demo", args, stderr, false)
+	if err != nil {
+		return flagExit(err, stderr)
+	}
+	if f.model == "" {
+		f.model = demoModel
+	}
+	if !f.set["concurrency"] && !f.set["request-rate"] && f.concRange == "" && f.rateRange == "" {
+		f.concurrency = demoConcurrency
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	srv, err := sim.Start(ctx, sim.Config{
+		GRPCAddr:    "127.0.0.1:0",
+		HTTPAddr:    "127.0.0.1:0",
+		MetricsAddr: "127.0.0.1:0",
+		Repository:  sim.DemoRepository(),
+		Engine:      sim.EngineOptions{MetricsInterval: time.Second},
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "tritontop: start the simulator: %s\n", oneLine(err.Error()))
+		return exitFail
+	}
+	defer srv.Close()
+	if !f.set["u"] {
+		f.url = srv.GRPCAddr()
+		if f.protocol == "http" {
+			f.url = srv.HTTPAddr()
+		}
+	}
+	if f.metricsURL == "" {
+		f.metricsURL = "http://" + srv.MetricsAddr() + "/metrics"
+	}
+	return exitFor(runSession(ctx, f, append([]string{"demo"}, args...), stdout, stderr), stderr)
+}

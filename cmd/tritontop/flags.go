@@ -1,0 +1,216 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// loadFlags are the flags of a load run (live, headless or demo). Names
+// follow perf_analyzer where it has a flag for the same thing.
+type loadFlags struct {
+	model        string
+	modelVersion string
+	url          string
+	protocol     string
+	streaming    bool
+	streams      int
+	batch        int
+	shapes       []string
+	inputData    string
+
+	concurrency   int
+	concRange     string
+	rate          float64
+	rateRange     string
+	distribution  string
+	maxInflight   int
+	stepDuration  time.Duration
+	connections   int
+	timeout       time.Duration
+	retries       int
+	headers       []string
+	sslCA         string
+	sslCert       string
+	sslKey        string
+	ssl           bool
+	intervalMS    int
+	window        time.Duration
+	metricsURL    string
+	record        string
+	duration      time.Duration
+	csv           string
+	jsonSummary   bool
+	headless      bool
+	drain         time.Duration
+	connectTimout time.Duration
+	fps           int
+
+	set map[string]bool // flags given on the command line
+}
+
+// repeated is a flag.Value collecting every occurrence of a flag.
+type repeated struct{ list *[]string }
+
+func (r repeated) String() string {
+	if r.list == nil {
+		return ""
+	}
+	return strings.Join(*r.list, ",")
+}
+
+func (r repeated) Set(v string) error { *r.list = append(*r.list, v); return nil }
+
+func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.model, "m", "", "model name (required)")
+	fs.StringVar(&f.modelVersion, "x", "", "model version (default: the server's choice)")
+	fs.StringVar(&f.url, "u", "", "server address (default localhost:8001 for gRPC, localhost:8000 for HTTP)")
+	fs.StringVar(&f.protocol, "i", "grpc", "protocol: grpc or http")
+	fs.BoolVar(&f.streaming, "streaming", false, "use gRPC bidirectional streaming (ModelStreamInfer)")
+	fs.IntVar(&f.streams, "streams", 0, "number of gRPC streams with --streaming (default: --connections)")
+	fs.IntVar(&f.batch, "b", 1, "batch size of each request")
+	fs.Var(repeated{&f.shapes}, "shape", "shape of a variable-size input, NAME:d1,d2,... (repeatable)")
+	fs.StringVar(&f.inputData, "input-data", "random", "input data: random, zero, or a perf_analyzer JSON file")
+	fs.IntVar(&f.concurrency, "concurrency", 0, "closed loop: requests kept in flight (default 1 when no rate is given)")
+	fs.StringVar(&f.concRange, "concurrency-range", "", "stepped closed loop, START[:END[:STEP]] (each step lasts --step-duration)")
+	fs.Float64Var(&f.rate, "request-rate", 0, "open loop: requests per second")
+	fs.StringVar(&f.rateRange, "request-rate-range", "", "stepped open loop, START[:END[:STEP]] requests per second")
+	fs.StringVar(&f.distribution, "request-distribution", "constant", "open-loop inter-arrival times: constant or poisson")
+	fs.IntVar(&f.maxInflight, "max-inflight", 0, "open loop: cap on requests in flight (0: no cap)")
+	fs.DurationVar(&f.stepDuration, "step-duration", 10*time.Second, "length of each step of a range")
+	fs.IntVar(&f.connections, "connections", 1, "connections to the server, used round-robin")
+	fs.DurationVar(&f.timeout, "timeout", 0, "per-request timeout (0: none)")
+	fs.IntVar(&f.retries, "retries", 0, "retries of a failed request, with backoff (counted apart)")
+	fs.Var(repeated{&f.headers}, "H", "header (gRPC metadata or HTTP header) KEY:VALUE (repeatable)")
+	fs.BoolVar(&f.ssl, "ssl", false, "use TLS")
+	fs.StringVar(&f.sslCA, "ssl-ca", "", "TLS: CA certificates file (implies --ssl)")
+	fs.StringVar(&f.sslCert, "ssl-cert", "", "TLS: client certificate file (implies --ssl)")
+	fs.StringVar(&f.sslKey, "ssl-key", "", "TLS: client private key file (implies --ssl)")
+	fs.IntVar(&f.intervalMS, "measurement-interval", 1000, "tick length in milliseconds")
+	fs.IntVar(&f.intervalMS, "p", 1000, "same as --measurement-interval")
+	fs.DurationVar(&f.window, "window", 10*time.Second, "length of the \"last N s\" statistics window")
+	fs.StringVar(&f.metricsURL, "metrics-url", "", "Triton metrics endpoint (default: the server host, port 8002)")
+	fs.StringVar(&f.record, "record", "", "write the run to FILE (JSON lines; - for stdout)")
+	fs.DurationVar(&f.duration, "duration", 0, "stop after this long (0: until q, SIGINT or the end of a range)")
+	fs.StringVar(&f.csv, "f", "", "write perf_analyzer-style CSV to FILE at the end")
+	fs.BoolVar(&f.jsonSummary, "json", false, "print the end-of-run summary as JSON")
+	fs.BoolVar(&f.headless, "headless", false, "no dashboard even on a terminal")
+	fs.DurationVar(&f.drain, "drain", 5*time.Second, "on stop, wait this long for in-flight requests")
+	fs.DurationVar(&f.connectTimout, "connect-timeout", 5*time.Second, "how long to wait for the server")
+	fs.IntVar(&f.fps, "fps", 10, "dashboard frames per second")
+	return fs
+}
+
+// parseLoadFlags parses and validates a load run's flags. Every error is one
+// line that says what to do.
+func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool) (*loadFlags, error) {
+	f := &loadFlags{set: map[string]bool{}}
+	fs := newLoadFlagSet(name, f, stderr)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (flags go before it? see -h)", fs.Arg(0))
+	}
+	if needModel && f.model == "" {
+		return nil, errors.New("no model given: use -m MODEL (or `tritontop demo` to try the simulator)")
+	}
+	switch f.protocol {
+	case "grpc", "http":
+	default:
+		return nil, fmt.Errorf("unknown protocol %q for -i: use grpc or http", f.protocol)
+	}
+	if f.streaming && f.protocol != "grpc" {
+		return nil, errors.New("--streaming needs gRPC: drop -i http")
+	}
+	if f.url == "" {
+		f.url = "localhost:8001"
+		if f.protocol == "http" {
+			f.url = "localhost:8000"
+		}
+	}
+	switch f.distribution {
+	case "constant", "poisson":
+	default:
+		return nil, fmt.Errorf("unknown --request-distribution %q: use constant or poisson", f.distribution)
+	}
+	if f.batch < 1 {
+		return nil, fmt.Errorf("batch size -b %d must be at least 1", f.batch)
+	}
+	closed := f.concurrency > 0 || f.concRange != ""
+	open := f.rate > 0 || f.rateRange != ""
+	if closed && open {
+		return nil, errors.New("choose closed loop (--concurrency) or open loop (--request-rate), not both")
+	}
+	if f.concurrency < 0 || f.rate < 0 || f.maxInflight < 0 || f.retries < 0 {
+		return nil, errors.New("--concurrency, --request-rate, --max-inflight and --retries cannot be negative")
+	}
+	if f.connections < 1 {
+		return nil, fmt.Errorf("--connections %d must be at least 1", f.connections)
+	}
+	if f.intervalMS < 10 {
+		return nil, fmt.Errorf("--measurement-interval %d ms is too short: use at least 10", f.intervalMS)
+	}
+	if f.sslCA != "" || f.sslCert != "" || f.sslKey != "" {
+		f.ssl = true
+	}
+	if (f.sslCert == "") != (f.sslKey == "") {
+		return nil, errors.New("--ssl-cert and --ssl-key go together: give both or neither")
+	}
+	for _, h := range f.headers {
+		if k, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("bad header %q for -H: use KEY:VALUE", h)
+		}
+	}
+	if f.fps < 1 || f.fps > 60 {
+		return nil, fmt.Errorf("--fps %d out of range: use 1 to 60", f.fps)
+	}
+	return f, nil
+}
+
+// parseRange reads perf_analyzer's START[:END[:STEP]].
+func parseRange(flagName, s string) (start, end, step float64, err error) {
+	parts := strings.Split(s, ":")
+	if len(parts) > 3 {
+		return 0, 0, 0, fmt.Errorf("bad %s %q: use START[:END[:STEP]]", flagName, s)
+	}
+	vals := []float64{0, 0, 1}
+	for i, p := range parts {
+		v, perr := strconv.ParseFloat(p, 64)
+		if perr != nil || v <= 0 {
+			return 0, 0, 0, fmt.Errorf("bad %s %q: %q is not a positive number", flagName, s, p)
+		}
+		vals[i] = v
+	}
+	start, end, step = vals[0], vals[1], vals[2]
+	if len(parts) == 1 {
+		end = start
+	}
+	if end < start {
+		return 0, 0, 0, fmt.Errorf("bad %s %q: END is below START", flagName, s)
+	}
+	if (end-start)/step > 1000 {
+		return 0, 0, 0, fmt.Errorf("bad %s %q: more than 1000 steps", flagName, s)
+	}
+	return start, end, step, nil
+}
+
+// headerMap turns -H KEY:VALUE flags into a map.
+func headerMap(hs []string) map[string]string {
+	if len(hs) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(hs))
+	for _, h := range hs {
+		k, v, _ := strings.Cut(h, ":")
+		m[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return m
+}

@@ -1,0 +1,66 @@
+// Command tritontop is a live terminal dashboard for load testing NVIDIA
+// Triton Inference Server, with a headless recording mode, a replay of
+// recorded runs, and a Triton-compatible simulator.
+//
+//	tritontop -m MODEL -u HOST:8001          live dashboard driving load
+//	tritontop -m MODEL --record run.jsonl    headless (or record while watching)
+//	tritontop demo                           simulator + dashboard, no arguments
+//	tritontop sim                            the simulator alone
+//	tritontop replay run.jsonl               the dashboard fed from a run file
+//
+// This package only parses flags and wires the library packages together.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is tritontop's version, written into run files.
+const version = "0.1.0"
+
+// Exit codes, as documented in the README.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "sim":
+			return runSim(args[1:], stdout, stderr)
+		case "demo":
+			return runDemo(args[1:], stdout, stderr)
+		case "replay":
+			return runReplay(args[1:], stdout, stderr)
+		case "version", "--version", "-version":
+			fmt.Fprintf(stdout, "tritontop %s\n", version)
+			return exitOK
+		case "help", "-h", "--help", "-help":
+			fmt.Fprint(stdout, usageText)
+			return exitOK
+		}
+	}
+	return runLoad(args, stdout, stderr)
+}
+
+const usageText = `tritontop: live load testing dashboard for NVIDIA Triton Inference Server
+
+Usage:
+  tritontop -m MODEL [-u HOST:8001] [flags]   drive load and watch it live
+  tritontop -m MODEL --record FILE [flags]     record a run (headless without a terminal)
+  tritontop demo                               start the simulator and open the dashboard
+  tritontop sim [flags]                        run the Triton-compatible simulator
+  tritontop replay FILE [--speed X]            replay a recorded run in the dashboard
+  tritontop version
+
+Run "tritontop -h" after a subcommand (or with -m) for its flags.
+Exit codes: 0 ok, 1 run failed, 2 usage error.
+`

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/tritontop/tritontop/sim"
+)
+
+// simOptions are the flags of `tritontop sim`, named after tritonserver's
+// where it has one.
+type simOptions struct {
+	host                                  string
+	grpcAddress, httpAddress, metricsAddr string
+	grpcPort, httpPort, metricsPort       int
+	repository                            string
+	gpus                                  int
+	errorRate, spikeRate                  float64
+	spikeDelay, stallAfter, stallFor      time.Duration
+	slowStart                             time.Duration
+	metricsIntervalMS                     int
+	seed                                  int64
+}
+
+const simUsage = `Usage: tritontop sim [flags]
+
+Runs a simulated Triton Inference Server: Triton's gRPC, HTTP/REST and
+metrics endpoints in front of simulated models, a dynamic batcher and
+simulated GPUs. Stops on Ctrl-C (SIGINT) or SIGTERM.
+
+Flags:
+`
+
+func newSimFlags(o *simOptions) *flag.FlagSet {
+	fs := flag.NewFlagSet("tritontop sim", flag.ContinueOnError)
+	fs.StringVar(&o.host, "host", "127.0.0.1", "address all three servers bind to unless overridden")
+	fs.StringVar(&o.grpcAddress, "grpc-address", "", "address the gRPC server binds to (default: --host)")
+	fs.StringVar(&o.httpAddress, "http-address", "", "address the HTTP server binds to (default: --host)")
+	fs.StringVar(&o.metricsAddr, "metrics-address", "", "address the metrics server binds to (default: --http-address)")
+	fs.IntVar(&o.grpcPort, "grpc-port", 8001, "gRPC port (0 picks a free port)")
+	fs.IntVar(&o.httpPort, "http-port", 8000, "HTTP port (0 picks a free port)")
+	fs.IntVar(&o.metricsPort, "metrics-port", 8002, "metrics port (0 picks a free port)")
+	fs.StringVar(&o.repository, "model-repository", "", "model repository description (JSON file); default: built-in demo models")
+	fs.IntVar(&o.gpus, "gpus", 0, "number of simulated GPUs (default: the repository's, or 2)")
+	fs.Float64Var(&o.errorRate, "error-rate", 0, "fraction of requests that fail with INTERNAL (0..1)")
+	fs.Float64Var(&o.spikeRate, "spike-rate", 0, "fraction of executions slowed by --spike-delay (0..1)")
+	fs.DurationVar(&o.spikeDelay, "spike-delay", 50*time.Millisecond, "extra latency of a spiked execution")
+	fs.DurationVar(&o.stallAfter, "stall-after", 0, "stall the server this long after start (needs --stall-for)")
+	fs.DurationVar(&o.stallFor, "stall-for", 0, "how long a stall holds all executions")
+	fs.DurationVar(&o.slowStart, "slow-start", 0, "stay not-ready (models LOADING) this long after start")
+	fs.IntVar(&o.metricsIntervalMS, "metrics-interval-ms", 2000, "GPU and CPU metrics refresh interval in milliseconds")
+	fs.Int64Var(&o.seed, "seed", 1, "random seed for latency jitter and faults")
+	return fs
+}
+
+// check rejects values no server could use, with the flag to fix.
+func (o *simOptions) check() error {
+	for _, p := range []struct {
+		name string
+		v    int
+	}{{"--grpc-port", o.grpcPort}, {"--http-port", o.httpPort}, {"--metrics-port", o.metricsPort}} {
+		if p.v < 0 || p.v > 65535 {
+			return fmt.Errorf("%s %d: a port is 0..65535", p.name, p.v)
+		}
+	}
+	switch {
+	case o.gpus < 0:
+		return fmt.Errorf("--gpus %d: must be 0 or more", o.gpus)
+	case o.errorRate < 0 || o.errorRate > 1:
+		return fmt.Errorf("--error-rate %g: must be between 0 and 1", o.errorRate)
+	case o.spikeRate < 0 || o.spikeRate > 1:
+		return fmt.Errorf("--spike-rate %g: must be between 0 and 1", o.spikeRate)
+	case o.spikeDelay < 0 || o.stallAfter < 0 || o.stallFor < 0 || o.slowStart < 0:
+		return errors.New("durations (--spike-delay, --stall-after, --stall-for, --slow-start) must not be negative")
+	case o.stallAfter > 0 && o.stallFor == 0:
+		return errors.New("--stall-after needs --stall-for (how long the stall lasts)")
+	case o.metricsIntervalMS <= 0:
+		return fmt.Errorf("--metrics-interval-ms %d: must be positive", o.metricsIntervalMS)
+	}
+	return nil
+}
+
+// runSim is `tritontop sim`: it serves a simulated Triton until SIGINT or
+// SIGTERM and returns the exit code (0 ok, 1 failure, 2 usage error).
+func runSim(args []string, stdout, stderr io.Writer) int {
+	var o simOptions
+	fs := newSimFlags(&o)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, simUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		fmt.Fprintf(stderr, "tritontop sim: %v (see tritontop sim -h)\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tritontop sim: unexpected argument %q (see tritontop sim -h)\n", fs.Arg(0))
+		return 2
+	}
+	if err := o.check(); err != nil {
+		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
+		return 2
+	}
+
+	var repo sim.Repository
+	if o.repository != "" {
+		r, err := sim.LoadRepository(o.repository)
+		if err != nil {
+			fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
+			return 1
+		}
+		repo = r
+	} else {
+		repo = sim.DemoRepository()
+	}
+	if o.gpus > 0 {
+		repo.GPUs = make([]sim.GPUSpec, o.gpus)
+	}
+
+	or := func(s, def string) string {
+		if s != "" {
+			return s
+		}
+		return def
+	}
+	grpcHost, httpHost := or(o.grpcAddress, o.host), or(o.httpAddress, o.host)
+	cfg := sim.Config{
+		GRPCAddr:    net.JoinHostPort(grpcHost, strconv.Itoa(o.grpcPort)),
+		HTTPAddr:    net.JoinHostPort(httpHost, strconv.Itoa(o.httpPort)),
+		MetricsAddr: net.JoinHostPort(or(o.metricsAddr, httpHost), strconv.Itoa(o.metricsPort)),
+		Repository:  repo,
+		Engine: sim.EngineOptions{
+			MetricsInterval: time.Duration(o.metricsIntervalMS) * time.Millisecond,
+			Seed:            o.seed,
+			Faults: sim.Faults{
+				ErrorRate:  o.errorRate,
+				SpikeRate:  o.spikeRate,
+				SpikeDelay: o.spikeDelay,
+				SlowStart:  o.slowStart,
+			},
+		},
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := sim.Start(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "gRPC     %s\n", srv.GRPCAddr())
+	fmt.Fprintf(stdout, "HTTP     %s\n", srv.HTTPAddr())
+	fmt.Fprintf(stdout, "metrics  %s\n", srv.MetricsAddr())
+	fmt.Fprintln(stdout, "simulated Triton (tritontop simulator) ready")
+
+	if o.stallAfter > 0 {
+		faults := cfg.Engine.Faults
+		timer := time.AfterFunc(o.stallAfter, func() {
+			faults.StallUntil = time.Now().Add(o.stallFor)
+			srv.Engine().SetFaults(faults)
+		})
+		defer timer.Stop()
+	}
+
+	<-ctx.Done()
+	if err := srv.Close(); err != nil {
+		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
+		return 1
+	}
+	return 0
+}

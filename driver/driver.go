@@ -1,0 +1,252 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tritontop/tritontop/triton"
+)
+
+// Defaults for Options fields left zero.
+const (
+	// DefaultStreams is the number of gRPC streams used when streaming.
+	DefaultStreams = 4
+	// DefaultRetryBackoff is the wait before the first retry; each further
+	// retry waits twice as long.
+	DefaultRetryBackoff = 10 * time.Millisecond
+	// DefaultLateThreshold is how far behind its schedule an open-loop send
+	// may be before it counts as late.
+	DefaultLateThreshold = 5 * time.Millisecond
+	// DefaultResultBatch is how many results a worker collects before
+	// handing them over.
+	DefaultResultBatch = 64
+	// DefaultResultMaxAge bounds how long a finished request's result may
+	// wait in a worker's batch before it is handed over.
+	DefaultResultMaxAge = 50 * time.Millisecond
+	// DefaultDrain is how long the driver waits for requests in flight when
+	// a stepped schedule ends.
+	DefaultDrain = 5 * time.Second
+)
+
+// Options configures a Driver.
+type Options struct {
+	// Client sends the requests (gRPC or HTTP).
+	Client triton.Client
+	// Requests are the requests to send; the driver rotates through them
+	// (one per --input-data data set). Each is prepared once.
+	Requests []*triton.InferRequest
+	// BatchSize is the batch size of the requests, reported as
+	// Result.Inferences; 0 means 1.
+	BatchSize int
+	// Load is the initial load profile; ignored when Schedule is set.
+	Load Load
+	// Schedule is a stepped load schedule; Run returns after its last step
+	// (unless that step has no Duration).
+	Schedule []Step
+	// Streaming sends over gRPC ModelStreamInfer streams instead of unary
+	// calls; Streams is their number (0: DefaultStreams).
+	Streaming bool
+	Streams   int
+	// Timeout bounds each try of a request; 0 means none.
+	Timeout time.Duration
+	// Retries is how many times a failed request is tried again;
+	// RetryBackoff the wait before the first retry (0: DefaultRetryBackoff),
+	// doubled for each further one.
+	Retries      int
+	RetryBackoff time.Duration
+	// LateThreshold is the lateness from which an open-loop send counts as
+	// late (0: DefaultLateThreshold).
+	LateThreshold time.Duration
+	// ResultBatch and ResultMaxAge bound how many results, and for how
+	// long, a worker collects before sending them on Results (0: defaults).
+	ResultBatch  int
+	ResultMaxAge time.Duration
+	// Drain is how long to wait for requests in flight when the schedule
+	// ends (0: DefaultDrain).
+	Drain time.Duration
+	// Seed seeds the Poisson pacer.
+	Seed uint64
+}
+
+// Driver generates load. Create one with New, change it with its Control
+// methods, read its results from Results, and run it with Run.
+type Driver struct {
+	opts     Options
+	prepared []triton.Prepared
+	sizes    []int32
+	results  chan []Result
+
+	mu    sync.Mutex // serializes state changes
+	state atomic.Pointer[runState]
+
+	inFlight atomic.Int64
+	started  atomic.Bool
+	stopOnce sync.Once
+	stopReq  chan struct{}
+	drain    atomic.Int64 // Stop's drain, in ns
+}
+
+// runState is an immutable snapshot of what the driver should do; a change
+// replaces it and closes the old wake channel, which wakes every goroutine
+// waiting on it without a lock on the request path.
+type runState struct {
+	load   Load
+	paused bool
+	step   int
+	gen    uint64
+	wake   chan struct{}
+}
+
+var _ Control = (*Driver)(nil)
+
+// New checks opts, prepares the requests, and returns a driver ready to Run.
+func New(opts Options) (*Driver, error) {
+	if opts.Client == nil {
+		return nil, errors.New("driver: no client")
+	}
+	if len(opts.Requests) == 0 {
+		return nil, errors.New("driver: no requests to send")
+	}
+	if opts.Retries < 0 || opts.Retries > math.MaxUint8 {
+		return nil, fmt.Errorf("driver: retries must be between 0 and %d, got %d", math.MaxUint8, opts.Retries)
+	}
+	if opts.Timeout < 0 {
+		return nil, fmt.Errorf("driver: timeout must not be negative, got %v", opts.Timeout)
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 1
+	}
+	if opts.Streams <= 0 {
+		opts.Streams = DefaultStreams
+	}
+	if opts.RetryBackoff <= 0 {
+		opts.RetryBackoff = DefaultRetryBackoff
+	}
+	if opts.LateThreshold <= 0 {
+		opts.LateThreshold = DefaultLateThreshold
+	}
+	if opts.ResultBatch <= 0 {
+		opts.ResultBatch = DefaultResultBatch
+	}
+	if opts.ResultMaxAge <= 0 {
+		opts.ResultMaxAge = DefaultResultMaxAge
+	}
+	if opts.Drain <= 0 {
+		opts.Drain = DefaultDrain
+	}
+	load := opts.Load
+	if len(opts.Schedule) > 0 {
+		load = opts.Schedule[0].Load
+	}
+	for i, s := range opts.Schedule {
+		if err := checkLoad(s.Load); err != nil {
+			return nil, fmt.Errorf("driver: step %d: %w", i+1, err)
+		}
+	}
+	if err := checkLoad(load); err != nil {
+		return nil, fmt.Errorf("driver: %w", err)
+	}
+	d := &Driver{
+		opts:    opts,
+		results: make(chan []Result, 16),
+		stopReq: make(chan struct{}),
+	}
+	for i, r := range opts.Requests {
+		p, err := opts.Client.Prepare(r)
+		if err != nil {
+			return nil, fmt.Errorf("driver: prepare request %d: %w", i+1, err)
+		}
+		d.prepared = append(d.prepared, p)
+		d.sizes = append(d.sizes, int32(min(p.Size(), math.MaxInt32)))
+	}
+	d.state.Store(&runState{load: load, wake: make(chan struct{})})
+	return d, nil
+}
+
+func checkLoad(l Load) error {
+	switch {
+	case l.Concurrency < 0:
+		return fmt.Errorf("concurrency must not be negative, got %d", l.Concurrency)
+	case l.Rate < 0 || math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0):
+		return fmt.Errorf("request rate must be a non-negative number, got %v", l.Rate)
+	case l.MaxInFlight < 0:
+		return fmt.Errorf("max in flight must not be negative, got %d", l.MaxInFlight)
+	}
+	return nil
+}
+
+// Results delivers finished requests in batches; the receiver owns each
+// slice. The channel is closed when Run returns, after every result has been
+// delivered. Results must be consumed: workers block when nobody reads, and
+// Run cannot return until the last batch is taken.
+func (d *Driver) Results() <-chan []Result { return d.results }
+
+// Stop stops issuing requests, lets those in flight finish for up to drain,
+// then cancels the rest; they are delivered as Cancelled results. Stop
+// returns at once: Run returns (and Results closes) when the drain is over.
+// Like Triton's client WaitForCallbacks, but bounded.
+func (d *Driver) Stop(drain time.Duration) {
+	d.stopOnce.Do(func() {
+		d.drain.Store(int64(max(drain, 0)))
+		close(d.stopReq)
+	})
+}
+
+// change replaces the run state under the lock and wakes its waiters.
+func (d *Driver) change(f func(s *runState)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old := d.state.Load()
+	next := *old
+	f(&next)
+	next.gen = old.gen + 1
+	next.wake = make(chan struct{})
+	d.state.Store(&next)
+	close(old.wake)
+}
+
+// SetLoad implements Control; negative values are taken as zero.
+func (d *Driver) SetLoad(l Load) {
+	l.Concurrency = max(l.Concurrency, 0)
+	l.MaxInFlight = max(l.MaxInFlight, 0)
+	if !(l.Rate > 0) || math.IsInf(l.Rate, 0) {
+		l.Rate = 0
+	}
+	d.change(func(s *runState) { s.load = l })
+}
+
+// SetConcurrency implements Control.
+func (d *Driver) SetConcurrency(n int) {
+	d.change(func(s *runState) {
+		s.load.Mode = Concurrency
+		s.load.Concurrency = max(n, 0)
+	})
+}
+
+// SetRate implements Control.
+func (d *Driver) SetRate(r float64) {
+	if !(r > 0) || math.IsInf(r, 0) {
+		r = 0
+	}
+	d.change(func(s *runState) {
+		s.load.Mode = RequestRate
+		s.load.Rate = r
+	})
+}
+
+// Pause implements Control.
+func (d *Driver) Pause() { d.change(func(s *runState) { s.paused = true }) }
+
+// Resume implements Control. An open-loop schedule restarts from the
+// moment of resuming rather than catching up on the paused time.
+func (d *Driver) Resume() { d.change(func(s *runState) { s.paused = false }) }
+
+// State implements Control.
+func (d *Driver) State() State {
+	s := d.state.Load()
+	return State{Load: s.load, Paused: s.paused, InFlight: int(d.inFlight.Load()), Step: s.step}
+}

@@ -1,0 +1,73 @@
+package driver_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/sim"
+	"github.com/tritontop/tritontop/triton"
+)
+
+// Example drives a simulated Triton at 4 requests in flight for a moment,
+// then at 100 requests/s, and counts what came back.
+func Example() {
+	ctx := context.Background()
+	srv, err := sim.Start(ctx, sim.Config{GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	client, err := triton.Dial(ctx, srv.GRPCAddr(), triton.Options{Protocol: "grpc"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	// Requests are built from what the server says about the model.
+	md, err := client.ModelMetadata(ctx, "simple", "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg, err := client.ModelConfig(ctx, "simple", "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	reqs, err := triton.BuildRequests(md, cfg, triton.InputOptions{BatchSize: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	d, err := driver.New(driver.Options{
+		Client:   client,
+		Requests: reqs,
+		Schedule: []driver.Step{
+			{Load: driver.Load{Mode: driver.Concurrency, Concurrency: 4}, Duration: 200 * time.Millisecond},
+			{Load: driver.Load{Mode: driver.RequestRate, Rate: 100}, Duration: 200 * time.Millisecond},
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+
+	// Results must be consumed until the channel closes.
+	var ok, failed int
+	for batch := range d.Results() {
+		for i := range batch {
+			if batch[i].OK() {
+				ok++
+			} else {
+				failed++
+			}
+		}
+	}
+	if err := <-done; err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("some succeeded:", ok > 20, "failed:", failed)
+	// Output: some succeeded: true failed: 0
+}

@@ -1,0 +1,229 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// run is the state of one Run: the pacer (which is Run's own goroutine), the
+// workers it starts, and the streams they share.
+type run struct {
+	d         *Driver
+	start     time.Time
+	reqCtx    context.Context // every request's context; cancelled at the end
+	cancelReq context.CancelFunc
+	quit      chan struct{} // closed when no new request may start
+	tickets   chan time.Duration
+
+	workers atomic.Pointer[[]*worker] // copy on write, written by the pacer only
+	closed  int                       // closed-loop workers started
+	open    int                       // open-loop workers started
+	idle    atomic.Int32              // open-loop workers waiting for a ticket
+	wg      sync.WaitGroup            // workers
+
+	streams  []*stream
+	streamWG sync.WaitGroup // stream receivers
+}
+
+// segment is a stretch of open-loop pacing with one rate; any change of the
+// run state starts a new one, so a new rate applies from the next tick and
+// a resume does not catch up on paused time.
+type segment struct {
+	gen   uint64
+	began time.Duration
+	hits  uint64
+	pacer Pacer
+}
+
+// Run generates load until ctx is done, Stop is called, or the schedule
+// ends, then waits for the requests in flight (at most Stop's drain, none
+// when ctx is done, Options.Drain at the end of a schedule), delivers their
+// results, and closes Results. It returns nil after a normal end and an
+// error only when the load could not start (a stream could not open). Run
+// may be called once.
+func (d *Driver) Run(ctx context.Context) error {
+	if !d.started.CompareAndSwap(false, true) {
+		return errors.New("driver: Run called twice")
+	}
+	defer close(d.results)
+	r := &run{
+		d:       d,
+		start:   time.Now(),
+		quit:    make(chan struct{}),
+		tickets: make(chan time.Duration),
+	}
+	r.reqCtx, r.cancelReq = context.WithCancel(ctx)
+	defer r.cancelReq()
+	r.workers.Store(&[]*worker{})
+	if d.opts.Streaming {
+		if err := r.openStreams(); err != nil {
+			r.cancelReq()
+			r.streamWG.Wait()
+			return err
+		}
+	}
+	flushDone := make(chan struct{})
+	stopFlush := make(chan struct{})
+	go r.flushLoop(stopFlush, flushDone)
+
+	drain := r.pace(ctx)
+	close(r.quit)
+
+	idle := make(chan struct{})
+	go func() { r.wg.Wait(); close(idle) }()
+	t := time.NewTimer(drain)
+	select {
+	case <-idle:
+	case <-t.C:
+	}
+	t.Stop()
+	r.cancelReq() // the rest become Cancelled results
+	<-idle
+	for _, s := range r.streams {
+		s.close()
+	}
+	r.streamWG.Wait()
+	close(stopFlush)
+	<-flushDone
+	return nil
+}
+
+func (r *run) now() time.Duration { return time.Since(r.start) }
+
+// pace is the pacer loop: it follows the run state (and the schedule),
+// starts closed-loop workers, issues open-loop tickets, and returns the
+// drain allowed for the requests in flight when it is time to stop.
+func (r *run) pace(ctx context.Context) time.Duration {
+	d := r.d
+	steps := d.opts.Schedule
+	stepEnd := time.Duration(-1)
+	if len(steps) > 0 {
+		_, stepEnd, _ = stepAt(steps, 0)
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	seg := segment{gen: ^uint64(0)}
+	for {
+		select {
+		case <-d.stopReq:
+			return time.Duration(d.drain.Load())
+		case <-ctx.Done():
+			return 0
+		default:
+		}
+		now := r.now()
+		st := d.state.Load()
+		wait := time.Duration(-1) // until the next tick; -1: none
+		if !st.paused && st.load.Mode == RequestRate {
+			if seg.gen != st.gen {
+				seg = segment{gen: st.gen, began: now, pacer: newPacer(st.load, d.opts.Seed+st.gen)}
+			}
+			w, stop := seg.pacer.Pace(now-seg.began, seg.hits)
+			// now+w is the hit's scheduled time, even when the pacer itself
+			// is late; a hit due before the step ends still goes out.
+			if !stop && w <= 0 && (stepEnd < 0 || now+w < stepEnd) {
+				if r.dispatch(ctx, now+w, st) {
+					seg.hits++
+				}
+				continue
+			}
+			if !stop && w > 0 {
+				wait = w
+			}
+		}
+		if stepEnd >= 0 && now >= stepEnd {
+			i, end, done := stepAt(steps, now)
+			if done {
+				return d.opts.Drain
+			}
+			stepEnd = end
+			d.change(func(s *runState) { s.load, s.step = steps[i].Load, i })
+			continue
+		}
+		if !st.paused && st.load.Mode == Concurrency {
+			r.ensureClosed(st.load.Concurrency)
+		}
+		if stepEnd >= 0 && (wait < 0 || stepEnd-now < wait) {
+			wait = stepEnd - now
+		}
+		var tick <-chan time.Time
+		if wait >= 0 {
+			timer.Reset(wait)
+			tick = timer.C
+		}
+		select {
+		case <-st.wake:
+		case <-tick:
+		case <-d.stopReq:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+	}
+}
+
+// dispatch hands one open-loop ticket to a free worker without waiting for
+// one: when none is free it starts another, as vegeta does. Only when
+// MaxInFlight caps the workers does it wait, and the wait shows as the
+// send's lateness. It reports false when a change of state, Stop or ctx
+// dropped the ticket.
+func (r *run) dispatch(ctx context.Context, scheduled time.Duration, st *runState) bool {
+	select {
+	case r.tickets <- scheduled:
+		return true
+	default:
+	}
+	// A worker about to take a ticket is not worth a new goroutine.
+	if c := st.load.MaxInFlight; r.idle.Load() == 0 && (c == 0 || r.open < c) {
+		r.spawn(true, r.open)
+		r.open++
+	}
+	select {
+	case r.tickets <- scheduled:
+		return true
+	case <-st.wake:
+	case <-r.d.stopReq:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (r *run) ensureClosed(n int) {
+	for r.closed < n {
+		r.spawn(false, r.closed)
+		r.closed++
+	}
+}
+
+func (r *run) spawn(open bool, index int) {
+	old := *r.workers.Load()
+	w := newWorker(r, len(old), index, open)
+	ws := make([]*worker, len(old)+1)
+	copy(ws, old)
+	ws[len(old)] = w
+	r.workers.Store(&ws)
+	r.wg.Add(1)
+	go w.loop()
+}
+
+// flushLoop hands over results that waited longer than ResultMaxAge in the
+// batch of a worker still busy with a slow request.
+func (r *run) flushLoop(stop, done chan struct{}) {
+	defer close(done)
+	age := r.d.opts.ResultMaxAge
+	t := time.NewTicker(age / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		now := r.now()
+		for _, w := range *r.workers.Load() {
+			w.flushOlder(now - age)
+		}
+	}
+}

@@ -1,0 +1,223 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton"
+)
+
+// worker sends one request at a time. Closed-loop workers send back to
+// back; open-loop workers send when the pacer hands them a ticket. Each
+// worker batches its own results, so that the request path shares no lock
+// with other workers.
+type worker struct {
+	r     *run
+	id    int  // position in run.workers, encoded in stream request ids
+	index int  // position among the workers of its kind
+	open  bool // open-loop (ticket) worker
+	next  int  // next request to send, rotating through the prepared ones
+	timer *time.Timer
+
+	// Unary timeouts: a context cancelled by ttimer, see try.
+	tctx   context.Context
+	ttimer *time.Timer
+
+	mu         sync.Mutex // guards batch against the flusher
+	batch      []Result
+	batchFirst time.Duration // Done of the oldest result in batch
+
+	// Streaming only.
+	stream  *stream
+	idBuf   []byte
+	seq     uint64
+	pending atomic.Uint64 // seq of the request awaiting its response; 0: none
+	reply   chan streamReply
+}
+
+type streamReply struct {
+	size int
+	err  error
+}
+
+func newWorker(r *run, id, index int, open bool) *worker {
+	w := &worker{r: r, id: id, index: index, open: open, timer: time.NewTimer(time.Hour)}
+	w.timer.Stop()
+	if len(r.streams) > 0 {
+		w.stream = r.streams[id%len(r.streams)]
+		w.reply = make(chan streamReply, 1)
+	}
+	return w
+}
+
+// loop runs until the run quits. A worker that the current load does not
+// need (closed loop: index ≥ concurrency; open loop: index ≥ MaxInFlight)
+// or that belongs to the other mode waits for the next change of state.
+func (w *worker) loop() {
+	r := w.r
+	defer r.wg.Done()
+	defer w.flushAll()
+	for {
+		st := r.d.state.Load()
+		select {
+		case <-r.quit:
+			return
+		default:
+		}
+		if !w.wanted(st) {
+			select {
+			case <-st.wake:
+			case <-r.quit:
+				return
+			}
+			continue
+		}
+		if !w.open {
+			now := r.now()
+			w.do(now, now)
+			continue
+		}
+		r.idle.Add(1)
+		select {
+		case scheduled := <-r.tickets:
+			r.idle.Add(-1)
+			w.do(scheduled, r.now())
+		case <-st.wake:
+			r.idle.Add(-1)
+		case <-r.quit:
+			r.idle.Add(-1)
+			return
+		}
+	}
+}
+
+func (w *worker) wanted(st *runState) bool {
+	if st.paused {
+		return false
+	}
+	if w.open {
+		return st.load.Mode == RequestRate && (st.load.MaxInFlight == 0 || w.index < st.load.MaxInFlight)
+	}
+	return st.load.Mode == Concurrency && w.index < st.load.Concurrency
+}
+
+// do sends one request, with its retries, and records its Result.
+func (w *worker) do(scheduled, sent time.Duration) {
+	r := w.r
+	d := r.d
+	d.inFlight.Add(1)
+	i := w.next
+	if w.next++; w.next == len(d.prepared) {
+		w.next = 0
+	}
+	res := Result{
+		Scheduled:  scheduled,
+		Sent:       sent,
+		BytesSent:  d.sizes[i],
+		Inferences: int32(d.opts.BatchSize),
+		Late:       w.open && sent-scheduled > d.opts.LateThreshold,
+	}
+	for attempt := 0; ; attempt++ {
+		n, err := w.try(d.prepared[i])
+		if err == nil {
+			res.BytesReceived = int32(min(n, 1<<31-1))
+			break
+		}
+		if r.reqCtx.Err() != nil {
+			res.Code, res.Err, res.Cancelled = codes.Canceled, err, true
+			break
+		}
+		code := triton.ErrorCode(err)
+		if attempt >= d.opts.Retries || !retryable(code) || !w.sleep(backoff(d.opts.RetryBackoff, attempt)) {
+			res.Code, res.Err = code, err
+			break
+		}
+		res.Retries++
+	}
+	res.Done = r.now()
+	d.inFlight.Add(-1)
+	w.add(res)
+}
+
+// try sends once, over the worker's stream or as a unary call.
+func (w *worker) try(p triton.Prepared) (int, error) {
+	if w.stream != nil {
+		return w.tryStream(p)
+	}
+	r := w.r
+	t := r.d.opts.Timeout
+	if t <= 0 {
+		return r.d.opts.Client.Send(r.reqCtx, p)
+	}
+	// A context.WithTimeout per request costs 4 allocations and about 2µs
+	// (BenchmarkClosedLoopNopTimeout): the worker instead keeps one
+	// cancellable context and re-arms one timer per request, and replaces
+	// both only after a timeout fired.
+	if w.tctx == nil {
+		ctx, cancel := context.WithCancel(r.reqCtx)
+		w.tctx = ctx
+		w.ttimer = time.AfterFunc(time.Hour, cancel)
+		w.ttimer.Stop()
+	}
+	w.ttimer.Reset(t)
+	n, err := r.d.opts.Client.Send(w.tctx, p)
+	if !w.ttimer.Stop() {
+		w.tctx = nil
+		if err != nil && r.reqCtx.Err() == nil {
+			err = fmt.Errorf("no response within the %v timeout: %w", t, context.DeadlineExceeded)
+		}
+	}
+	return n, err
+}
+
+// sleep waits for d, or returns false when the run's requests are
+// cancelled.
+func (w *worker) sleep(d time.Duration) bool {
+	w.timer.Reset(d)
+	select {
+	case <-w.timer.C:
+		return true
+	case <-w.r.reqCtx.Done():
+		w.timer.Stop()
+		return false
+	}
+}
+
+// add appends a result to the worker's batch and hands the batch over when
+// full.
+func (w *worker) add(res Result) {
+	var full []Result
+	w.mu.Lock()
+	if w.batch == nil {
+		w.batch = make([]Result, 0, w.r.d.opts.ResultBatch)
+		w.batchFirst = res.Done
+	}
+	w.batch = append(w.batch, res)
+	if len(w.batch) == cap(w.batch) {
+		full, w.batch = w.batch, nil
+	}
+	w.mu.Unlock()
+	if full != nil {
+		w.r.d.results <- full
+	}
+}
+
+// flushOlder hands over the batch if its oldest result finished before t.
+func (w *worker) flushOlder(t time.Duration) {
+	var b []Result
+	w.mu.Lock()
+	if len(w.batch) > 0 && w.batchFirst <= t {
+		b, w.batch = w.batch, nil
+	}
+	w.mu.Unlock()
+	if b != nil {
+		w.r.d.results <- b
+	}
+}
+
+func (w *worker) flushAll() { w.flushOlder(1<<63 - 1) }

@@ -1,0 +1,146 @@
+package record
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CSV column names, as perf_analyzer's -f writes them with --verbose-csv
+// and the default latency report (percentile -1, which adds Avg latency).
+const (
+	csvConcurrency = "Concurrency"
+	csvRequestRate = "Request Rate"
+	csvColumns     = "Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue," +
+		"Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv," +
+		"p50 latency,p90 latency,p95 latency,p99 latency,Avg latency,request/response,response wait"
+	csvGPUColumns = "Avg GPU Utilization,Avg GPU Power Usage,Max GPU Memory Usage,Total GPU Memory"
+)
+
+// WriteCSV writes a run in the CSV format of perf_analyzer's -f option (with
+// --verbose-csv, and --collect-metrics when the run read GPU metrics), so
+// that spreadsheets and scripts made for perf_analyzer read it unchanged:
+//
+//	Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency,Avg latency,request/response,response wait
+//
+// The first column is "Request Rate" for a rate-mode run. When the server's
+// metrics reported GPUs, four columns follow, each cell one
+// "<gpu uuid>:<value>;" per GPU: Avg GPU Utilization (0..1), Avg GPU Power
+// Usage (W), Max GPU Memory Usage and Total GPU Memory (bytes).
+//
+// There is one row per load step (see Step), sorted by increasing
+// Inferences/Second as perf_analyzer sorts them. Times are whole
+// microseconds. tritontop does not time the client's serialization apart
+// from the wait, so Client Send, Client Recv and request/response are 0 and
+// response wait is the average latency; Network+Server Send/Recv is then the
+// average latency less the server's queue and compute time, floored at 0,
+// as perf_analyzer computes it. perf_analyzer's cache columns (Server Cache
+// Hit/Miss, only with the response cache on) are not written: run files do
+// not carry cache times.
+func WriteCSV(w io.Writer, run *Run) error {
+	if run == nil || len(run.Snapshots) == 0 {
+		return fmt.Errorf("record: no snapshots to write as CSV")
+	}
+	return WriteCSVSteps(w, Summarize(run.Header, run.Snapshots).Steps)
+}
+
+// WriteCSVSteps writes load steps (a Summary's Steps) as WriteCSV does, for
+// a live run that kept a Summarizer rather than its snapshots.
+func WriteCSVSteps(w io.Writer, recorded []Step) error {
+	if len(recorded) == 0 {
+		return fmt.Errorf("record: no load steps to write as CSV")
+	}
+	steps := slices.Clone(recorded)
+	// perf_analyzer sorts by throughput; a stable sort keeps recorded
+	// order between equal throughputs.
+	slices.SortStableFunc(steps, func(a, b Step) int { return cmp.Compare(a.Client.InferPerS, b.Client.InferPerS) })
+
+	// The first column follows the first recorded step, as a perf_analyzer
+	// run has a single mode.
+	rate := recorded[0].Load.Mode == "rate"
+	gpus := false
+	for _, st := range steps {
+		gpus = gpus || len(st.Metrics.GPUs) > 0
+	}
+
+	var b strings.Builder
+	if rate {
+		b.WriteString(csvRequestRate)
+	} else {
+		b.WriteString(csvConcurrency)
+	}
+	b.WriteString("," + csvColumns)
+	if gpus {
+		b.WriteString("," + csvGPUColumns)
+	}
+	b.WriteByte('\n')
+	for _, st := range steps {
+		writeCSVRow(&b, st, rate, gpus)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("record: write CSV: %w", err)
+	}
+	return nil
+}
+
+func writeCSVRow(b *strings.Builder, st Step, rate, gpus bool) {
+	c, sv := st.Client, st.Server
+	if rate {
+		b.WriteString(g6(st.Load.Rate))
+	} else {
+		b.WriteString(strconv.Itoa(st.Load.Concurrency))
+	}
+	// Network+Server Send/Recv = client wait − (queue + compute), floored
+	// at 0; client wait is latency − send − receive, with both 0 here.
+	network := max(c.Latency.Mean-sv.Queue-sv.Compute(), 0)
+	fields := []string{
+		g6(c.InferPerS),
+		"0", // Client Send
+		us(network),
+		us(sv.Queue),
+		us(sv.ComputeInput),
+		us(sv.ComputeInfer),
+		us(sv.ComputeOutput),
+		"0", // Client Recv
+		us(c.Latency.P50),
+		us(c.Latency.P90),
+		us(c.Latency.P95),
+		us(c.Latency.P99),
+		us(c.Latency.Mean),
+		"0",                // request/response = send + receive
+		us(c.Latency.Mean), // response wait = request time − send − receive
+	}
+	for _, f := range fields {
+		b.WriteByte(',')
+		b.WriteString(f)
+	}
+	if gpus {
+		writeGPUCells(b, st.Metrics.GPUs)
+	}
+	b.WriteByte('\n')
+}
+
+// writeGPUCells writes perf_analyzer's per-GPU cells: ",uuid:v;uuid:v;" for
+// each of the four metrics, GPUs ordered by UUID as its std::map orders
+// them.
+func writeGPUCells(b *strings.Builder, gpus []GPUSummary) {
+	gpus = slices.Clone(gpus)
+	slices.SortFunc(gpus, func(a, b GPUSummary) int { return cmp.Compare(a.UUID, b.UUID) })
+	for _, value := range []func(GPUSummary) string{
+		func(g GPUSummary) string { return g6(g.UtilizationAvg) },
+		func(g GPUSummary) string { return g6(g.PowerAvgW) },
+		func(g GPUSummary) string { return strconv.FormatFloat(g.MemoryUsedMax, 'f', 0, 64) },
+		func(g GPUSummary) string { return strconv.FormatFloat(g.MemoryTotal, 'f', 0, 64) },
+	} {
+		b.WriteByte(',')
+		for _, g := range gpus {
+			b.WriteString(g.UUID + ":" + value(g) + ";")
+		}
+	}
+}
+
+func us(d time.Duration) string { return strconv.FormatInt(usec(d), 10) }

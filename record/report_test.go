@@ -1,0 +1,254 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tritontop/tritontop/stats"
+)
+
+// steppedRun is concurrency 1 for two ticks (100 then 300 requests), 2 for
+// two ticks, then 1 again for one tick: three load steps.
+func steppedRun(t *testing.T) *Run {
+	return &Run{Header: testHeader(), Snapshots: withRun([]stats.Snapshot{
+		tick(t, 1, 1, 100, 1000, [5]int64{900, 100, 50, 700, 20}),
+		tick(t, 2, 1, 300, 3000, [5]int64{1100, 300, 50, 700, 20}),
+		tick(t, 3, 2, 250, 2000, [5]int64{1800, 900, 60, 800, 20}),
+		tick(t, 4, 2, 250, 2000, [5]int64{1800, 900, 60, 800, 20}),
+		tick(t, 5, 1, 50, 1500, [5]int64{1000, 200, 50, 700, 20}),
+	})}
+}
+
+const csvHeader = "Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency,Avg latency,request/response,response wait"
+
+func TestWriteCSV(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteCSV(&b, steppedRun(t)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if lines[0] != csvHeader {
+		t.Fatalf("header\n got %s\nwant %s", lines[0], csvHeader)
+	}
+	// One row per step, by increasing throughput as perf_analyzer sorts:
+	// the last step (50/s), the first (400 requests in 2 s), the second
+	// (500 in 2 s). The first step's server times are weighted by its
+	// ticks' 100 and 300 requests: request (900·100+1100·300)/400 = 1050,
+	// queue (100·100+300·300)/400 = 250; its mean latency is
+	// (100·1000+300·3000)/400 = 2500, so network = 2500−250−770 = 1480.
+	want := []string{
+		"1,50,0,530,200,50,700,20,0,1500,1500,1500,1500,1500,0,1500",
+		"1,200,0,1480,250,50,700,20,0,3000,3000,3000,3000,2500,0,2500",
+		"2,250,0,220,900,60,800,20,0,2000,2000,2000,2000,2000,0,2000",
+	}
+	if got := lines[1:]; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows\n got %s\nwant %s", strings.Join(got, "\n    "), strings.Join(want, "\n    "))
+	}
+}
+
+func TestWriteCSVRateModeAndGPUs(t *testing.T) {
+	run := steppedRun(t)
+	for i := range run.Snapshots {
+		s := &run.Snapshots[i]
+		s.Load = stats.Load{Mode: "rate", Rate: 12.5 * float64(1+i/2), Distribution: "poisson"}
+		u := 0.5 + 0.2*float64(i%2) // alternating 0.5, 0.7
+		s.Metrics = stats.ServerMetrics{Available: true, GPUs: []stats.GPU{
+			{UUID: "GPU-b", Utilization: u, MemoryUsed: float64(1000 + i), MemoryTotal: 8000, PowerW: 100},
+			{UUID: "GPU-a", Utilization: u + 0.2, MemoryUsed: 2000, MemoryTotal: 16000, PowerW: 200 + float64(10*i)},
+		}}
+	}
+	var b bytes.Buffer
+	if err := WriteCSV(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	wantHeader := "Request Rate," + strings.TrimPrefix(csvHeader, "Concurrency,") +
+		",Avg GPU Utilization,Avg GPU Power Usage,Max GPU Memory Usage,Total GPU Memory"
+	if lines[0] != wantHeader {
+		t.Fatalf("header\n got %s\nwant %s", lines[0], wantHeader)
+	}
+	if len(lines) != 4 {
+		t.Fatalf("%d rows, want 3 (rates 12.5, 25, 37.5)", len(lines)-1)
+	}
+	// Rate 12.5 is ticks 1-2 (400 requests in 2 s): GPU-b utilization
+	// (0.5+0.7)/2, GPU-a 0.2 more; GPU-a power (200+210)/2; memory max.
+	row := lines[2]
+	if !strings.HasPrefix(row, "12.5,200,") {
+		t.Errorf("row %q does not start with the rate and throughput", row)
+	}
+	wantGPU := ",GPU-a:0.8;GPU-b:0.6;,GPU-a:205;GPU-b:100;,GPU-a:2000;GPU-b:1001;,GPU-a:16000;GPU-b:8000;"
+	if !strings.HasSuffix(row, wantGPU) {
+		t.Errorf("row %q\nwant GPU cells %q", row, wantGPU)
+	}
+}
+
+func TestWriteCSVEmptyRun(t *testing.T) {
+	if err := WriteCSV(&bytes.Buffer{}, &Run{Header: testHeader()}); err == nil {
+		t.Error("CSV of a run without snapshots succeeded")
+	}
+}
+
+// TestServerAverageMatchesDeltaOverCount checks the documented claim:
+// count-weighting each tick's Δns/Δcount gives Σns/Σcount over the run to
+// within a nanosecond, even when every tick's average was rounded.
+func TestServerAverageMatchesDeltaOverCount(t *testing.T) {
+	counts := []int64{3, 7, 1, 13, 2}
+	deltaNs := []int64{1000, 5000, 999, 123457, 3}
+	var snaps []stats.Snapshot
+	var sumNs, sumN int64
+	for i := range counts {
+		avg := time.Duration(deltaNs[i] / counts[i]) // as a poller computes it, truncated
+		snaps = append(snaps, stats.Snapshot{Seq: i + 1, Server: stats.ServerStats{
+			Available: true, SuccessCount: counts[i], Request: avg, Queue: avg / 2, ComputeInfer: avg / 4,
+		}})
+		sumNs += deltaNs[i]
+		sumN += counts[i]
+	}
+	// A tick without statistics and a reset tick must not count.
+	snaps = append(snaps,
+		stats.Snapshot{Seq: 6, Server: stats.ServerStats{Available: false, SuccessCount: 1000, Request: time.Hour}},
+		stats.Snapshot{Seq: 7, Server: stats.ServerStats{Available: true, Reset: true, SuccessCount: 1000, Request: time.Hour}})
+	sum := Summarize(testHeader(), snaps)
+	want := time.Duration(sumNs / sumN)
+	if d := sum.Server.Request - want; d < -1 || d > 1 {
+		t.Errorf("weighted request average %v, Δns/Δcount %v", sum.Server.Request, want)
+	}
+	if sum.Server.SuccessCount != sumN || sum.Server.Ticks != 5 {
+		t.Errorf("success count %d over %d ticks, want %d over 5", sum.Server.SuccessCount, sum.Server.Ticks, sumN)
+	}
+	if sum.Server.Overhead != sum.Server.Request-sum.Server.Queue-sum.Server.ComputeInfer {
+		t.Errorf("overhead %v is not request − queue − compute", sum.Server.Overhead)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	run := steppedRun(t)
+	run.Snapshots[4].Metrics = stats.ServerMetrics{Available: true, GPUs: []stats.GPU{{UUID: "GPU-x", Utilization: 0.75, PowerW: 300}}}
+	run.Snapshots[3].Metrics = stats.ServerMetrics{Available: true, GPUs: []stats.GPU{{UUID: "GPU-x", Utilization: 0.25, PowerW: 100}}}
+	sum := Summarize(run.Header, run.Snapshots)
+
+	if !reflect.DeepEqual(sum.Client, run.Snapshots[4].Run) {
+		t.Errorf("client %+v, want the last snapshot's Run %+v", sum.Client, run.Snapshots[4].Run)
+	}
+	if len(sum.Steps) != 3 {
+		t.Fatalf("%d steps, want 3", len(sum.Steps))
+	}
+	if st := sum.Steps[0]; st.FirstSeq != 1 || st.LastSeq != 2 || st.Client.Requests != 400 || st.Approximate {
+		t.Errorf("first step %+v", st)
+	}
+	if got := sum.Server.InferenceCount; got != 950 {
+		t.Errorf("server inference count %d, want 950", got)
+	}
+	if len(sum.Metrics.GPUs) != 1 {
+		t.Fatalf("GPUs %+v", sum.Metrics.GPUs)
+	}
+	if g := sum.Metrics.GPUs[0]; g.UtilizationAvg != 0.5 || g.UtilizationMax != 0.75 || g.PowerAvgW != 200 {
+		t.Errorf("GPU summary %+v, want avg 0.5, max 0.75, power 200", g)
+	}
+	// 0.5 cores over 5 s = 2.5 CPU-seconds for 950 requests.
+	cpuSeconds := 2.5
+	if want := time.Duration(cpuSeconds / 950 * float64(time.Second)); sum.ClientCPU.PerRequest != want {
+		t.Errorf("CPU per request %v, want %v", sum.ClientCPU.PerRequest, want)
+	}
+	if sum.Duration != 5*time.Second || !sum.Start.Equal(t0) || sum.Ticks != 5 {
+		t.Errorf("span %v from %v, %d ticks", sum.Duration, sum.Start, sum.Ticks)
+	}
+}
+
+func TestStepWithoutHistogramsIsApproximate(t *testing.T) {
+	run := steppedRun(t)
+	run.Snapshots[1].Histogram = ""
+	sum := Summarize(run.Header, run.Snapshots)
+	st := sum.Steps[0]
+	if !st.Approximate {
+		t.Fatal("step with a missing histogram not marked approximate")
+	}
+	// Count-weighted p50: (100·1000 + 300·3000)/400 µs.
+	if st.Client.Latency.P50 != 2500*time.Microsecond {
+		t.Errorf("approximate p50 %v, want 2.5ms", st.Client.Latency.P50)
+	}
+	if sum.Steps[1].Approximate {
+		t.Error("a step with all its histograms marked approximate")
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	run := steppedRun(t)
+	last := &run.Snapshots[4]
+	last.Run.Errors = 7
+	last.Run.ErrorsByCode = []stats.ErrorCount{{Code: "UNAVAILABLE", Count: 7, Message: "connection refused"}}
+	last.Run.Latency = stats.Latency{Count: 950, Mean: 2105 * time.Microsecond, P50: 2000 * time.Microsecond,
+		P90: 3000 * time.Microsecond, P95: 3001 * time.Microsecond, P99: 3002 * time.Microsecond}
+	sum := Summarize(run.Header, run.Snapshots)
+	var b bytes.Buffer
+	if err := WriteText(&b, sum); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	// Server breakdown over the run, success-weighted:
+	// request (900·100+1100·300+1800·500+1000·50)/950 = 1442 µs (1442.1).
+	for _, want := range []string{
+		"resnet50 v1 on 127.0.0.1:8001 (grpc)",
+		"Request count: 950\n",
+		"Throughput: 190 infer/sec\n",
+		"p50 latency: 2000 usec\n",
+		"p95 latency: 3001 usec\n",
+		"p99 latency: 3002 usec\n",
+		"Inference count: 950\n",
+		"Successful request count: 950\n",
+		"Avg request latency: 1442 usec (overhead ",
+		"compute infer 752 usec",
+		"Errors: 7\n",
+		"UNAVAILABLE: 7  connection refused",
+		"Concurrency: 2, throughput: 250 infer/sec, latency 2000 usec\n",
+		"usec per request",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n"); n > 40 {
+		t.Errorf("summary is %d lines, more than a screen", n)
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	run := steppedRun(t)
+	sum := Summarize(run.Header, run.Snapshots)
+	var b bytes.Buffer
+	if err := WriteJSON(&b, sum); err != nil {
+		t.Fatal(err)
+	}
+	var back Summary
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Server.Request != sum.Server.Request || len(back.Steps) != 3 || back.Model != "resnet50" {
+		t.Errorf("JSON round trip lost data: %+v", back)
+	}
+}
+
+func TestWriteCSVStepsFromLiveSummarizer(t *testing.T) {
+	run := steppedRun(t)
+	z := NewSummarizer(run.Header)
+	for _, s := range run.Snapshots {
+		z.Add(s)
+	}
+	var fromRun, fromSteps bytes.Buffer
+	if err := WriteCSV(&fromRun, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCSVSteps(&fromSteps, z.Summary().Steps); err != nil {
+		t.Fatal(err)
+	}
+	if fromRun.String() != fromSteps.String() {
+		t.Errorf("CSV from a Summarizer's steps differs from the run's:\n%s\n%s", fromSteps.String(), fromRun.String())
+	}
+	if err := WriteCSVSteps(&fromSteps, nil); err == nil {
+		t.Error("CSV of no steps succeeded")
+	}
+}

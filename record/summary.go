@@ -1,0 +1,217 @@
+package record
+
+import (
+	"time"
+
+	"github.com/tritontop/tritontop/stats"
+)
+
+// Summary is a whole run in one value: the summary line of a run file, the
+// text printed at the end of a headless run and the JSON of --json.
+type Summary struct {
+	Model    string `json:"model"`
+	Version  string `json:"version,omitempty"`
+	URL      string `json:"url"`
+	Protocol string `json:"protocol"`
+
+	Start    time.Time     `json:"start_time"`
+	End      time.Time     `json:"end_time"`
+	Duration time.Duration `json:"duration_ns"`
+	Ticks    int           `json:"ticks"`
+	// Load is the load profile at the end of the run.
+	Load stats.Load `json:"load"`
+
+	// Client is the whole run as the client saw it: the last snapshot's Run.
+	Client stats.ClientStats `json:"client"`
+	// Server, Metrics and ClientCPU aggregate every tick of the run.
+	Server    ServerSummary  `json:"server"`
+	Metrics   MetricsSummary `json:"metrics"`
+	ClientCPU ClientCPU      `json:"client_cpu"`
+
+	// Steps are the run's load levels in recorded order.
+	Steps []Step `json:"steps,omitempty"`
+}
+
+// Step is one load level: consecutive ticks with the same load target (mode,
+// concurrency or rate, distribution, schedule step). A sweep has one per
+// concurrency or rate; a live run one per change of load. Paused ticks stay
+// in their step.
+type Step struct {
+	// Load is the target, with InFlight and Paused as at the step's last tick.
+	Load     stats.Load    `json:"load"`
+	FirstSeq int           `json:"first_seq"`
+	LastSeq  int           `json:"last_seq"`
+	Ticks    int           `json:"ticks"`
+	Duration time.Duration `json:"duration_ns"`
+	// Client sums the step's ticks. Its latency percentiles come from the
+	// ticks' merged histograms, with the exact min, max and mean of the
+	// ticks' own summaries.
+	Client stats.ClientStats `json:"client"`
+	// Approximate is set when a tick with successes carried no usable
+	// histogram: the step's percentiles are then the count-weighted average
+	// of the ticks' percentiles, not exact ones.
+	Approximate bool           `json:"approximate,omitempty"`
+	Server      ServerSummary  `json:"server"`
+	Metrics     MetricsSummary `json:"metrics"`
+	ClientCPU   ClientCPU      `json:"client_cpu"`
+}
+
+// ServerSummary is Triton's own account of a span of ticks.
+//
+// The per-request averages are the ticks' averages weighted by their
+// counts: request and queue time by the success count, compute times by
+// success minus cache hits (Triton's compute count). Each tick's average is
+// Δns/Δcount of that tick, so the weighted average is Σ Δns / Σ Δcount over
+// the span, which is perf_analyzer's Δns/Δcount between the span's first and
+// last ModelStatistics readings, up to each tick's rounding of its average
+// (under a nanosecond per request). Overhead is then request − queue −
+// compute, floored at 0, as perf_analyzer computes it. Ticks without
+// statistics, or whose counters went backwards (Reset), are left out.
+type ServerSummary struct {
+	// Available is set when at least one tick had server statistics.
+	Available      bool  `json:"available"`
+	Ticks          int   `json:"ticks"`
+	SuccessCount   int64 `json:"success_count"`
+	FailCount      int64 `json:"fail_count"`
+	InferenceCount int64 `json:"inference_count"`
+	ExecutionCount int64 `json:"execution_count"`
+	CacheHitCount  int64 `json:"cache_hit_count,omitempty"`
+
+	Request       time.Duration `json:"request_ns"`
+	Queue         time.Duration `json:"queue_ns"`
+	ComputeInput  time.Duration `json:"compute_input_ns"`
+	ComputeInfer  time.Duration `json:"compute_infer_ns"`
+	ComputeOutput time.Duration `json:"compute_output_ns"`
+	Overhead      time.Duration `json:"overhead_ns"`
+
+	// AvgBatch is inference count / execution count.
+	AvgBatch float64            `json:"avg_batch"`
+	Batches  []stats.BatchCount `json:"batches,omitempty"`
+}
+
+// Compute is the average compute time per request: input + infer + output.
+func (s ServerSummary) Compute() time.Duration {
+	return s.ComputeInput + s.ComputeInfer + s.ComputeOutput
+}
+
+// MetricsSummary is Triton's metrics endpoint over a span of ticks.
+type MetricsSummary struct {
+	// Ticks counts the ticks whose metrics were read.
+	Ticks int          `json:"ticks"`
+	GPUs  []GPUSummary `json:"gpus,omitempty"`
+	// Server CPU (0..1), valid when HasCPU is set.
+	HasCPU bool    `json:"has_cpu,omitempty"`
+	CPUAvg float64 `json:"cpu_avg,omitempty"`
+	CPUMax float64 `json:"cpu_max,omitempty"`
+	// Pending requests, valid when HasPending is set.
+	HasPending bool    `json:"has_pending,omitempty"`
+	PendingAvg float64 `json:"pending_avg,omitempty"`
+	PendingMax float64 `json:"pending_max,omitempty"`
+}
+
+// GPUSummary is one server GPU over a span of ticks: the averages and maxima
+// perf_analyzer reports (Avg GPU Utilization, Avg GPU Power Usage, Max GPU
+// Memory Usage, Total GPU Memory).
+type GPUSummary struct {
+	UUID           string  `json:"uuid"`
+	Name           string  `json:"name,omitempty"`
+	Ticks          int     `json:"ticks"`
+	UtilizationAvg float64 `json:"utilization_avg"` // 0..1
+	UtilizationMax float64 `json:"utilization_max"`
+	PowerAvgW      float64 `json:"power_avg_w"`
+	PowerMaxW      float64 `json:"power_max_w"`
+	MemoryUsedMax  float64 `json:"memory_used_max_bytes"`
+	MemoryTotal    float64 `json:"memory_total_bytes"`
+}
+
+// ClientCPU is tritontop's own CPU cost over a span of ticks.
+type ClientCPU struct {
+	// AvgCores and MaxCores are the process's CPU use in cores.
+	AvgCores float64 `json:"avg_cores"`
+	MaxCores float64 `json:"max_cores"`
+	// PerRequest is CPU time over finished requests: Σ(cores × tick
+	// length) / Σ requests.
+	PerRequest time.Duration `json:"per_request_ns"`
+	// HostAvg is the client host's average CPU use, 0..1.
+	HostAvg float64 `json:"host_avg"`
+}
+
+// Summarize summarizes a run's snapshots. It is Summarizer fed every
+// snapshot in order.
+func Summarize(h Header, snaps []stats.Snapshot) Summary {
+	z := NewSummarizer(h)
+	for _, s := range snaps {
+		z.Add(s)
+	}
+	return z.Summary()
+}
+
+// Summarizer builds a Summary tick by tick, so that a long headless run
+// need not keep its snapshots: memory grows with the number of load steps,
+// not with run time.
+type Summarizer struct {
+	h     Header
+	ticks int
+	first stats.Snapshot
+	last  stats.Snapshot
+	whole span
+	steps []Step
+	cur   *span
+}
+
+// NewSummarizer starts a summary of the run described by h.
+func NewSummarizer(h Header) *Summarizer {
+	return &Summarizer{h: h, whole: newSpan(stats.Load{}, false)}
+}
+
+// Add includes the next tick.
+func (z *Summarizer) Add(s stats.Snapshot) {
+	if z.ticks == 0 {
+		z.first = s
+	}
+	z.ticks++
+	z.last = s
+	z.whole.add(s)
+	if z.cur != nil && !sameTarget(z.cur.load, s.Load) {
+		z.steps = append(z.steps, z.cur.step())
+		z.cur = nil
+	}
+	if z.cur == nil {
+		c := newSpan(s.Load, true)
+		z.cur = &c
+	}
+	z.cur.add(s)
+}
+
+// Summary returns the summary of the ticks added so far.
+func (z *Summarizer) Summary() Summary {
+	sum := Summary{
+		Model:    z.h.Model.Name,
+		Version:  z.h.Model.Version,
+		URL:      z.h.Server.URL,
+		Protocol: z.h.Server.Protocol,
+		Start:    z.h.StartTime,
+		Ticks:    z.ticks,
+		Load:     z.h.Load,
+	}
+	if z.ticks == 0 {
+		return sum
+	}
+	if sum.Start.IsZero() && !z.first.Time.IsZero() {
+		sum.Start = z.first.Time.Add(-z.first.Elapsed)
+	}
+	sum.End = z.last.Time
+	sum.Duration = z.last.Elapsed
+	sum.Load = z.last.Load
+	sum.Client = z.last.Run
+	w := z.whole.step()
+	sum.Server, sum.Metrics, sum.ClientCPU = w.Server, w.Metrics, w.ClientCPU
+	sum.Steps = append(append([]Step(nil), z.steps...), z.cur.step())
+	return sum
+}
+
+// sameTarget reports whether two loads are the same load level.
+func sameTarget(a, b stats.Load) bool {
+	return a.Mode == b.Mode && a.Concurrency == b.Concurrency && a.Rate == b.Rate &&
+		a.Distribution == b.Distribution && a.Step == b.Step
+}

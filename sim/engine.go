@@ -1,0 +1,208 @@
+// Package sim is a Triton-compatible inference server simulator. The Engine
+// holds simulated models, each with a request queue, a dynamic batcher and
+// instances that execute batches in real time on simulated GPUs, and keeps
+// Triton's statistics and metrics. The frontends (gRPC, HTTP, metrics) in
+// this package translate the wire to Engine calls; tritontop's demo and
+// tests run it in-process, `tritontop sim` as a server.
+package sim
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// Defaults of EngineOptions.
+const (
+	// DefaultVersion is the Triton version the simulator reports.
+	DefaultVersion = "2.71.0"
+	// DefaultMetricsInterval is Triton's --metrics-interval-ms default.
+	DefaultMetricsInterval = 2 * time.Second
+)
+
+// SimulatorExtension is the last ServerMetadata extension of the simulator,
+// so that a client can tell it from a real Triton.
+const SimulatorExtension = "tritontop_simulator"
+
+// tritonExtensions are the extensions Triton always reports, in order, plus
+// "statistics", which the simulator supports.
+var tritonExtensions = []string{
+	"classification", "sequence", "model_repository",
+	"model_repository(unload_dependents)", "schedule_policy",
+	"model_configuration", "system_shared_memory", "cuda_shared_memory",
+	"binary_tensor_data", "parameters", "statistics",
+}
+
+// EngineOptions configure an Engine.
+type EngineOptions struct {
+	// Version is the Triton version reported; DefaultVersion if empty.
+	Version string
+	// MetricsInterval is how often GPU gauges are refreshed; utilization is
+	// the busy fraction over the last interval. DefaultMetricsInterval if 0.
+	MetricsInterval time.Duration
+	// Faults are the faults injected from the start.
+	Faults Faults
+	// Seed makes latency jitter and injected faults reproducible.
+	Seed int64
+}
+
+// Engine is the simulated server: models, schedulers, statistics and GPUs.
+// All methods are safe for concurrent use.
+type Engine struct {
+	opts   EngineOptions
+	start  time.Time
+	gpus   []*gpu
+	faults atomic.Pointer[Faults]
+	seq    atomic.Uint64 // seeds per-instance random sources
+
+	mu     sync.RWMutex
+	models map[string]*model
+	names  []string // sorted
+	closed bool
+	scheds map[*scheduler]struct{} // running, including draining ones
+
+	stop     chan struct{}
+	samplerW sync.WaitGroup
+}
+
+// NewEngine checks the repository, fills in defaults, loads every model and
+// starts its scheduler.
+func NewEngine(repo Repository, opts EngineOptions) (*Engine, error) {
+	if err := repo.check(); err != nil {
+		return nil, fmt.Errorf("model repository: %w", err)
+	}
+	if opts.Version == "" {
+		opts.Version = DefaultVersion
+	}
+	if opts.MetricsInterval <= 0 {
+		opts.MetricsInterval = DefaultMetricsInterval
+	}
+	e := &Engine{
+		opts:   opts,
+		start:  time.Now(),
+		models: map[string]*model{},
+		scheds: map[*scheduler]struct{}{},
+		stop:   make(chan struct{}),
+	}
+	f := opts.Faults
+	e.faults.Store(&f)
+	e.gpus = newGPUs(repo.GPUs, e.start)
+	for _, spec := range repo.Models {
+		m, err := newModel(spec, e.gpus)
+		if err != nil {
+			return nil, fmt.Errorf("model repository: model %q: %w", spec.Name, err)
+		}
+		e.models[m.name] = m
+		e.names = append(e.names, m.name)
+	}
+	slices.Sort(e.names)
+	for _, name := range e.names {
+		e.load(e.models[name])
+	}
+	e.samplerW.Add(1)
+	go e.sampleGPUs()
+	return e, nil
+}
+
+// Close stops every scheduler. Requests still queued or executing fail with
+// UNAVAILABLE "Server is stopping". Close waits for the schedulers to stop.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.closed = true
+	var scheds []*scheduler
+	for s := range e.scheds {
+		scheds = append(scheds, s)
+	}
+	e.mu.Unlock()
+	close(e.stop)
+	for _, s := range scheds {
+		s.close()
+	}
+	e.samplerW.Wait()
+}
+
+// SetFaults replaces the injected faults; it takes effect for executions
+// that start afterwards.
+func (e *Engine) SetFaults(f Faults) {
+	e.faults.Store(&f)
+}
+
+// currentFaults returns the faults in force.
+func (e *Engine) currentFaults() *Faults {
+	return e.faults.Load()
+}
+
+// Live reports whether the server is live: until Close.
+func (e *Engine) Live() bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return !e.closed
+}
+
+// Ready reports whether the server is ready: live and past any slow start.
+func (e *Engine) Ready() bool {
+	return e.Live() && !e.starting()
+}
+
+// starting reports whether the simulated slow start is still running.
+func (e *Engine) starting() bool {
+	return time.Since(e.start) < e.currentFaults().SlowStart
+}
+
+// ServerMetadata returns Triton's server metadata: name "triton", the
+// configured version, Triton's extensions and SimulatorExtension last.
+func (e *Engine) ServerMetadata() *pb.ServerMetadataResponse {
+	ext := append(slices.Clone(tritonExtensions), SimulatorExtension)
+	return &pb.ServerMetadataResponse{Name: "triton", Version: e.opts.Version, Extensions: ext}
+}
+
+// Infer validates req with Triton's rules and messages, queues it, waits for
+// the batch that holds it to execute, and returns the response with
+// raw_output_contents for every returned output. streaming tells whether
+// the request came on ModelStreamInfer, which decoupled models require.
+// Cancelling ctx fails the request with CANCELLED (a failure with reason
+// CANCELED in the statistics).
+func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming bool) (*pb.ModelInferResponse, error) {
+	mv, err := e.readyVersion(req.GetModelName(), req.GetModelVersion())
+	if err != nil {
+		return nil, err
+	}
+	m := mv.model
+	if m.spec.Decoupled && !streaming {
+		return nil, &triton.Error{Code: codes.Unimplemented, Message: "ModelInfer RPC doesn't support models with decoupled transaction policy"}
+	}
+	r, err := m.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	r.version = mv
+	r.start = e.now()
+	if err := mv.sched.enqueue(r); err != nil {
+		return nil, err
+	}
+	select {
+	case <-r.done:
+		return r.resp, r.err
+	case <-ctx.Done():
+		if mv.sched.cancel(r) {
+			return nil, &triton.Error{Code: codes.Canceled, Message: "Request was cancelled"}
+		}
+		<-r.done
+		return r.resp, r.err
+	}
+}
+
+// errStopping is returned for requests cut short by Close or an unload.
+var errStopping = &triton.Error{Code: codes.Unavailable, Message: "Server is stopping"}

@@ -1,0 +1,264 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// grpcService is Triton's inference.GRPCInferenceService in front of an
+// Engine. Model RPCs answer what the engine says; shared memory, trace and
+// log settings answer as a Triton with nothing registered would.
+type grpcService struct {
+	pb.UnimplementedGRPCInferenceServiceServer
+	engine   *Engine
+	settings *settingsStore
+}
+
+// grpcError turns an engine error into the gRPC status Triton sends.
+func grpcError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var te *triton.Error
+	if errors.As(err, &te) {
+		return status.Error(te.Code, te.Message)
+	}
+	if errors.Is(err, context.Canceled) {
+		return status.Error(codes.Canceled, err.Error())
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+// ServerLive implements GRPCInferenceServiceServer.
+func (g *grpcService) ServerLive(context.Context, *pb.ServerLiveRequest) (*pb.ServerLiveResponse, error) {
+	return &pb.ServerLiveResponse{Live: g.engine.Live()}, nil
+}
+
+// ServerReady implements GRPCInferenceServiceServer.
+func (g *grpcService) ServerReady(context.Context, *pb.ServerReadyRequest) (*pb.ServerReadyResponse, error) {
+	return &pb.ServerReadyResponse{Ready: g.engine.Ready()}, nil
+}
+
+// ModelReady implements GRPCInferenceServiceServer.
+func (g *grpcService) ModelReady(_ context.Context, req *pb.ModelReadyRequest) (*pb.ModelReadyResponse, error) {
+	ready, err := g.engine.ModelReady(req.GetName(), req.GetVersion())
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &pb.ModelReadyResponse{Ready: ready}, nil
+}
+
+// ServerMetadata implements GRPCInferenceServiceServer.
+func (g *grpcService) ServerMetadata(context.Context, *pb.ServerMetadataRequest) (*pb.ServerMetadataResponse, error) {
+	return g.engine.ServerMetadata(), nil
+}
+
+// ModelMetadata implements GRPCInferenceServiceServer.
+func (g *grpcService) ModelMetadata(_ context.Context, req *pb.ModelMetadataRequest) (*pb.ModelMetadataResponse, error) {
+	md, err := g.engine.ModelMetadata(req.GetName(), req.GetVersion())
+	return md, grpcError(err)
+}
+
+// ModelConfig implements GRPCInferenceServiceServer.
+func (g *grpcService) ModelConfig(_ context.Context, req *pb.ModelConfigRequest) (*pb.ModelConfigResponse, error) {
+	cfg, err := g.engine.ModelConfig(req.GetName(), req.GetVersion())
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &pb.ModelConfigResponse{Config: cfg}, nil
+}
+
+// ModelStatistics implements GRPCInferenceServiceServer.
+func (g *grpcService) ModelStatistics(_ context.Context, req *pb.ModelStatisticsRequest) (*pb.ModelStatisticsResponse, error) {
+	st, err := g.engine.ModelStatistics(req.GetName(), req.GetVersion())
+	return st, grpcError(err)
+}
+
+// RepositoryIndex implements GRPCInferenceServiceServer.
+func (g *grpcService) RepositoryIndex(_ context.Context, req *pb.RepositoryIndexRequest) (*pb.RepositoryIndexResponse, error) {
+	return &pb.RepositoryIndexResponse{Models: g.engine.RepositoryIndex(req.GetReady())}, nil
+}
+
+// RepositoryModelLoad implements GRPCInferenceServiceServer.
+func (g *grpcService) RepositoryModelLoad(_ context.Context, req *pb.RepositoryModelLoadRequest) (*pb.RepositoryModelLoadResponse, error) {
+	if err := g.engine.LoadModel(req.GetModelName()); err != nil {
+		return nil, grpcError(err)
+	}
+	return &pb.RepositoryModelLoadResponse{}, nil
+}
+
+// RepositoryModelUnload implements GRPCInferenceServiceServer.
+func (g *grpcService) RepositoryModelUnload(_ context.Context, req *pb.RepositoryModelUnloadRequest) (*pb.RepositoryModelUnloadResponse, error) {
+	if err := g.engine.UnloadModel(req.GetModelName()); err != nil {
+		return nil, grpcError(err)
+	}
+	return &pb.RepositoryModelUnloadResponse{}, nil
+}
+
+// ModelInfer implements GRPCInferenceServiceServer. It is the benchmarked
+// path: the request goes straight to the engine and its response straight
+// back.
+func (g *grpcService) ModelInfer(ctx context.Context, req *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
+	resp, err := g.engine.Infer(ctx, req, false)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return resp, nil
+}
+
+// ModelStreamInfer implements GRPCInferenceServiceServer. Requests run
+// concurrently, each answered when its batch is done, so responses may
+// come back in a different order than requests went out; the id matches
+// them up.
+func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelInferRequest, pb.ModelStreamInferResponse]) error {
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	closeOnError := false
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		for _, v := range md.Get("triton_grpc_error") {
+			if v == "true" {
+				closeOnError = true
+			}
+		}
+	}
+
+	var (
+		sendMu   sync.Mutex
+		closed   bool // set when the handler returns; later sends are dropped
+		inflight sync.WaitGroup
+		fatal    = make(chan error, 1)
+	)
+	defer func() {
+		sendMu.Lock()
+		closed = true
+		sendMu.Unlock()
+	}()
+	fail := func(err error) {
+		select {
+		case fatal <- err:
+		default:
+		}
+		cancel()
+	}
+	send := func(m *pb.ModelStreamInferResponse) {
+		sendMu.Lock()
+		var err error
+		if !closed {
+			err = stream.Send(m)
+		}
+		sendMu.Unlock()
+		if err != nil {
+			fail(err)
+		}
+	}
+	serve := func(req *pb.ModelInferRequest) {
+		defer inflight.Done()
+		resp, err := g.engine.Infer(ctx, req, true)
+		if err != nil {
+			if ctx.Err() != nil {
+				return // the stream is going away; nobody to tell
+			}
+			if closeOnError {
+				fail(grpcError(err))
+				return
+			}
+			send(streamError(req, err))
+			return
+		}
+		if resp.Id == "" {
+			resp.Id = req.GetId()
+		}
+		if resp.Parameters == nil {
+			resp.Parameters = make(map[string]*pb.InferParameter, 1)
+		}
+		resp.Parameters["triton_final_response"] = finalResponse
+		send(&pb.ModelStreamInferResponse{InferResponse: resp})
+	}
+
+	received := make(chan error, 1)
+	go func() {
+		for {
+			req, err := stream.Recv()
+			if err != nil {
+				received <- err
+				return
+			}
+			inflight.Add(1)
+			go serve(req)
+		}
+	}()
+
+	select {
+	case err := <-fatal:
+		return err
+	case err := <-received:
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	}
+	// The client closed its side (the receiver has stopped adding work):
+	// answer what is still in flight, then end the stream.
+	done := make(chan struct{})
+	go func() { inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		select {
+		case err := <-fatal:
+			return err
+		default:
+			return nil
+		}
+	case err := <-fatal:
+		return err
+	}
+}
+
+// finalResponse is the triton_final_response=true parameter every streamed
+// response carries; it is never mutated.
+var finalResponse = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}
+
+// streamError is Triton's in-stream answer to a failed request: the error
+// text and a response that only names the request.
+func streamError(req *pb.ModelInferRequest, err error) *pb.ModelStreamInferResponse {
+	msg := err.Error()
+	var te *triton.Error
+	if errors.As(err, &te) {
+		msg = te.Message
+	}
+	return &pb.ModelStreamInferResponse{
+		ErrorMessage: msg,
+		InferResponse: &pb.ModelInferResponse{
+			Id:           req.GetId(),
+			ModelName:    req.GetModelName(),
+			ModelVersion: req.GetModelVersion(),
+			Parameters:   map[string]*pb.InferParameter{"triton_final_response": finalResponse},
+		},
+	}
+}
+
+// healthService answers grpc.health.v1 Check from server readiness, as
+// Triton does; it ignores the service name.
+type healthService struct {
+	grpc_health_v1.UnimplementedHealthServer
+	engine *Engine
+}
+
+// Check implements grpc_health_v1.HealthServer.
+func (h *healthService) Check(context.Context, *grpc_health_v1.HealthCheckRequest) (*grpc_health_v1.HealthCheckResponse, error) {
+	st := grpc_health_v1.HealthCheckResponse_NOT_SERVING
+	if h.engine.Ready() {
+		st = grpc_health_v1.HealthCheckResponse_SERVING
+	}
+	return &grpc_health_v1.HealthCheckResponse{Status: st}, nil
+}

@@ -1,0 +1,459 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// httpHandler is Triton's HTTP/REST (KServe v2) API in front of an Engine,
+// routed by hand to follow the endpoint patterns of Triton's
+// http_server.cc: a path no pattern matches gets 400 with an empty body, a
+// known path with the wrong method gets 405.
+type httpHandler struct {
+	engine   *Engine
+	settings *settingsStore
+}
+
+func newHTTPHandler(e *Engine, settings *settingsStore) http.Handler {
+	return &httpHandler{engine: e, settings: settings}
+}
+
+func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
+	case p == "/v2":
+		if methodIs(w, r, http.MethodGet) {
+			md := h.engine.ServerMetadata()
+			ext := md.GetExtensions()
+			if ext == nil {
+				ext = []string{}
+			}
+			writeJSON(w, http.StatusOK, serverMetadataJSON{Name: md.GetName(), Version: md.GetVersion(), Extensions: ext})
+		}
+	case p == "/v2/health/live":
+		if methodIs(w, r, http.MethodGet) {
+			healthReply(w, h.engine.Live())
+		}
+	case p == "/v2/health/ready":
+		if methodIs(w, r, http.MethodGet) {
+			healthReply(w, h.engine.Ready())
+		}
+	case p == "/v2/models/stats":
+		if methodIs(w, r, http.MethodGet) {
+			h.stats(w, "", "")
+		}
+	case strings.HasPrefix(p, "/v2/models/"):
+		h.model(w, r, strings.TrimPrefix(p, "/v2/models/"))
+	case strings.HasPrefix(p, "/v2/repository/"):
+		h.repository(w, r, strings.TrimPrefix(p, "/v2/repository/"))
+	case strings.HasPrefix(p, "/v2/systemsharedmemory/"):
+		h.sharedMemory(w, r, "system", strings.TrimPrefix(p, "/v2/systemsharedmemory/"))
+	case strings.HasPrefix(p, "/v2/cudasharedmemory/"):
+		h.sharedMemory(w, r, "cuda", strings.TrimPrefix(p, "/v2/cudasharedmemory/"))
+	case p == "/v2/trace/setting":
+		h.traceSetting(w, r, "")
+	case p == "/v2/logging":
+		h.logging(w, r)
+	default:
+		w.WriteHeader(http.StatusBadRequest)
+	}
+}
+
+// methodIs answers 405 unless the request uses method.
+func methodIs(w http.ResponseWriter, r *http.Request, method string) bool {
+	if r.Method == method {
+		return true
+	}
+	writeErrorStatus(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+	return false
+}
+
+// healthReply is Triton's health answer: a status code and no body.
+func healthReply(w http.ResponseWriter, ok bool) {
+	w.Header().Set("Content-Length", "0")
+	if ok {
+		w.WriteHeader(http.StatusOK)
+	} else {
+		w.WriteHeader(http.StatusBadRequest)
+	}
+}
+
+// model routes /v2/models/{m}[/versions/{v}][/action].
+func (h *httpHandler) model(w http.ResponseWriter, r *http.Request, rest string) {
+	name, rest, _ := strings.Cut(rest, "/")
+	version := ""
+	if v, ok := strings.CutPrefix(rest, "versions/"); ok {
+		version, rest, _ = strings.Cut(v, "/")
+		if !isDigits(version) {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+	}
+	if name == "" {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	switch rest {
+	case "":
+		if methodIs(w, r, http.MethodGet) {
+			md, err := h.engine.ModelMetadata(name, version)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, metadataJSON(md))
+		}
+	case "ready":
+		if methodIs(w, r, http.MethodGet) {
+			ready, err := h.engine.ModelReady(name, version)
+			switch {
+			case err != nil:
+				writeError(w, err)
+			case !ready:
+				writeErrorStatus(w, http.StatusBadRequest, "Model version not ready")
+			default:
+				healthReply(w, true)
+			}
+		}
+	case "config":
+		if methodIs(w, r, http.MethodGet) {
+			cfg, err := h.engine.ModelConfig(name, version)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			b, err := triton.ConfigJSON(cfg)
+			if err != nil {
+				writeError(w, &triton.Error{Code: codes.Internal, Message: err.Error()})
+				return
+			}
+			writeBody(w, http.StatusOK, "application/json", b)
+		}
+	case "stats":
+		if methodIs(w, r, http.MethodGet) {
+			h.stats(w, name, version)
+		}
+	case "infer":
+		if methodIs(w, r, http.MethodPost) {
+			h.infer(w, r, name, version)
+		}
+	case "trace/setting":
+		h.traceSetting(w, r, name)
+	case "generate", "generate_stream":
+		if methodIs(w, r, http.MethodPost) {
+			writeErrorStatus(w, http.StatusBadRequest, "the simulator does not support the generate extension")
+		}
+	default:
+		w.WriteHeader(http.StatusBadRequest)
+	}
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// repository routes /v2/repository[/{repo}]/index and
+// /v2/repository[/{repo}]/models/{m}/(load|unload).
+func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest string) {
+	parts := strings.Split(rest, "/")
+	if len(parts) == 2 && parts[1] == "index" || len(parts) == 4 && parts[1] == "models" {
+		parts = parts[1:] // a named repository: the simulator has only one
+	}
+	switch {
+	case len(parts) == 1 && parts[0] == "index":
+		if !methodIs(w, r, http.MethodPost) {
+			return
+		}
+		var body struct {
+			Ready bool `json:"ready"`
+		}
+		if err := readOptionalJSON(r, &body); err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, indexJSON(h.engine.RepositoryIndex(body.Ready)))
+	case len(parts) == 3 && parts[0] == "models" && parts[1] != "" && (parts[2] == "load" || parts[2] == "unload"):
+		if !methodIs(w, r, http.MethodPost) {
+			return
+		}
+		var body struct {
+			Parameters map[string]any `json:"parameters"`
+		}
+		if err := readOptionalJSON(r, &body); err != nil {
+			writeError(w, err)
+			return
+		}
+		var err error
+		if parts[2] == "load" {
+			err = h.engine.LoadModel(parts[1])
+		} else {
+			err = h.engine.UnloadModel(parts[1])
+		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeBody(w, http.StatusOK, "", nil)
+	default:
+		w.WriteHeader(http.StatusBadRequest)
+	}
+}
+
+// readOptionalJSON decodes a request body if there is one.
+func readOptionalJSON(r *http.Request, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxInputSize))
+	if err != nil {
+		return &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to read the request body: %v", err)}
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to parse the request JSON buffer: %v", err)}
+	}
+	return nil
+}
+
+// sharedMemory answers /v2/{system,cuda}sharedmemory[/region/{r}]/{status,
+// register,unregister} for a server with no regions registered.
+func (h *httpHandler) sharedMemory(w http.ResponseWriter, r *http.Request, kind, rest string) {
+	region := ""
+	if v, ok := strings.CutPrefix(rest, "region/"); ok {
+		region, rest, _ = strings.Cut(v, "/")
+	}
+	switch rest {
+	case "status":
+		if !methodIs(w, r, http.MethodGet) {
+			return
+		}
+		if region != "" {
+			writeError(w, shmNotFound(kind, region))
+			return
+		}
+		writeBody(w, http.StatusOK, "application/json", []byte("[]"))
+	case "register":
+		if !methodIs(w, r, http.MethodPost) {
+			return
+		}
+		var body struct {
+			Key string `json:"key"`
+		}
+		if err := readOptionalJSON(r, &body); err != nil {
+			writeError(w, err)
+			return
+		}
+		if kind == "cuda" {
+			writeError(w, cudaShmRegisterError(region))
+		} else {
+			writeError(w, systemShmRegisterError(body.Key))
+		}
+	case "unregister":
+		if methodIs(w, r, http.MethodPost) {
+			writeBody(w, http.StatusOK, "", nil)
+		}
+	default:
+		w.WriteHeader(http.StatusBadRequest)
+	}
+}
+
+// traceSetting answers GET and POST /v2[/models/{m}]/trace/setting.
+func (h *httpHandler) traceSetting(w http.ResponseWriter, r *http.Request, model string) {
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		writeErrorStatus(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		return
+	}
+	if model != "" {
+		if _, err := h.engine.ModelConfig(model, ""); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	upd := map[string][]string{}
+	if r.Method == http.MethodPost {
+		var body map[string]any
+		if err := readOptionalJSON(r, &body); err != nil {
+			writeError(w, err)
+			return
+		}
+		for k, v := range body {
+			switch x := v.(type) {
+			case nil:
+				upd[k] = nil
+			case string:
+				upd[k] = []string{x}
+			case []any:
+				for _, e := range x {
+					s, ok := e.(string)
+					if !ok {
+						writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", k))
+						return
+					}
+					upd[k] = append(upd[k], s)
+				}
+			default:
+				writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", k))
+				return
+			}
+		}
+	}
+	cur, err := h.settings.updateTrace(upd)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	// Triton prints single values as strings and trace_level as a list.
+	out := make(map[string]any, len(cur))
+	for k, v := range cur {
+		if k == "trace_level" || len(v) != 1 {
+			out[k] = v
+		} else {
+			out[k] = v[0]
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// logging answers GET and POST /v2/logging.
+func (h *httpHandler) logging(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		writeErrorStatus(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		return
+	}
+	upd := map[string]any{}
+	if r.Method == http.MethodPost {
+		if err := readOptionalJSON(r, &upd); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	cur, err := h.settings.updateLog(upd)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, cur)
+}
+
+// writeError answers with Triton's HTTP status for err's code and the
+// {"error": message} body.
+func writeError(w http.ResponseWriter, err error) {
+	var te *triton.Error
+	if errors.As(err, &te) {
+		writeErrorStatus(w, triton.HTTPStatusFor(te.Code), te.Message)
+		return
+	}
+	writeErrorStatus(w, http.StatusInternalServerError, err.Error())
+}
+
+func writeErrorStatus(w http.ResponseWriter, status int, msg string) {
+	b := append([]byte(`{"error":`), jsonString(msg)...)
+	b = append(b, '}')
+	writeBody(w, status, "application/json", b)
+}
+
+// jsonString encodes s as a JSON string without HTML escaping.
+func jsonString(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		writeErrorStatus(w, http.StatusInternalServerError, fmt.Sprintf("failed to write JSON: %v", err))
+		return
+	}
+	writeBody(w, status, "application/json", bytes.TrimRight(buf.Bytes(), "\n"))
+}
+
+func writeBody(w http.ResponseWriter, status int, contentType string, b []byte) {
+	if contentType != "" {
+		w.Header().Set("Content-Type", contentType)
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// Response bodies, with fields in Triton's order.
+
+type serverMetadataJSON struct {
+	Name       string   `json:"name"`
+	Version    string   `json:"version"`
+	Extensions []string `json:"extensions"`
+}
+
+type tensorMetadataJSON struct {
+	Name     string  `json:"name"`
+	Datatype string  `json:"datatype"`
+	Shape    []int64 `json:"shape"`
+}
+
+type modelMetadataJSON struct {
+	Name     string               `json:"name"`
+	Versions []string             `json:"versions"`
+	Platform string               `json:"platform"`
+	Inputs   []tensorMetadataJSON `json:"inputs"`
+	Outputs  []tensorMetadataJSON `json:"outputs"`
+}
+
+func metadataJSON(md *pb.ModelMetadataResponse) modelMetadataJSON {
+	tensors := func(ts []*pb.ModelMetadataResponse_TensorMetadata) []tensorMetadataJSON {
+		out := make([]tensorMetadataJSON, len(ts))
+		for i, t := range ts {
+			shape := t.GetShape()
+			if shape == nil {
+				shape = []int64{}
+			}
+			out[i] = tensorMetadataJSON{Name: t.GetName(), Datatype: t.GetDatatype(), Shape: shape}
+		}
+		return out
+	}
+	versions := md.GetVersions()
+	if versions == nil {
+		versions = []string{}
+	}
+	return modelMetadataJSON{
+		Name: md.GetName(), Versions: versions, Platform: md.GetPlatform(),
+		Inputs: tensors(md.GetInputs()), Outputs: tensors(md.GetOutputs()),
+	}
+}
+
+type modelIndexJSON struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+func indexJSON(models []*pb.RepositoryIndexResponse_ModelIndex) []modelIndexJSON {
+	out := make([]modelIndexJSON, len(models))
+	for i, m := range models {
+		out[i] = modelIndexJSON{Name: m.GetName(), Version: m.GetVersion(), State: m.GetState(), Reason: m.GetReason()}
+	}
+	return out
+}

@@ -1,0 +1,391 @@
+package sim
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// maxInputSize is Triton's default --http-max-input-size (64 MB).
+const maxInputSize = 64 << 20
+
+// headerLengthKey is the binary tensor extension's header naming the size
+// of the JSON part of a body.
+const headerLengthKey = "Inference-Header-Content-Length"
+
+func badRequest(format string, args ...any) error {
+	return &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(format, args...)}
+}
+
+// inferRequestJSON is the JSON part of an infer request.
+type inferRequestJSON struct {
+	ID         string            `json:"id"`
+	Parameters map[string]any    `json:"parameters"`
+	Inputs     []inferInputJSON  `json:"inputs"`
+	Outputs    []inferOutputJSON `json:"outputs"`
+}
+
+type inferInputJSON struct {
+	Name       string          `json:"name"`
+	Shape      []int64         `json:"shape"`
+	Datatype   string          `json:"datatype"`
+	Parameters map[string]any  `json:"parameters"`
+	Data       json.RawMessage `json:"data"`
+}
+
+type inferOutputJSON struct {
+	Name       string         `json:"name"`
+	Parameters map[string]any `json:"parameters"`
+}
+
+// outputForm says, per output name, whether the response carries it as
+// binary data; outputs not listed follow binaryDefault.
+type outputForm struct {
+	binaryDefault bool
+	binary        map[string]bool
+}
+
+func (f *outputForm) isBinary(name string) bool {
+	if b, ok := f.binary[name]; ok {
+		return b
+	}
+	return f.binaryDefault
+}
+
+// infer answers POST /v2/models/{m}[/versions/{v}]/infer.
+func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, version string) {
+	body, err := readBody(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	headerLen := -1
+	if v := r.Header.Get(headerLengthKey); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > len(body) {
+			writeError(w, badRequest("inference header size should be in range (0, %d), got: %s", len(body), v))
+			return
+		}
+		headerLen = n
+	}
+	var (
+		req  *pb.ModelInferRequest
+		form outputForm
+	)
+	if headerLen == 0 {
+		req, err = h.rawBinaryRequest(model, version, body)
+		form.binaryDefault = true
+	} else {
+		jsonPart, binary := body, []byte(nil)
+		if headerLen > 0 {
+			jsonPart, binary = body[:headerLen], body[headerLen:]
+		}
+		req, form, err = parseInferRequest(jsonPart, binary, model, version)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	resp, err := h.engine.Infer(r.Context(), req, false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	header, binary, err := encodeInferResponse(resp, req.GetId(), &form)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	contentType := "application/json"
+	if binary != nil {
+		w.Header().Set(headerLengthKey, strconv.Itoa(len(header)))
+		contentType = "application/octet-stream"
+		header = append(header, binary...)
+	}
+	writeCompressed(w, r, contentType, header)
+}
+
+// readBody reads a request body up to Triton's size limit, undoing a gzip
+// or deflate Content-Encoding.
+func readBody(r *http.Request) ([]byte, error) {
+	var src io.Reader = r.Body
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			return nil, badRequest("failed to decompress the request body (gzip): %v", err)
+		}
+		defer zr.Close()
+		src = zr
+	case "deflate":
+		zr, err := zlib.NewReader(r.Body)
+		if err != nil {
+			return nil, badRequest("failed to decompress the request body (deflate): %v", err)
+		}
+		defer zr.Close()
+		src = zr
+	default:
+		return nil, &triton.Error{Code: codes.Unimplemented, Message: fmt.Sprintf("Unsupported Content-Encoding: '%s'", enc)}
+	}
+	b, err := io.ReadAll(io.LimitReader(src, maxInputSize+1))
+	if err != nil {
+		return nil, badRequest("failed to read the request body: %v", err)
+	}
+	if len(b) > maxInputSize {
+		return nil, badRequest("Request JSON size of %d+ exceeds the maximum allowed value of %d bytes. Use --http-max-input-size to increase the limit.", len(b), maxInputSize)
+	}
+	return b, nil
+}
+
+// writeCompressed writes a response body, compressed when the client
+// accepts gzip or deflate, as Triton does.
+func writeCompressed(w http.ResponseWriter, r *http.Request, contentType string, body []byte) {
+	accept := r.Header.Get("Accept-Encoding")
+	var enc string
+	switch {
+	case acceptsEncoding(accept, "gzip"):
+		enc = "gzip"
+	case acceptsEncoding(accept, "deflate"):
+		enc = "deflate"
+	}
+	if enc != "" {
+		var buf bytes.Buffer
+		var zw io.WriteCloser
+		if enc == "gzip" {
+			zw = gzip.NewWriter(&buf)
+		} else {
+			zw = zlib.NewWriter(&buf)
+		}
+		_, _ = zw.Write(body)
+		if err := zw.Close(); err == nil {
+			w.Header().Set("Content-Encoding", enc)
+			body = buf.Bytes()
+		}
+	}
+	writeBody(w, http.StatusOK, contentType, body)
+}
+
+func acceptsEncoding(header, enc string) bool {
+	for part := range strings.SplitSeq(header, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(name), enc) {
+			continue
+		}
+		if q, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			if v, err := strconv.ParseFloat(q, 64); err == nil && v == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// rawBinaryRequest builds the request for a body that is just the data of
+// the model's only input (Inference-Header-Content-Length: 0): datatype and
+// shape come from the config, as one batch item.
+func (h *httpHandler) rawBinaryRequest(model, version string, body []byte) (*pb.ModelInferRequest, error) {
+	cfg, err := h.engine.ModelConfig(model, version)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.GetInput()) != 1 {
+		return nil, badRequest("Raw request must only have 1 input (found 1) to be deduced but got %d inputs in '%s' model configuration", len(cfg.GetInput()), model)
+	}
+	in := cfg.GetInput()[0]
+	datatype := triton.DataTypeString(in.GetDataType())
+	var elems int64
+	if size := triton.ElementSize(datatype); size > 0 {
+		elems = int64(len(body) / size)
+	} else {
+		for b := body; len(b) >= 4; elems++ {
+			n := int64(b[0]) | int64(b[1])<<8 | int64(b[2])<<16 | int64(b[3])<<24
+			if n > int64(len(b)-4) {
+				break
+			}
+			b = b[4+n:]
+		}
+	}
+	shape := deduceShape(in.GetDims(), elems)
+	if cfg.GetMaxBatchSize() > 0 {
+		shape = append([]int64{1}, shape...)
+	}
+	return &pb.ModelInferRequest{
+		ModelName:        model,
+		ModelVersion:     version,
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: in.GetName(), Datatype: datatype, Shape: shape}},
+		RawInputContents: [][]byte{body},
+	}, nil
+}
+
+// deduceShape fills the variable (-1) dims of a config shape so that it
+// holds elems elements: the last variable dim takes what is left, earlier
+// ones are 1.
+func deduceShape(dims []int64, elems int64) []int64 {
+	shape := make([]int64, len(dims))
+	fixed, last := int64(1), -1
+	for i, d := range dims {
+		if d < 0 {
+			shape[i], last = 1, i
+		} else {
+			shape[i] = d
+			fixed *= d
+		}
+	}
+	if last >= 0 && fixed > 0 {
+		shape[last] = elems / fixed
+	}
+	return shape
+}
+
+// parseInferRequest turns the JSON part and the binary part of an infer
+// body into the request the engine takes, with every input's data in raw
+// form.
+func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.ModelInferRequest, outputForm, error) {
+	var form outputForm
+	var in inferRequestJSON
+	dec := json.NewDecoder(bytes.NewReader(jsonPart))
+	dec.UseNumber()
+	if err := dec.Decode(&in); err != nil {
+		return nil, form, badRequest("failed to parse the request JSON buffer: %v", err)
+	}
+	req := &pb.ModelInferRequest{
+		ModelName:        model,
+		ModelVersion:     version,
+		Id:               in.ID,
+		Inputs:           make([]*pb.ModelInferRequest_InferInputTensor, 0, len(in.Inputs)),
+		RawInputContents: make([][]byte, 0, len(in.Inputs)),
+	}
+	for k, v := range in.Parameters {
+		if k == "binary_data_output" {
+			b, ok := v.(bool)
+			if !ok {
+				return nil, form, badRequest("parameter 'binary_data_output' must be a boolean")
+			}
+			form.binaryDefault = b
+			continue
+		}
+		p, err := inferParameter(k, v)
+		if err != nil {
+			return nil, form, err
+		}
+		if req.Parameters == nil {
+			req.Parameters = make(map[string]*pb.InferParameter, len(in.Parameters))
+		}
+		req.Parameters[k] = p
+	}
+	for _, t := range in.Inputs {
+		raw, err := inputData(&t, &binary, model)
+		if err != nil {
+			return nil, form, err
+		}
+		tensor := &pb.ModelInferRequest_InferInputTensor{Name: t.Name, Datatype: t.Datatype, Shape: t.Shape}
+		for k, v := range t.Parameters {
+			if k == "binary_data_size" {
+				continue
+			}
+			p, err := inferParameter(k, v)
+			if err != nil {
+				return nil, form, err
+			}
+			if tensor.Parameters == nil {
+				tensor.Parameters = make(map[string]*pb.InferParameter, len(t.Parameters))
+			}
+			tensor.Parameters[k] = p
+		}
+		req.Inputs = append(req.Inputs, tensor)
+		req.RawInputContents = append(req.RawInputContents, raw)
+	}
+	if len(binary) > 0 {
+		return nil, form, badRequest("unexpected additional input data for model '%s'", model)
+	}
+	for _, o := range in.Outputs {
+		out := &pb.ModelInferRequest_InferRequestedOutputTensor{Name: o.Name}
+		for k, v := range o.Parameters {
+			switch k {
+			case "binary_data":
+				b, ok := v.(bool)
+				if !ok {
+					return nil, form, badRequest("parameter 'binary_data' of output '%s' must be a boolean", o.Name)
+				}
+				if form.binary == nil {
+					form.binary = make(map[string]bool, len(in.Outputs))
+				}
+				form.binary[o.Name] = b
+			case "shared_memory_region":
+				s, _ := v.(string)
+				return nil, form, &triton.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find shared memory region: '%s'", s)}
+			default:
+				p, err := inferParameter(k, v)
+				if err != nil {
+					return nil, form, err
+				}
+				if out.Parameters == nil {
+					out.Parameters = make(map[string]*pb.InferParameter, len(o.Parameters))
+				}
+				out.Parameters[k] = p
+			}
+		}
+		req.Outputs = append(req.Outputs, out)
+	}
+	return req, form, nil
+}
+
+// inferParameter converts a JSON parameter value to its protobuf form.
+func inferParameter(key string, v any) (*pb.InferParameter, error) {
+	switch x := v.(type) {
+	case bool:
+		return &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: x}}, nil
+	case string:
+		return &pb.InferParameter{ParameterChoice: &pb.InferParameter_StringParam{StringParam: x}}, nil
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return &pb.InferParameter{ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: n}}, nil
+		}
+		if n, err := strconv.ParseUint(string(x), 10, 64); err == nil {
+			return &pb.InferParameter{ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: n}}, nil
+		}
+		if f, err := x.Float64(); err == nil {
+			return &pb.InferParameter{ParameterChoice: &pb.InferParameter_DoubleParam{DoubleParam: f}}, nil
+		}
+	}
+	return nil, badRequest("parameter '%s' has an unsupported value type: it must be a boolean, number or string", key)
+}
+
+// inputData returns an input's raw bytes: the next binary_data_size bytes
+// of the binary part, or its JSON data converted.
+func inputData(t *inferInputJSON, binary *[]byte, model string) ([]byte, error) {
+	if v, ok := t.Parameters["shared_memory_region"]; ok {
+		s, _ := v.(string)
+		return nil, &triton.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find shared memory region: '%s'", s)}
+	}
+	if v, ok := t.Parameters["binary_data_size"]; ok {
+		num, isNum := v.(json.Number)
+		size, err := num.Int64()
+		if !isNum || err != nil || size < 0 {
+			return nil, badRequest("parameter 'binary_data_size' of input '%s' must be a non-negative integer", t.Name)
+		}
+		if int64(len(*binary)) < size {
+			return nil, badRequest("unexpected size for input '%s', expecting %d additional bytes for model '%s'", t.Name, size-int64(len(*binary)), model)
+		}
+		raw := (*binary)[:size:size]
+		*binary = (*binary)[size:]
+		return raw, nil
+	}
+	if len(t.Data) == 0 {
+		return nil, badRequest("unable to find data for input tensor '%s' for model '%s' in request.", t.Name, model)
+	}
+	return jsonTensorData(t.Name, t.Datatype, t.Shape, t.Data)
+}

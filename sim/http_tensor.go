@@ -1,0 +1,316 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// errShapeMismatch is Triton's message when the JSON data does not hold as
+// many elements as the shape says.
+const errShapeMismatch = "Unable to parse 'data': Shape does not match true shape of 'data' field"
+
+// jsonTensorData converts an input's JSON "data" (nested or flat, row-major)
+// to Triton's raw form for its datatype.
+func jsonTensorData(name, datatype string, shape []int64, data json.RawMessage) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, badRequest("Unable to parse 'data' for input '%s': %v", name, err)
+	}
+	var leaves []any
+	flatten(v, &leaves)
+	want := int64(1)
+	for _, d := range shape {
+		if d < 0 {
+			want = -1 // the engine reports the bad shape
+			break
+		}
+		want *= d
+	}
+	if want >= 0 && int64(len(leaves)) != want {
+		return nil, badRequest(errShapeMismatch)
+	}
+	size := triton.ElementSize(datatype)
+	switch datatype {
+	case "FP16", "BF16":
+		return nil, badRequest("receiving %s data via JSON is not supported for input '%s': send it as binary data", datatype, name)
+	case "BYTES":
+		out := make([]byte, 0, len(leaves)*8)
+		for _, l := range leaves {
+			s, ok := l.(string)
+			if !ok {
+				return nil, badRequest("Unable to parse 'data': expected a string for BYTES input '%s'", name)
+			}
+			out = binary.LittleEndian.AppendUint32(out, uint32(len(s)))
+			out = append(out, s...)
+		}
+		return out, nil
+	}
+	if size <= 0 {
+		// An unknown datatype: no data to convert; the engine rejects it.
+		return nil, nil
+	}
+	out := make([]byte, 0, len(leaves)*size)
+	for _, l := range leaves {
+		var err error
+		out, err = appendElement(out, datatype, l)
+		if err != nil {
+			return nil, badRequest("Unable to parse 'data' for input '%s': %v", name, err)
+		}
+	}
+	return out, nil
+}
+
+func flatten(v any, out *[]any) {
+	if a, ok := v.([]any); ok {
+		for _, e := range a {
+			flatten(e, out)
+		}
+		return
+	}
+	*out = append(*out, v)
+}
+
+// appendElement appends one JSON element in datatype's little-endian form.
+func appendElement(b []byte, datatype string, v any) ([]byte, error) {
+	if datatype == "BOOL" {
+		t, ok := v.(bool)
+		if !ok {
+			return nil, fmt.Errorf("expected a boolean, got %v", v)
+		}
+		if t {
+			return append(b, 1), nil
+		}
+		return append(b, 0), nil
+	}
+	num, ok := v.(json.Number)
+	if !ok {
+		return nil, fmt.Errorf("expected a number, got %v", v)
+	}
+	s := string(num)
+	switch datatype {
+	case "INT8", "INT16", "INT32", "INT64":
+		bits := triton.ElementSize(datatype) * 8
+		n, err := strconv.ParseInt(s, 10, bits)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a valid %s", s, datatype)
+		}
+		return appendUint(b, uint64(n), bits/8), nil
+	case "UINT8", "UINT16", "UINT32", "UINT64":
+		bits := triton.ElementSize(datatype) * 8
+		n, err := strconv.ParseUint(s, 10, bits)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a valid %s", s, datatype)
+		}
+		return appendUint(b, n, bits/8), nil
+	case "FP32":
+		f, err := strconv.ParseFloat(s, 32)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a valid FP32", s)
+		}
+		return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(f))), nil
+	case "FP64":
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a valid FP64", s)
+		}
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(f)), nil
+	}
+	return nil, fmt.Errorf("datatype %s cannot be sent as JSON", datatype)
+}
+
+func appendUint(b []byte, n uint64, size int) []byte {
+	for i := range size {
+		b = append(b, byte(n>>(8*i)))
+	}
+	return b
+}
+
+// encodeInferResponse writes the JSON part of an infer response and
+// gathers the binary part (nil when every output is JSON).
+func encodeInferResponse(resp *pb.ModelInferResponse, id string, form *outputForm) (header, bin []byte, err error) {
+	h := make([]byte, 0, 256)
+	h = append(h, '{')
+	if id != "" {
+		h = append(h, `"id":`...)
+		h = append(h, jsonString(id)...)
+		h = append(h, ',')
+	}
+	h = append(h, `"model_name":`...)
+	h = append(h, jsonString(resp.GetModelName())...)
+	h = append(h, `,"model_version":`...)
+	h = append(h, jsonString(resp.GetModelVersion())...)
+	if len(resp.GetParameters()) > 0 {
+		h = append(h, `,"parameters":`...)
+		h = appendParameters(h, resp.GetParameters())
+	}
+	h = append(h, `,"outputs":[`...)
+	raws := resp.GetRawOutputContents()
+	for i, o := range resp.GetOutputs() {
+		if i > 0 {
+			h = append(h, ',')
+		}
+		var raw []byte
+		if i < len(raws) {
+			raw = raws[i]
+		}
+		h = append(h, `{"name":`...)
+		h = append(h, jsonString(o.GetName())...)
+		h = append(h, `,"datatype":`...)
+		h = append(h, jsonString(o.GetDatatype())...)
+		h = append(h, `,"shape":[`...)
+		for j, d := range o.GetShape() {
+			if j > 0 {
+				h = append(h, ',')
+			}
+			h = strconv.AppendInt(h, d, 10)
+		}
+		h = append(h, ']')
+		if form.isBinary(o.GetName()) {
+			h = append(h, `,"parameters":{"binary_data_size":`...)
+			h = strconv.AppendInt(h, int64(len(raw)), 10)
+			h = append(h, '}', '}')
+			if bin == nil {
+				bin = make([]byte, 0, len(raw))
+			}
+			bin = append(bin, raw...)
+			continue
+		}
+		h = append(h, `,"data":`...)
+		h, err = appendJSONData(h, o.GetDatatype(), raw, triton.ElementCount(o.GetShape()))
+		if err != nil {
+			return nil, nil, badRequest("failed to write output '%s' as JSON: %v", o.GetName(), err)
+		}
+		h = append(h, '}')
+	}
+	h = append(h, ']', '}')
+	return h, bin, nil
+}
+
+// appendParameters writes response parameters as a JSON object, keys
+// sorted.
+func appendParameters(b []byte, params map[string]*pb.InferParameter) []byte {
+	b = append(b, '{')
+	for i, k := range slices.Sorted(maps.Keys(params)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, jsonString(k)...)
+		b = append(b, ':')
+		switch p := params[k].GetParameterChoice().(type) {
+		case *pb.InferParameter_BoolParam:
+			b = strconv.AppendBool(b, p.BoolParam)
+		case *pb.InferParameter_Int64Param:
+			b = strconv.AppendInt(b, p.Int64Param, 10)
+		case *pb.InferParameter_Uint64Param:
+			b = strconv.AppendUint(b, p.Uint64Param, 10)
+		case *pb.InferParameter_DoubleParam:
+			b = appendJSONFloat(b, p.DoubleParam, 64)
+		case *pb.InferParameter_StringParam:
+			b = append(b, jsonString(p.StringParam)...)
+		default:
+			b = append(b, "null"...)
+		}
+	}
+	return append(b, '}')
+}
+
+func appendJSONFloat(b []byte, f float64, bits int) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...) // JSON has no NaN or infinity
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, bits)
+}
+
+// appendJSONData writes raw tensor data as a flat JSON array.
+func appendJSONData(b []byte, datatype string, raw []byte, elems int64) ([]byte, error) {
+	b = append(b, '[')
+	if datatype == "BYTES" {
+		strs, err := triton.DecodeBytes(raw, int(elems))
+		if err != nil {
+			return nil, err
+		}
+		for i, s := range strs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, jsonString(string(s))...)
+		}
+		return append(b, ']'), nil
+	}
+	size := triton.ElementSize(datatype)
+	if size <= 0 {
+		return nil, fmt.Errorf("unknown datatype %q", datatype)
+	}
+	if len(raw)%size != 0 {
+		return nil, fmt.Errorf("%d bytes is not a whole number of %s elements", len(raw), datatype)
+	}
+	le := binary.LittleEndian
+	for i := 0; i+size <= len(raw); i += size {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		e := raw[i : i+size]
+		switch datatype {
+		case "BOOL":
+			b = strconv.AppendBool(b, e[0] != 0)
+		case "INT8":
+			b = strconv.AppendInt(b, int64(int8(e[0])), 10)
+		case "INT16":
+			b = strconv.AppendInt(b, int64(int16(le.Uint16(e))), 10)
+		case "INT32":
+			b = strconv.AppendInt(b, int64(int32(le.Uint32(e))), 10)
+		case "INT64":
+			b = strconv.AppendInt(b, int64(le.Uint64(e)), 10)
+		case "UINT8":
+			b = strconv.AppendUint(b, uint64(e[0]), 10)
+		case "UINT16":
+			b = strconv.AppendUint(b, uint64(le.Uint16(e)), 10)
+		case "UINT32":
+			b = strconv.AppendUint(b, uint64(le.Uint32(e)), 10)
+		case "UINT64":
+			b = strconv.AppendUint(b, le.Uint64(e), 10)
+		case "FP32":
+			b = appendJSONFloat(b, float64(math.Float32frombits(le.Uint32(e))), 32)
+		case "FP64":
+			b = appendJSONFloat(b, math.Float64frombits(le.Uint64(e)), 64)
+		case "FP16":
+			b = appendJSONFloat(b, float64(halfToFloat(le.Uint16(e))), 32)
+		case "BF16":
+			b = appendJSONFloat(b, float64(math.Float32frombits(uint32(le.Uint16(e))<<16)), 32)
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// halfToFloat widens an IEEE 754 half-precision value.
+func halfToFloat(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	frac := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | frac<<13)
+	case exp == 0:
+		if frac == 0 {
+			return math.Float32frombits(sign)
+		}
+		f := float32(frac) / 1024 / 16384 // subnormal: frac × 2^-24
+		if sign != 0 {
+			return -f
+		}
+		return f
+	default:
+		return math.Float32frombits(sign | (exp+112)<<23 | frac<<13)
+	}
+}

@@ -1,0 +1,406 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// model is one model of the repository, loaded or not. Everything but
+// versions is fixed at NewEngine.
+type model struct {
+	name       string
+	spec       ModelSpec // with defaults filled in
+	config     *pb.ModelConfig
+	inputs     []tensorInfo
+	outputs    []tensorInfo
+	inputIdx   map[string]int
+	outputIdx  map[string]int
+	placements []placement // one per instance
+
+	// versions are the loaded versions, ascending; nil when unloaded.
+	// Guarded by Engine.mu.
+	versions []*modelVersion
+}
+
+// tensorInfo is a model input or output in the forms validation needs.
+type tensorInfo struct {
+	name     string
+	dtype    pb.DataType
+	datatype string // protocol string, "BYTES" for TYPE_STRING
+	size     int    // bytes per element, -1 for BYTES
+	dims     []int64
+}
+
+// placement says where one instance runs: a GPU index, or -1 for the CPU.
+type placement struct {
+	gpu int
+}
+
+// modelVersion is one loaded version: its scheduler and statistics.
+type modelVersion struct {
+	model   *model
+	version int64
+	label   string // the version as a decimal string
+	stats   statistics
+	sched   *scheduler
+}
+
+func newTensorInfos(specs []TensorSpec) ([]tensorInfo, map[string]int) {
+	infos := make([]tensorInfo, len(specs))
+	idx := make(map[string]int, len(specs))
+	for i, t := range specs {
+		dt, _ := triton.ParseDataType(t.DataType)
+		ds := triton.DataTypeString(dt)
+		infos[i] = tensorInfo{name: t.Name, dtype: dt, datatype: ds, size: triton.ElementSize(ds), dims: slices.Clone(t.Dims)}
+		idx[t.Name] = i
+	}
+	return infos, idx
+}
+
+// newModel fills in the defaults of a checked spec and builds the model's
+// configuration as Triton would report it after auto-completion.
+func newModel(spec ModelSpec, gpus []*gpu) (*model, error) {
+	if len(spec.Versions) == 0 {
+		spec.Versions = []int64{1}
+	}
+	spec.Versions = slices.Clone(spec.Versions)
+	slices.Sort(spec.Versions)
+	spec.Versions = slices.Compact(spec.Versions)
+	if spec.Platform == "" && spec.Backend == "" {
+		spec.Backend = "python"
+	}
+	if spec.Behaviour == "" {
+		spec.Behaviour = BehaviourClassifier
+	}
+	if spec.Latency.Exponent == 0 {
+		spec.Latency.Exponent = 1
+	}
+	if len(spec.InstanceGroups) == 0 {
+		spec.InstanceGroups = []InstanceGroupSpec{{Count: 1, Kind: "KIND_GPU"}}
+	}
+	m := &model{name: spec.Name}
+	m.inputs, m.inputIdx = newTensorInfos(spec.Inputs)
+	m.outputs, m.outputIdx = newTensorInfos(spec.Outputs)
+	groups := make([]InstanceGroupSpec, len(spec.InstanceGroups))
+	for i, g := range spec.InstanceGroups {
+		if g.Count == 0 {
+			g.Count = 1
+		}
+		switch g.Kind {
+		case "", "KIND_AUTO":
+			g.Kind = "KIND_GPU"
+			if len(gpus) == 0 {
+				g.Kind = "KIND_CPU"
+			}
+		}
+		if g.Kind == "KIND_GPU" {
+			if len(g.GPUs) == 0 {
+				for id := range gpus {
+					g.GPUs = append(g.GPUs, id)
+				}
+			}
+			for _, id := range g.GPUs {
+				for range g.Count {
+					m.placements = append(m.placements, placement{gpu: id})
+				}
+			}
+		} else {
+			g.GPUs = nil
+			for range g.Count {
+				m.placements = append(m.placements, placement{gpu: -1})
+			}
+		}
+		groups[i] = g
+	}
+	spec.InstanceGroups = groups
+	if len(m.placements) == 0 {
+		return nil, fmt.Errorf("instance_group: no instances")
+	}
+	m.spec = spec
+	m.config = buildConfig(spec)
+	return m, nil
+}
+
+// buildConfig is the ModelConfig Triton reports for spec.
+func buildConfig(spec ModelSpec) *pb.ModelConfig {
+	c := &pb.ModelConfig{
+		Name:         spec.Name,
+		Platform:     spec.Platform,
+		Backend:      spec.Backend,
+		MaxBatchSize: int32(spec.MaxBatchSize),
+	}
+	if len(spec.Versions) == 1 {
+		c.VersionPolicy = &pb.ModelVersionPolicy{PolicyChoice: &pb.ModelVersionPolicy_Latest_{
+			Latest: &pb.ModelVersionPolicy_Latest{NumVersions: 1}}}
+	} else {
+		c.VersionPolicy = &pb.ModelVersionPolicy{PolicyChoice: &pb.ModelVersionPolicy_Specific_{
+			Specific: &pb.ModelVersionPolicy_Specific{Versions: slices.Clone(spec.Versions)}}}
+	}
+	for _, t := range spec.Inputs {
+		dt, _ := triton.ParseDataType(t.DataType)
+		c.Input = append(c.Input, &pb.ModelInput{Name: t.Name, DataType: dt, Dims: slices.Clone(t.Dims)})
+	}
+	for _, t := range spec.Outputs {
+		dt, _ := triton.ParseDataType(t.DataType)
+		c.Output = append(c.Output, &pb.ModelOutput{Name: t.Name, DataType: dt, Dims: slices.Clone(t.Dims)})
+	}
+	if db := spec.DynamicBatching; db != nil {
+		d := &pb.ModelDynamicBatching{MaxQueueDelayMicroseconds: db.MaxQueueDelayMicroseconds}
+		for _, p := range db.PreferredBatchSize {
+			d.PreferredBatchSize = append(d.PreferredBatchSize, int32(p))
+		}
+		if db.MaxQueueSize > 0 {
+			d.DefaultQueuePolicy = &pb.ModelQueuePolicy{MaxQueueSize: db.MaxQueueSize}
+		}
+		c.SchedulingChoice = &pb.ModelConfig_DynamicBatching{DynamicBatching: d}
+	}
+	for i, g := range spec.InstanceGroups {
+		kind := pb.ModelInstanceGroup_Kind(pb.ModelInstanceGroup_Kind_value[g.Kind])
+		ig := &pb.ModelInstanceGroup{Name: fmt.Sprintf("%s_%d", spec.Name, i), Kind: kind, Count: int32(g.Count)}
+		for _, id := range g.GPUs {
+			ig.Gpus = append(ig.Gpus, int32(id))
+		}
+		c.InstanceGroup = append(c.InstanceGroup, ig)
+	}
+	c.ModelTransactionPolicy = &pb.ModelTransactionPolicy{Decoupled: spec.Decoupled}
+	c.ResponseCache = &pb.ModelResponseCache{Enable: false}
+	return c
+}
+
+// load creates the model's versions and starts their schedulers; the
+// caller holds e.mu or owns e exclusively.
+func (e *Engine) load(m *model) {
+	if m.versions != nil {
+		return
+	}
+	for _, v := range m.spec.Versions {
+		mv := &modelVersion{model: m, version: v, label: strconv.FormatInt(v, 10)}
+		mv.stats.init(m)
+		mv.sched = newScheduler(e, mv)
+		e.scheds[mv.sched] = struct{}{}
+		m.versions = append(m.versions, mv)
+	}
+	e.allocate(m, 1)
+}
+
+// unload stops the model's versions; the caller holds e.mu. Their
+// schedulers are closed after the lock is released.
+func (e *Engine) unload(m *model) []*scheduler {
+	var scheds []*scheduler
+	for _, v := range m.versions {
+		scheds = append(scheds, v.sched)
+	}
+	if m.versions != nil {
+		e.allocate(m, -1)
+	}
+	m.versions = nil
+	return scheds
+}
+
+// allocate adds (sign 1) or releases (sign −1) the model's device memory.
+func (e *Engine) allocate(m *model, sign int64) {
+	for _, p := range m.placements {
+		if p.gpu >= 0 {
+			e.gpus[p.gpu].memory.Add(sign * int64(m.spec.MemoryBytes) * int64(len(m.spec.Versions)))
+		}
+	}
+}
+
+// parseVersion parses a request's version string; "" is -1, the latest.
+func parseVersion(version string) (int64, error) {
+	if version == "" {
+		return -1, nil
+	}
+	v, err := strconv.ParseInt(version, 10, 64)
+	if err != nil || v < 0 {
+		return 0, &triton.Error{Code: codes.InvalidArgument,
+			Message: fmt.Sprintf("failed to get model version from specified version string '%s'", version)}
+	}
+	return v, nil
+}
+
+func unknownModel(name string) error {
+	return &triton.Error{Code: codes.NotFound, Message: fmt.Sprintf("Request for unknown model: '%s' is not found", name)}
+}
+
+// readyVersion finds the version a request addresses, with Triton's errors
+// for unknown models and versions that are not ready.
+func (e *Engine) readyVersion(name, version string) (*modelVersion, error) {
+	e.mu.RLock()
+	m, ok := e.models[name]
+	if !ok {
+		e.mu.RUnlock()
+		return nil, unknownModel(name)
+	}
+	versions := m.versions
+	closed := e.closed
+	e.mu.RUnlock()
+	v, err := parseVersion(version)
+	if err != nil {
+		return nil, err
+	}
+	if closed {
+		return nil, errStopping
+	}
+	ready := !e.starting()
+	if v < 0 {
+		if !ready || len(versions) == 0 {
+			return nil, &triton.Error{Code: codes.NotFound, Message: fmt.Sprintf("'%s' has no available versions", name)}
+		}
+		return versions[len(versions)-1], nil
+	}
+	if !slices.Contains(m.spec.Versions, v) {
+		return nil, &triton.Error{Code: codes.NotFound,
+			Message: fmt.Sprintf("Request for unknown model: '%s' version %d is not found", name, v)}
+	}
+	for _, mv := range versions {
+		if mv.version == v && ready {
+			return mv, nil
+		}
+	}
+	return nil, &triton.Error{Code: codes.Unavailable, Message: fmt.Sprintf("'%s' version %d is not at ready state", name, v)}
+}
+
+// ModelReady reports whether a model version (or, for "", any version) is
+// ready. An unknown model is NOT_FOUND, as on current Triton.
+func (e *Engine) ModelReady(name, version string) (bool, error) {
+	_, err := e.readyVersion(name, version)
+	if err == nil {
+		return true, nil
+	}
+	switch triton.ErrorCode(err) {
+	case codes.NotFound:
+		e.mu.RLock()
+		_, known := e.models[name]
+		e.mu.RUnlock()
+		if known {
+			return false, nil
+		}
+		return false, err
+	case codes.Unavailable:
+		return false, nil
+	}
+	return false, err
+}
+
+// ModelMetadata returns a ready model's metadata: its versions, platform
+// (or backend) and tensors, with -1 prepended to shapes of batching models.
+func (e *Engine) ModelMetadata(name, version string) (*pb.ModelMetadataResponse, error) {
+	mv, err := e.readyVersion(name, version)
+	if err != nil {
+		return nil, err
+	}
+	m := mv.model
+	resp := &pb.ModelMetadataResponse{Name: m.name, Platform: m.spec.Platform}
+	if resp.Platform == "" {
+		resp.Platform = m.spec.Backend
+	}
+	if version != "" {
+		resp.Versions = []string{mv.label}
+	} else {
+		e.mu.RLock()
+		for _, v := range m.versions {
+			resp.Versions = append(resp.Versions, v.label)
+		}
+		e.mu.RUnlock()
+	}
+	shape := func(dims []int64) []int64 {
+		if m.spec.MaxBatchSize > 0 {
+			return append([]int64{-1}, dims...)
+		}
+		return slices.Clone(dims)
+	}
+	for _, t := range m.inputs {
+		resp.Inputs = append(resp.Inputs, &pb.ModelMetadataResponse_TensorMetadata{Name: t.name, Datatype: t.datatype, Shape: shape(t.dims)})
+	}
+	for _, t := range m.outputs {
+		resp.Outputs = append(resp.Outputs, &pb.ModelMetadataResponse_TensorMetadata{Name: t.name, Datatype: t.datatype, Shape: shape(t.dims)})
+	}
+	return resp, nil
+}
+
+// ModelConfig returns a copy of a ready model's configuration.
+func (e *Engine) ModelConfig(name, version string) (*pb.ModelConfig, error) {
+	mv, err := e.readyVersion(name, version)
+	if err != nil {
+		return nil, err
+	}
+	return proto.Clone(mv.model.config).(*pb.ModelConfig), nil
+}
+
+// RepositoryIndex lists every model version with its state (READY, LOADING
+// during a slow start, UNAVAILABLE once unloaded); readyOnly keeps the READY
+// ones.
+func (e *Engine) RepositoryIndex(readyOnly bool) []*pb.RepositoryIndexResponse_ModelIndex {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	state := "READY"
+	if e.starting() {
+		state = "LOADING"
+	}
+	if e.closed {
+		state = "UNAVAILABLE"
+	}
+	var out []*pb.RepositoryIndexResponse_ModelIndex
+	for _, name := range e.names {
+		m := e.models[name]
+		if m.versions == nil {
+			if !readyOnly {
+				for _, v := range m.spec.Versions {
+					out = append(out, &pb.RepositoryIndexResponse_ModelIndex{Name: name,
+						Version: strconv.FormatInt(v, 10), State: "UNAVAILABLE", Reason: "unloaded"})
+				}
+			}
+			continue
+		}
+		if readyOnly && state != "READY" {
+			continue
+		}
+		for _, v := range m.versions {
+			out = append(out, &pb.RepositoryIndexResponse_ModelIndex{Name: name, Version: v.label, State: state})
+		}
+	}
+	return out
+}
+
+// LoadModel loads a model of the repository; loading a loaded model is a
+// no-op. Statistics start from zero after a load, as on Triton.
+func (e *Engine) LoadModel(name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m, ok := e.models[name]
+	if !ok {
+		return &triton.Error{Code: codes.InvalidArgument,
+			Message: fmt.Sprintf("failed to load '%s', failed to poll from model repository", name)}
+	}
+	if e.closed {
+		return errStopping
+	}
+	e.load(m)
+	return nil
+}
+
+// UnloadModel unloads a model: new requests are refused, and requests
+// already queued finish before its instances stop.
+func (e *Engine) UnloadModel(name string) error {
+	e.mu.Lock()
+	m, ok := e.models[name]
+	if !ok {
+		e.mu.Unlock()
+		return &triton.Error{Code: codes.InvalidArgument,
+			Message: fmt.Sprintf("failed to unload '%s', no version is available", name)}
+	}
+	scheds := e.unload(m)
+	e.mu.Unlock()
+	for _, s := range scheds {
+		s.drain()
+	}
+	return nil
+}

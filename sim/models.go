@@ -1,0 +1,90 @@
+package sim
+
+// DemoRepository returns the built-in models, on two default GPUs:
+//
+//   - simple: Triton's add/sub example. INPUT0, INPUT1 INT32 [16] →
+//     OUTPUT0 = INPUT0+INPUT1, OUTPUT1 = INPUT0−INPUT1 (INT32 [16]);
+//     max_batch_size 8, dynamic batching (no preferred sizes, no delay),
+//     one KIND_CPU instance, 50 µs + 2 µs per item.
+//   - resnet50: platform onnxruntime_onnx, input FP32 [3,224,224] → output
+//     FP32 [1000] (pseudo-random scores); max_batch_size 32, dynamic
+//     batching with preferred sizes 8, 16, 32 and 100 µs delay; one KIND_GPU
+//     instance on each of GPU 0 and GPU 1; infer 4 ms + 1 ms × b^0.8 (5 ms
+//     at batch 1, 20 ms at 32), input 20 µs and output 5 µs per item, 5%
+//     jitter; 1.5 GiB per instance.
+//   - bert: platform onnxruntime_onnx, input_ids and attention_mask INT64
+//     [-1] → logits FP32 [2]; max_batch_size 16, dynamic batching with
+//     preferred sizes 4, 8, 16 and 500 µs delay; two KIND_GPU instances on
+//     GPU 1; infer 3 ms + 250 µs × (b × seq_len/128)^0.9, 5% jitter;
+//     requests batch together only when their sequence lengths match.
+//   - identity: INPUT0 FP32 [-1] → OUTPUT0 = INPUT0; max_batch_size 8, no
+//     dynamic batching, four KIND_CPU instances and no compute time, so
+//     that it measures the serving overhead alone.
+func DemoRepository() Repository {
+	return Repository{Models: []ModelSpec{
+		{
+			Name:         "simple",
+			Platform:     "tensorflow_graphdef",
+			Backend:      "tensorflow",
+			MaxBatchSize: 8,
+			Inputs: []TensorSpec{
+				{Name: "INPUT0", DataType: "TYPE_INT32", Dims: []int64{16}},
+				{Name: "INPUT1", DataType: "TYPE_INT32", Dims: []int64{16}},
+			},
+			Outputs: []TensorSpec{
+				{Name: "OUTPUT0", DataType: "TYPE_INT32", Dims: []int64{16}},
+				{Name: "OUTPUT1", DataType: "TYPE_INT32", Dims: []int64{16}},
+			},
+			DynamicBatching: &DynamicBatchingSpec{},
+			InstanceGroups:  []InstanceGroupSpec{{Count: 1, Kind: "KIND_CPU"}},
+			Latency:         LatencySpec{FixedUS: 50, PerItemUS: 2, Jitter: 0.05},
+			Behaviour:       BehaviourAddSub,
+		},
+		{
+			Name:         "resnet50",
+			Platform:     "onnxruntime_onnx",
+			Backend:      "onnxruntime",
+			MaxBatchSize: 32,
+			Inputs:       []TensorSpec{{Name: "input", DataType: "TYPE_FP32", Dims: []int64{3, 224, 224}}},
+			Outputs:      []TensorSpec{{Name: "output", DataType: "TYPE_FP32", Dims: []int64{1000}}},
+			DynamicBatching: &DynamicBatchingSpec{
+				PreferredBatchSize:        []int{8, 16, 32},
+				MaxQueueDelayMicroseconds: 100,
+			},
+			InstanceGroups: []InstanceGroupSpec{{Count: 1, Kind: "KIND_GPU", GPUs: []int{0, 1}}},
+			Latency: LatencySpec{FixedUS: 4000, PerItemUS: 1000, Exponent: 0.8, Jitter: 0.05,
+				ComputeInputUS: 20, ComputeOutputUS: 5},
+			MemoryBytes: 1536 << 20,
+			Behaviour:   BehaviourClassifier,
+		},
+		{
+			Name:         "bert",
+			Platform:     "onnxruntime_onnx",
+			Backend:      "onnxruntime",
+			MaxBatchSize: 16,
+			Inputs: []TensorSpec{
+				{Name: "input_ids", DataType: "TYPE_INT64", Dims: []int64{-1}},
+				{Name: "attention_mask", DataType: "TYPE_INT64", Dims: []int64{-1}},
+			},
+			Outputs: []TensorSpec{{Name: "logits", DataType: "TYPE_FP32", Dims: []int64{2}}},
+			DynamicBatching: &DynamicBatchingSpec{
+				PreferredBatchSize:        []int{4, 8, 16},
+				MaxQueueDelayMicroseconds: 500,
+			},
+			InstanceGroups: []InstanceGroupSpec{{Count: 2, Kind: "KIND_GPU", GPUs: []int{1}}},
+			Latency: LatencySpec{FixedUS: 3000, PerItemUS: 250, Exponent: 0.9, Jitter: 0.05,
+				ComputeInputUS: 5, ComputeOutputUS: 2, ReferenceElements: 128},
+			MemoryBytes: 1 << 30,
+			Behaviour:   BehaviourClassifier,
+		},
+		{
+			Name:           "identity",
+			Backend:        "identity",
+			MaxBatchSize:   8,
+			Inputs:         []TensorSpec{{Name: "INPUT0", DataType: "TYPE_FP32", Dims: []int64{-1}}},
+			Outputs:        []TensorSpec{{Name: "OUTPUT0", DataType: "TYPE_FP32", Dims: []int64{-1}}},
+			InstanceGroups: []InstanceGroupSpec{{Count: 4, Kind: "KIND_CPU"}},
+			Behaviour:      BehaviourIdentity,
+		},
+	}}
+}

@@ -1,0 +1,276 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/tritontop/tritontop/triton"
+)
+
+// Repository is the parsed model-repository description: the simulated GPUs
+// and the models the simulator serves. It is read from a JSON file by
+// LoadRepository or built by DemoRepository.
+//
+// The file format, with every field optional unless marked:
+//
+//	{
+//	  "gpus": [                              // default: two simulated H100s
+//	    {"uuid": "GPU-...", "name": "NVIDIA H100 80GB HBM3",
+//	     "memory_bytes": 85899345920, "base_memory_bytes": 536870912,
+//	     "power_idle_w": 70, "power_max_w": 700, "power_limit_w": 700}
+//	  ],
+//	  "models": [
+//	    {"name": "simple",                   // required
+//	     "versions": [1],                    // default [1]
+//	     "platform": "", "backend": "python",// one of them should be set
+//	     "max_batch_size": 8,                // 0 = no Triton batching
+//	     "inputs":  [{"name": "INPUT0", "data_type": "TYPE_INT32", "dims": [16]}],
+//	     "outputs": [{"name": "OUTPUT0", "data_type": "INT32", "dims": [16]}],
+//	     "dynamic_batching": {"preferred_batch_size": [4, 8],
+//	                          "max_queue_delay_microseconds": 100,
+//	                          "max_queue_size": 0},   // absent = no dynamic batcher
+//	     "instance_group": [{"count": 1, "kind": "KIND_GPU", "gpus": [0]}],
+//	     "latency": {"fixed_us": 100, "per_item_us": 10, "exponent": 1,
+//	                 "jitter": 0.05, "compute_input_us": 2, "compute_output_us": 1,
+//	                 "reference_elements": 0},
+//	     "memory_bytes": 268435456,          // device memory per GPU instance
+//	     "decoupled": false,
+//	     "behaviour": "add_sub"}             // add_sub | identity | classifier | zeros
+//	  ]
+//	}
+//
+// Datatypes are accepted with or without the TYPE_ prefix ("INT32",
+// "TYPE_INT32", "BYTES" or "TYPE_STRING"). A dims entry of -1 is a
+// variable-size dimension. Instance groups follow Triton: a KIND_GPU group
+// places count instances on each listed GPU (all GPUs when gpus is empty); a
+// KIND_CPU group places count instances in total.
+type Repository struct {
+	GPUs   []GPUSpec   `json:"gpus"`
+	Models []ModelSpec `json:"models"`
+}
+
+// GPUSpec describes one simulated GPU. Empty fields get the defaults of a
+// data-centre GPU (80 GiB, 70 W idle, 700 W max and limit); an empty UUID is
+// derived from the GPU's index so that it is stable across runs.
+type GPUSpec struct {
+	UUID            string  `json:"uuid"`
+	Name            string  `json:"name"`
+	MemoryBytes     uint64  `json:"memory_bytes"`
+	BaseMemoryBytes uint64  `json:"base_memory_bytes"`
+	PowerIdleW      float64 `json:"power_idle_w"`
+	PowerMaxW       float64 `json:"power_max_w"`
+	PowerLimitW     float64 `json:"power_limit_w"`
+}
+
+// ModelSpec describes one simulated model: what Triton's config.pbtxt would
+// say, plus how long an execution takes and how outputs are computed.
+type ModelSpec struct {
+	Name            string               `json:"name"`
+	Versions        []int64              `json:"versions"`
+	Platform        string               `json:"platform"`
+	Backend         string               `json:"backend"`
+	MaxBatchSize    int                  `json:"max_batch_size"`
+	Inputs          []TensorSpec         `json:"inputs"`
+	Outputs         []TensorSpec         `json:"outputs"`
+	DynamicBatching *DynamicBatchingSpec `json:"dynamic_batching,omitempty"`
+	InstanceGroups  []InstanceGroupSpec  `json:"instance_group"`
+	Latency         LatencySpec          `json:"latency"`
+	MemoryBytes     uint64               `json:"memory_bytes"`
+	Decoupled       bool                 `json:"decoupled"`
+	Behaviour       string               `json:"behaviour"`
+}
+
+// TensorSpec is one model input or output.
+type TensorSpec struct {
+	Name     string  `json:"name"`
+	DataType string  `json:"data_type"`
+	Dims     []int64 `json:"dims"`
+}
+
+// DynamicBatchingSpec turns on the dynamic batcher; its fields mean what
+// Triton's dynamic_batching fields mean.
+type DynamicBatchingSpec struct {
+	PreferredBatchSize        []int  `json:"preferred_batch_size"`
+	MaxQueueDelayMicroseconds uint64 `json:"max_queue_delay_microseconds"`
+	MaxQueueSize              uint32 `json:"max_queue_size"`
+}
+
+// InstanceGroupSpec is one of Triton's instance groups.
+type InstanceGroupSpec struct {
+	Count int    `json:"count"`
+	Kind  string `json:"kind"`
+	GPUs  []int  `json:"gpus"`
+}
+
+// LatencySpec is the cost model of one execution of a batch of b items:
+//
+//	infer = fixed_us + per_item_us × (b × scale)^exponent
+//	input = compute_input_us × b × scale, output = compute_output_us × b × scale
+//
+// where scale is 1, or, when reference_elements > 0, the mean number of
+// elements per item of the first input divided by reference_elements (so
+// that longer sequences cost more). Each part is then multiplied by a
+// random factor in [1−jitter, 1+jitter]. An exponent below 1 makes larger
+// batches cheaper per item, as on a GPU; 0 means 1.
+type LatencySpec struct {
+	FixedUS           float64 `json:"fixed_us"`
+	PerItemUS         float64 `json:"per_item_us"`
+	Exponent          float64 `json:"exponent"`
+	Jitter            float64 `json:"jitter"`
+	ComputeInputUS    float64 `json:"compute_input_us"`
+	ComputeOutputUS   float64 `json:"compute_output_us"`
+	ReferenceElements float64 `json:"reference_elements"`
+}
+
+// Behaviours a model can have: how its outputs are computed from its inputs.
+const (
+	// BehaviourAddSub is Triton's "simple" example: OUTPUT0 = INPUT0 + INPUT1,
+	// OUTPUT1 = INPUT0 − INPUT1, element-wise.
+	BehaviourAddSub = "add_sub"
+	// BehaviourIdentity copies each input to the output at the same index.
+	BehaviourIdentity = "identity"
+	// BehaviourClassifier fills outputs with deterministic pseudo-random
+	// scores derived from the input bytes.
+	BehaviourClassifier = "classifier"
+	// BehaviourZeros returns zero-filled outputs.
+	BehaviourZeros = "zeros"
+)
+
+// LoadRepository reads a repository description from a JSON file and
+// checks it. Errors name the file and the offending field.
+func LoadRepository(path string) (Repository, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Repository{}, fmt.Errorf("read model repository: %w", err)
+	}
+	var repo Repository
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&repo); err != nil {
+		return Repository{}, fmt.Errorf("model repository %s: %w", path, err)
+	}
+	if err := repo.check(); err != nil {
+		return Repository{}, fmt.Errorf("model repository %s: %w", path, err)
+	}
+	return repo, nil
+}
+
+// check validates the description without changing it; NewEngine fills in
+// defaults afterwards.
+func (r Repository) check() error {
+	ngpu := len(r.GPUs)
+	if ngpu == 0 {
+		ngpu = defaultGPUCount
+	}
+	if len(r.Models) == 0 {
+		return fmt.Errorf("models: no models; add at least one")
+	}
+	seen := map[string]bool{}
+	for i, m := range r.Models {
+		where := fmt.Sprintf("models[%d]", i)
+		if m.Name == "" {
+			return fmt.Errorf("%s.name: empty; every model needs a name", where)
+		}
+		where = fmt.Sprintf("models[%d] (%q)", i, m.Name)
+		if strings.ContainsAny(m.Name, "/ ") {
+			return fmt.Errorf("%s.name: must not contain '/' or spaces", where)
+		}
+		if seen[m.Name] {
+			return fmt.Errorf("%s.name: duplicate model name", where)
+		}
+		seen[m.Name] = true
+		if err := m.check(ngpu); err != nil {
+			return fmt.Errorf("%s.%w", where, err)
+		}
+	}
+	return nil
+}
+
+func (m ModelSpec) check(ngpu int) error {
+	for _, v := range m.Versions {
+		if v < 1 {
+			return fmt.Errorf("versions: %d is not a positive version number", v)
+		}
+	}
+	if m.MaxBatchSize < 0 {
+		return fmt.Errorf("max_batch_size: %d is negative", m.MaxBatchSize)
+	}
+	if len(m.Inputs) == 0 {
+		return fmt.Errorf("inputs: a model needs at least one input")
+	}
+	if len(m.Outputs) == 0 {
+		return fmt.Errorf("outputs: a model needs at least one output")
+	}
+	for _, group := range []struct {
+		kind string
+		list []TensorSpec
+	}{{"inputs", m.Inputs}, {"outputs", m.Outputs}} {
+		kind, list := group.kind, group.list
+		names := map[string]bool{}
+		for j, t := range list {
+			if t.Name == "" {
+				return fmt.Errorf("%s[%d].name: empty", kind, j)
+			}
+			if names[t.Name] {
+				return fmt.Errorf("%s[%d].name: duplicate %q", kind, j, t.Name)
+			}
+			names[t.Name] = true
+			if _, ok := triton.ParseDataType(t.DataType); !ok {
+				return fmt.Errorf("%s[%d].data_type: unknown datatype %q (use e.g. \"FP32\" or \"TYPE_FP32\")", kind, j, t.DataType)
+			}
+			for _, d := range t.Dims {
+				if d < -1 || d == 0 {
+					return fmt.Errorf("%s[%d].dims: %d is not a size (use a positive size, or -1 for variable)", kind, j, d)
+				}
+			}
+		}
+	}
+	if db := m.DynamicBatching; db != nil {
+		if m.MaxBatchSize == 0 {
+			return fmt.Errorf("dynamic_batching: needs max_batch_size > 0")
+		}
+		for _, p := range db.PreferredBatchSize {
+			if p < 1 || p > m.MaxBatchSize {
+				return fmt.Errorf("dynamic_batching.preferred_batch_size: %d must be in 1..max_batch_size (%d)", p, m.MaxBatchSize)
+			}
+		}
+	}
+	for j, g := range m.InstanceGroups {
+		if g.Count < 0 {
+			return fmt.Errorf("instance_group[%d].count: %d is negative", j, g.Count)
+		}
+		switch g.Kind {
+		case "", "KIND_GPU", "KIND_CPU", "KIND_AUTO", "KIND_MODEL":
+		default:
+			return fmt.Errorf("instance_group[%d].kind: %q is not KIND_GPU, KIND_CPU, KIND_AUTO or KIND_MODEL", j, g.Kind)
+		}
+		for _, id := range g.GPUs {
+			if id < 0 || id >= ngpu {
+				return fmt.Errorf("instance_group[%d].gpus: GPU %d does not exist (there are %d)", j, id, ngpu)
+			}
+		}
+	}
+	l := m.Latency
+	if l.FixedUS < 0 || l.PerItemUS < 0 || l.ComputeInputUS < 0 || l.ComputeOutputUS < 0 || l.ReferenceElements < 0 {
+		return fmt.Errorf("latency: durations must not be negative")
+	}
+	if l.Exponent < 0 || l.Exponent > 4 {
+		return fmt.Errorf("latency.exponent: %g must be in 0..4 (0 means 1)", l.Exponent)
+	}
+	if l.Jitter < 0 || l.Jitter >= 1 {
+		return fmt.Errorf("latency.jitter: %g must be in [0, 1)", l.Jitter)
+	}
+	switch m.Behaviour {
+	case "", BehaviourIdentity, BehaviourClassifier, BehaviourZeros:
+	case BehaviourAddSub:
+		if len(m.Inputs) != 2 || len(m.Outputs) != 2 {
+			return fmt.Errorf("behaviour: add_sub needs 2 inputs and 2 outputs")
+		}
+	default:
+		return fmt.Errorf("behaviour: %q is not add_sub, identity, classifier or zeros", m.Behaviour)
+	}
+	return nil
+}

@@ -1,0 +1,504 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// Request states. A request moves queued → executing → done, or to
+// cancelled from queued or executing; whoever wins the transition records
+// its statistics, so each request is counted exactly once.
+const (
+	stateQueued int32 = iota
+	stateExecuting
+	stateDone
+	stateCancelled
+)
+
+// request is one validated inference request on its way through a
+// scheduler.
+type request struct {
+	req     *pb.ModelInferRequest
+	version *modelVersion
+	data    [][]byte  // raw data per model input, in config order
+	shapes  [][]int64 // request shape per model input, in config order
+	outputs []int     // model outputs to return, in config order
+	batch   int       // batch elements, max(1, N)
+	itemLen int       // elements per item of the first input (latency scale)
+	varKey  uint64    // hash of variable dims: only equal keys batch together
+
+	start      int64 // request start, engine clock (ns)
+	queueStart int64
+	state      atomic.Int32
+	done       chan struct{}
+	resp       *pb.ModelInferResponse
+	err        error
+}
+
+// scheduler is one model version's queue, dynamic batcher and instances.
+// The batcher goroutine waits for a free instance, forms a batch from the
+// queue (Triton's dynamic batching rules, or one request at a time without
+// dynamic batching) and hands it to that instance's goroutine.
+type scheduler struct {
+	e        *Engine
+	mv       *modelVersion
+	dynamic  bool
+	maxBatch int
+	maxPref  int          // largest preferred size, or maxBatch
+	pref     map[int]bool // preferred batch sizes
+	delay    int64        // max queue delay, ns
+	maxQueue int64        // 0 = unlimited
+
+	mu       sync.Mutex
+	queue    []*request
+	head     int
+	draining bool // unloading: finish the queue, accept nothing new
+	stopped  bool
+
+	pending   atomic.Int64 // queued, not executing
+	wake      chan struct{}
+	free      chan *instance
+	stop      chan struct{}
+	stopOnce  sync.Once
+	wg        sync.WaitGroup
+	instances []*instance
+}
+
+// instance executes one batch at a time.
+type instance struct {
+	s       *scheduler
+	gpu     *gpu // nil for CPU instances
+	gpuUUID string
+	work    chan []*request
+	rng     *rand.Rand
+	timer   *time.Timer
+	slack   time.Duration // how late the timer fires, learned
+}
+
+func newScheduler(e *Engine, mv *modelVersion) *scheduler {
+	m := mv.model
+	s := &scheduler{
+		e:        e,
+		mv:       mv,
+		maxBatch: max(1, m.spec.MaxBatchSize),
+		wake:     make(chan struct{}, 1),
+		free:     make(chan *instance, len(m.placements)),
+		stop:     make(chan struct{}),
+	}
+	if db := m.spec.DynamicBatching; db != nil {
+		s.dynamic = true
+		s.delay = int64(db.MaxQueueDelayMicroseconds) * 1000
+		s.maxQueue = int64(db.MaxQueueSize)
+		s.pref = map[int]bool{}
+		for _, p := range db.PreferredBatchSize {
+			s.pref[p] = true
+			s.maxPref = max(s.maxPref, p)
+		}
+	}
+	if s.maxPref == 0 {
+		s.maxPref = s.maxBatch
+	}
+	for _, p := range m.placements {
+		seed := uint64(e.opts.Seed) ^ e.seq.Add(1)*0x9e3779b97f4a7c15
+		in := &instance{
+			s:     s,
+			work:  make(chan []*request, 1),
+			rng:   rand.New(rand.NewPCG(seed, uint64(mv.version))),
+			timer: time.NewTimer(time.Hour),
+		}
+		in.timer.Stop()
+		if p.gpu >= 0 {
+			in.gpu = e.gpus[p.gpu]
+			in.gpuUUID = in.gpu.uuid
+		}
+		s.instances = append(s.instances, in)
+		s.free <- in
+		s.wg.Add(1)
+		go in.run()
+	}
+	s.wg.Add(1)
+	go s.run()
+	return s
+}
+
+// enqueue adds a validated request to the queue, or refuses it when the
+// queue is full (UNAVAILABLE, counted as a REJECTED failure).
+func (s *scheduler) enqueue(r *request) error {
+	r.done = make(chan struct{})
+	s.mu.Lock()
+	if s.draining || s.stopped {
+		s.mu.Unlock()
+		return errStopping
+	}
+	if s.maxQueue > 0 && s.pending.Load() >= s.maxQueue {
+		s.mu.Unlock()
+		s.mv.stats.recordFailure(s.e.now()-r.start, reasonRejected)
+		return &triton.Error{Code: codes.Unavailable, Message: "Exceeds maximum queue size"}
+	}
+	r.queueStart = s.e.now()
+	s.queue = append(s.queue, r)
+	s.pending.Add(1)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// cancel fails a request whose caller gave up. It reports false when the
+// request has already completed, in which case its result stands.
+func (s *scheduler) cancel(r *request) bool {
+	if r.state.CompareAndSwap(stateQueued, stateCancelled) {
+		s.pending.Add(-1)
+	} else if !r.state.CompareAndSwap(stateExecuting, stateCancelled) {
+		return false
+	}
+	s.mv.stats.recordFailure(s.e.now()-r.start, reasonCanceled)
+	return true
+}
+
+// run is the batcher goroutine.
+func (s *scheduler) run() {
+	defer s.wg.Done()
+	defer func() {
+		for _, in := range s.instances {
+			close(in.work)
+		}
+	}()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		var in *instance
+		select {
+		case in = <-s.free:
+		case <-s.stop:
+			return
+		}
+		batch := s.nextBatch(timer)
+		if batch == nil {
+			return
+		}
+		in.work <- batch
+	}
+}
+
+// nextBatch waits until a batch should execute and takes it off the queue.
+// It returns nil when the scheduler stops.
+func (s *scheduler) nextBatch(timer *time.Timer) []*request {
+	for {
+		if wait := s.e.stallLeft(); wait > 0 {
+			// Poll so that lifting the stall takes effect soon.
+			if !s.sleep(timer, min(wait, 20*time.Millisecond), false) {
+				return nil
+			}
+			continue
+		}
+		s.mu.Lock()
+		for s.head < len(s.queue) && s.queue[s.head].state.Load() == stateCancelled {
+			s.queue[s.head] = nil
+			s.head++
+		}
+		if s.head == len(s.queue) {
+			draining := s.draining
+			s.mu.Unlock()
+			if draining {
+				return nil
+			}
+			select {
+			case <-s.wake:
+			case <-s.stop:
+				return nil
+			}
+			continue
+		}
+		count, wait := s.plan(s.e.now())
+		if wait <= 0 {
+			batch := s.take(count)
+			s.mu.Unlock()
+			if len(batch) > 0 {
+				return batch
+			}
+			continue
+		}
+		s.mu.Unlock()
+		if !s.sleep(timer, time.Duration(wait), true) {
+			return nil
+		}
+	}
+}
+
+// sleep waits for d, or for a new request when wakeable; false means stop.
+func (s *scheduler) sleep(timer *time.Timer, d time.Duration, wakeable bool) bool {
+	timer.Reset(d)
+	defer timer.Stop()
+	wake := s.wake
+	if !wakeable {
+		wake = nil
+	}
+	select {
+	case <-timer.C:
+	case <-wake:
+	case <-s.stop:
+		return false
+	}
+	return true
+}
+
+// plan decides, with the queue locked and non-empty, how many requests the
+// next batch takes and whether to wait (wait > 0, in ns) for more. It
+// follows Triton's DynamicBatchScheduler::GetDynamicBatch: a batch of a
+// preferred size goes at once; a batch that cannot grow goes at once; else
+// the batcher waits until the oldest request has been queued for the
+// maximum queue delay, then sends whatever it has.
+func (s *scheduler) plan(now int64) (count int, wait int64) {
+	if !s.dynamic {
+		return 1, 0
+	}
+	pending, best, bestCount := 0, 0, 0
+	sendNow := false
+	var oldest int64 = -1
+	var key uint64
+	for _, r := range s.queue[s.head:] {
+		if r.state.Load() != stateQueued {
+			continue
+		}
+		if oldest < 0 {
+			oldest = r.queueStart
+			key = r.varKey
+		} else {
+			if pending+r.batch > s.maxPref && best == 0 {
+				best, bestCount = pending, count
+			}
+			// Requests of another shape end the batch, as in Triton.
+			if pending+r.batch > s.maxBatch || r.varKey != key {
+				sendNow = true
+				break
+			}
+		}
+		pending += r.batch
+		count++
+		if s.pref[pending] {
+			best, bestCount = pending, count
+		}
+	}
+	if count == 0 {
+		return 0, 0
+	}
+	age := now - oldest
+	delayExceeded := s.delay != 0 && age >= s.delay
+	if best != 0 && !delayExceeded {
+		return bestCount, 0
+	}
+	if sendNow || pending >= s.maxPref || delayExceeded || s.delay == 0 {
+		return count, 0
+	}
+	return count, s.delay - age
+}
+
+// take removes up to count live requests from the head of the queue, never
+// more than maxBatch elements, and marks them executing.
+func (s *scheduler) take(count int) []*request {
+	batch := make([]*request, 0, count)
+	elems := 0
+	for len(batch) < count && s.head < len(s.queue) {
+		r := s.queue[s.head]
+		if r.state.Load() == stateQueued && elems+r.batch > s.maxBatch {
+			break
+		}
+		s.queue[s.head] = nil
+		s.head++
+		if r.state.CompareAndSwap(stateQueued, stateExecuting) {
+			s.pending.Add(-1)
+			batch = append(batch, r)
+			elems += r.batch
+		}
+	}
+	if s.head == len(s.queue) {
+		s.queue, s.head = s.queue[:0], 0
+	} else if s.head > 1024 && s.head > len(s.queue)/2 {
+		n := copy(s.queue, s.queue[s.head:])
+		clear(s.queue[n:])
+		s.queue, s.head = s.queue[:n], 0
+	}
+	return batch
+}
+
+// drain stops accepting requests and lets the queued ones finish; the
+// scheduler then stops by itself.
+func (s *scheduler) drain() {
+	s.mu.Lock()
+	s.draining = true
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	go func() {
+		s.wg.Wait()
+		s.close()
+		s.e.mu.Lock()
+		delete(s.e.scheds, s)
+		s.e.mu.Unlock()
+	}()
+}
+
+// close stops the scheduler at once: queued requests and executions in
+// progress fail with UNAVAILABLE "Server is stopping". It waits for the
+// goroutines to exit.
+func (s *scheduler) close() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.wg.Wait()
+	s.mu.Lock()
+	s.stopped = true
+	rest := s.queue[s.head:]
+	s.queue, s.head = nil, 0
+	s.mu.Unlock()
+	for _, r := range rest {
+		if r.state.CompareAndSwap(stateQueued, stateDone) {
+			s.pending.Add(-1)
+			s.mv.stats.recordFailure(s.e.now()-r.start, reasonOther)
+			r.err = errStopping
+			close(r.done)
+		}
+	}
+}
+
+// run is the instance goroutine: it executes the batches the batcher hands
+// it and then offers itself again.
+func (in *instance) run() {
+	defer in.s.wg.Done()
+	for batch := range in.work {
+		in.execute(batch)
+		in.s.free <- in
+	}
+}
+
+// wait takes d of simulated compute; false means the server stopped.
+//
+// Go timers wake up late, by about a millisecond on a loaded machine, which
+// would stretch every execution. The instance learns that lateness (slack)
+// and asks its timer for d − slack, so executions take d on average;
+// durations too short for a timer are spun with runtime.Gosched, which
+// leaves the processor to other goroutines.
+func (in *instance) wait(d time.Duration) bool {
+	start := time.Now()
+	if ask := d - in.slack; ask >= minTimerWait {
+		in.timer.Reset(ask)
+		select {
+		case <-in.timer.C:
+		case <-in.s.stop:
+			in.timer.Stop()
+			return false
+		}
+		late := time.Since(start) - ask
+		in.slack += (min(max(late, 0), maxSlack) - in.slack) / 8
+	}
+	for time.Since(start) < d {
+		select {
+		case <-in.s.stop:
+			return false
+		default:
+		}
+		runtime.Gosched()
+	}
+	return true
+}
+
+// Bounds of the timer compensation in instance.wait.
+const (
+	minTimerWait = 100 * time.Microsecond
+	maxSlack     = 2 * time.Millisecond
+)
+
+// execute runs one batch: it takes the latency model's time, computes the
+// outputs, records statistics and completes the requests.
+func (in *instance) execute(batch []*request) {
+	s := in.s
+	m := s.mv.model
+	f := s.e.currentFaults()
+	elems, itemLen := 0, 0
+	for _, r := range batch {
+		elems += r.batch
+		itemLen = max(itemLen, r.itemLen)
+	}
+	cin, cinf, cout := m.spec.Latency.durations(elems, itemLen, in.rng)
+	if f.SpikeRate > 0 && f.SpikeDelay > 0 && in.rng.Float64() < f.SpikeRate {
+		cinf += f.SpikeDelay
+	}
+	t0 := s.e.now()
+	if in.gpu != nil {
+		in.gpu.begin(t0)
+	}
+	ok := true
+	if total := cin + cinf + cout; total > 0 {
+		ok = in.wait(total)
+	}
+	t1 := s.e.now()
+	if in.gpu != nil {
+		in.gpu.end(t1)
+	}
+	if !ok {
+		in.fail(batch, errStopping, reasonOther)
+		return
+	}
+	var failed []bool
+	if f.ErrorRate > 0 {
+		failed = make([]bool, len(batch))
+		for i := range batch {
+			failed[i] = in.rng.Float64() < f.ErrorRate
+		}
+	}
+	for i, r := range batch {
+		if failed != nil && failed[i] {
+			r.err = &triton.Error{Code: codes.Internal, Message: simulatedFailure}
+			continue
+		}
+		r.resp = m.respond(r)
+	}
+	t2 := s.e.now()
+	ts := execTimes{start: t0, inputEnd: t0 + int64(cin), outputStart: max(t0+int64(cin), t1-int64(cout)), end: t2}
+	s.mv.stats.recordExecution(batch, ts, in.gpuUUID, s.e.now(), time.Now().UnixMilli())
+	for _, r := range batch {
+		close(r.done)
+	}
+}
+
+// fail completes every request of a batch with err.
+func (in *instance) fail(batch []*request, err error, reason int) {
+	now := in.s.e.now()
+	for _, r := range batch {
+		if r.state.CompareAndSwap(stateExecuting, stateDone) {
+			in.s.mv.stats.recordFailure(now-r.start, reason)
+			r.err = err
+			close(r.done)
+		}
+	}
+}
+
+// execTimes are one execution's timestamps on the engine clock.
+type execTimes struct {
+	start, inputEnd, outputStart, end int64
+}
+
+// now is the engine clock: monotonic nanoseconds since NewEngine.
+func (e *Engine) now() int64 {
+	return int64(time.Since(e.start))
+}
+
+// stallLeft is how long executions must still wait for a stall to end.
+func (e *Engine) stallLeft() time.Duration {
+	until := e.currentFaults().StallUntil
+	if until.IsZero() {
+		return 0
+	}
+	return time.Until(until)
+}

@@ -1,0 +1,185 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// Default listen addresses: Triton's ports on the loopback interface.
+const (
+	DefaultGRPCAddr    = "127.0.0.1:8001"
+	DefaultHTTPAddr    = "127.0.0.1:8000"
+	DefaultMetricsAddr = "127.0.0.1:8002"
+)
+
+// drainTimeout bounds how long Close waits for in-flight requests and open
+// streams before cutting them off.
+const drainTimeout = 3 * time.Second
+
+// Config says where a simulated Triton listens and what it serves.
+type Config struct {
+	// GRPCAddr, HTTPAddr and MetricsAddr are host:port listen addresses;
+	// empty means the Default* address, and port 0 picks a free port.
+	GRPCAddr, HTTPAddr, MetricsAddr string
+	// Repository holds the models and GPUs; one with no models means
+	// DemoRepository's models.
+	Repository Repository
+	// Engine tunes the simulated server.
+	Engine EngineOptions
+}
+
+// Server is a running simulated Triton: an Engine behind Triton's gRPC,
+// HTTP/REST and metrics endpoints.
+type Server struct {
+	engine  *Engine
+	cpu     *cpuSampler
+	grpc    *grpc.Server
+	http    *http.Server
+	metrics *http.Server
+
+	grpcLn, httpLn, metricsLn net.Listener
+
+	stopCPU   context.CancelFunc
+	stopAfter func() bool
+	closeOnce sync.Once
+	closeErr  error
+	served    sync.WaitGroup
+}
+
+// Start creates the Engine and serves it on three listeners until Close is
+// called or ctx is done. A port already in use fails with an error naming
+// the address and the flag that changes it.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	repo := cfg.Repository
+	if len(repo.Models) == 0 {
+		repo.Models = DemoRepository().Models
+	}
+	grpcLn, err := listen(cfg.GRPCAddr, DefaultGRPCAddr, "gRPC", "--grpc-port")
+	if err != nil {
+		return nil, err
+	}
+	httpLn, err := listen(cfg.HTTPAddr, DefaultHTTPAddr, "HTTP", "--http-port")
+	if err != nil {
+		grpcLn.Close()
+		return nil, err
+	}
+	metricsLn, err := listen(cfg.MetricsAddr, DefaultMetricsAddr, "metrics", "--metrics-port")
+	if err != nil {
+		grpcLn.Close()
+		httpLn.Close()
+		return nil, err
+	}
+	engine, err := NewEngine(repo, cfg.Engine)
+	if err != nil {
+		grpcLn.Close()
+		httpLn.Close()
+		metricsLn.Close()
+		return nil, fmt.Errorf("simulator: %w", err)
+	}
+
+	s := &Server{engine: engine, grpcLn: grpcLn, httpLn: httpLn, metricsLn: metricsLn}
+	s.cpu = newCPUSampler()
+	cpuCtx, stopCPU := context.WithCancel(context.Background())
+	s.stopCPU = stopCPU
+	interval := cfg.Engine.MetricsInterval
+	if interval <= 0 {
+		interval = 2 * time.Second
+	}
+	go s.cpu.run(cpuCtx, interval)
+
+	// Triton raises both limits to INT32_MAX so that large tensors pass.
+	s.grpc = grpc.NewServer(
+		grpc.MaxRecvMsgSize(math.MaxInt32),
+		grpc.MaxSendMsgSize(math.MaxInt32),
+	)
+	settings := &settingsStore{}
+	pb.RegisterGRPCInferenceServiceServer(s.grpc, &grpcService{engine: engine, settings: settings})
+	grpc_health_v1.RegisterHealthServer(s.grpc, &healthService{engine: engine})
+
+	s.http = &http.Server{Handler: newHTTPHandler(engine, settings), ReadHeaderTimeout: 30 * time.Second}
+	s.metrics = &http.Server{Handler: &metricsHandler{engine: engine, cpu: s.cpu}, ReadHeaderTimeout: 30 * time.Second}
+
+	s.served.Add(3)
+	go func() { defer s.served.Done(); _ = s.grpc.Serve(grpcLn) }()
+	go func() { defer s.served.Done(); _ = s.http.Serve(httpLn) }()
+	go func() { defer s.served.Done(); _ = s.metrics.Serve(metricsLn) }()
+
+	s.stopAfter = context.AfterFunc(ctx, func() { _ = s.Close() })
+	return s, nil
+}
+
+// listen opens one TCP listener, turning "address already in use" into a
+// one-line error that says which flag picks another port.
+func listen(addr, def, what, flag string) (net.Listener, error) {
+	if addr == "" {
+		addr = def
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("cannot serve %s on %s: address already in use (choose another port with %s)", what, addr, flag)
+		}
+		return nil, fmt.Errorf("cannot serve %s on %s: %w", what, addr, err)
+	}
+	return ln, nil
+}
+
+// GRPCAddr returns the address the gRPC listener is bound to.
+func (s *Server) GRPCAddr() string { return s.grpcLn.Addr().String() }
+
+// HTTPAddr returns the address the HTTP/REST listener is bound to.
+func (s *Server) HTTPAddr() string { return s.httpLn.Addr().String() }
+
+// MetricsAddr returns the address the metrics listener is bound to.
+func (s *Server) MetricsAddr() string { return s.metricsLn.Addr().String() }
+
+// Engine returns the simulated server behind the listeners, for fault
+// injection and inspection.
+func (s *Server) Engine() *Engine { return s.engine }
+
+// Close stops accepting connections, lets in-flight requests finish for a
+// few seconds, then stops the engine; requests still waiting after that get
+// UNAVAILABLE. It is safe to call more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		if s.stopAfter != nil {
+			s.stopAfter()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+		defer cancel()
+
+		grpcDone := make(chan struct{})
+		go func() { s.grpc.GracefulStop(); close(grpcDone) }()
+		var errs []error
+		if err := s.http.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			errs = append(errs, fmt.Errorf("stopping HTTP server: %w", err))
+		}
+		_ = s.metrics.Shutdown(ctx)
+		select {
+		case <-grpcDone:
+		case <-ctx.Done():
+		}
+		// Whatever is still running (open streams, stalled requests) is
+		// cut off: the engine answers UNAVAILABLE, then connections close.
+		s.engine.Close()
+		s.grpc.Stop()
+		_ = s.http.Close()
+		_ = s.metrics.Close()
+		s.stopCPU()
+		s.served.Wait()
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}

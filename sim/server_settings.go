@@ -1,0 +1,223 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// settingsStore keeps the trace and log settings a client may read and
+// change. The simulator neither traces nor logs requests; it only remembers
+// what it was told, as tools that toggle these settings expect.
+type settingsStore struct {
+	mu    sync.Mutex
+	trace map[string][]string
+	log   map[string]any // bool, uint32 or string, by Triton's key
+}
+
+// defaultTrace is Triton's trace configuration when started without
+// --trace-config.
+func defaultTrace() map[string][]string {
+	return map[string][]string{
+		"trace_file":    {""},
+		"trace_level":   {"OFF"},
+		"trace_rate":    {"1000"},
+		"trace_count":   {"-1"},
+		"log_frequency": {"0"},
+		"trace_mode":    {"triton"},
+	}
+}
+
+// defaultLog is Triton's logging configuration with default flags.
+func defaultLog() map[string]any {
+	return map[string]any{
+		"log_file":          "",
+		"log_info":          true,
+		"log_warning":       true,
+		"log_error":         true,
+		"log_verbose_level": uint32(0),
+		"log_format":        "default",
+	}
+}
+
+func (s *settingsStore) init() {
+	if s.trace == nil {
+		s.trace = defaultTrace()
+		s.log = defaultLog()
+	}
+}
+
+// updateTrace applies the given settings (an empty value list restores the
+// default) and returns the result.
+func (s *settingsStore) updateTrace(upd map[string][]string) (map[string][]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	def := defaultTrace()
+	for _, k := range slices.Sorted(maps.Keys(upd)) {
+		if _, ok := def[k]; !ok {
+			return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("unknown trace setting '%s'", k)}
+		}
+	}
+	for k, v := range upd {
+		if len(v) == 0 {
+			s.trace[k] = def[k]
+		} else {
+			s.trace[k] = slices.Clone(v)
+		}
+	}
+	return maps.Clone(s.trace), nil
+}
+
+// updateLog applies the given settings, checking each value's type the way
+// Triton does, and returns the result.
+func (s *settingsStore) updateLog(upd map[string]any) (map[string]any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	for _, k := range slices.Sorted(maps.Keys(upd)) {
+		cur, ok := s.log[k]
+		if !ok {
+			return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("Logging setting '%s' is not supported", k)}
+		}
+		v := upd[k]
+		switch cur.(type) {
+		case bool:
+			if _, ok := v.(bool); !ok {
+				return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect boolean for '%s'", k)}
+			}
+		case uint32:
+			switch n := v.(type) {
+			case uint32:
+			case float64:
+				if n < 0 || n != float64(uint32(n)) {
+					return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect unsigned integer for '%s'", k)}
+				}
+				v = uint32(n)
+			default:
+				return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect unsigned integer for '%s'", k)}
+			}
+		case string:
+			if _, ok := v.(string); !ok {
+				return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect string for '%s'", k)}
+			}
+		}
+		upd[k] = v
+	}
+	maps.Copy(s.log, upd)
+	return maps.Clone(s.log), nil
+}
+
+// TraceSetting implements GRPCInferenceServiceServer.
+func (g *grpcService) TraceSetting(_ context.Context, req *pb.TraceSettingRequest) (*pb.TraceSettingResponse, error) {
+	if m := req.GetModelName(); m != "" {
+		if _, err := g.engine.ModelConfig(m, ""); err != nil {
+			return nil, grpcError(err)
+		}
+	}
+	upd := make(map[string][]string, len(req.GetSettings()))
+	for k, v := range req.GetSettings() {
+		upd[k] = v.GetValue()
+	}
+	cur, err := g.settings.updateTrace(upd)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	resp := &pb.TraceSettingResponse{Settings: make(map[string]*pb.TraceSettingResponse_SettingValue, len(cur))}
+	for k, v := range cur {
+		resp.Settings[k] = &pb.TraceSettingResponse_SettingValue{Value: v}
+	}
+	return resp, nil
+}
+
+// LogSettings implements GRPCInferenceServiceServer.
+func (g *grpcService) LogSettings(_ context.Context, req *pb.LogSettingsRequest) (*pb.LogSettingsResponse, error) {
+	upd := make(map[string]any, len(req.GetSettings()))
+	for k, v := range req.GetSettings() {
+		switch p := v.GetParameterChoice().(type) {
+		case *pb.LogSettingsRequest_SettingValue_BoolParam:
+			upd[k] = p.BoolParam
+		case *pb.LogSettingsRequest_SettingValue_Uint32Param:
+			upd[k] = p.Uint32Param
+		case *pb.LogSettingsRequest_SettingValue_StringParam:
+			upd[k] = p.StringParam
+		}
+	}
+	cur, err := g.settings.updateLog(upd)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	resp := &pb.LogSettingsResponse{Settings: make(map[string]*pb.LogSettingsResponse_SettingValue, len(cur))}
+	for k, v := range cur {
+		sv := &pb.LogSettingsResponse_SettingValue{}
+		switch x := v.(type) {
+		case bool:
+			sv.ParameterChoice = &pb.LogSettingsResponse_SettingValue_BoolParam{BoolParam: x}
+		case uint32:
+			sv.ParameterChoice = &pb.LogSettingsResponse_SettingValue_Uint32Param{Uint32Param: x}
+		case string:
+			sv.ParameterChoice = &pb.LogSettingsResponse_SettingValue_StringParam{StringParam: x}
+		}
+		resp.Settings[k] = sv
+	}
+	return resp, nil
+}
+
+// The simulator has no shared memory: nothing is ever registered, so status
+// lists are empty, a named status is NOT_FOUND, unregister is a no-op, and
+// registering fails the way Triton fails when it cannot open the region.
+
+func shmNotFound(kind, name string) error {
+	return &triton.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find %s shared memory region: '%s'", kind, name)}
+}
+
+func systemShmRegisterError(key string) error {
+	return &triton.Error{Code: codes.Internal, Message: fmt.Sprintf("Unable to open shared memory region: '%s'", key)}
+}
+
+func cudaShmRegisterError(name string) error {
+	return &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to register CUDA shared memory region: '%s', GPUs not supported", name)}
+}
+
+// SystemSharedMemoryStatus implements GRPCInferenceServiceServer.
+func (g *grpcService) SystemSharedMemoryStatus(_ context.Context, req *pb.SystemSharedMemoryStatusRequest) (*pb.SystemSharedMemoryStatusResponse, error) {
+	if req.GetName() != "" {
+		return nil, grpcError(shmNotFound("system", req.GetName()))
+	}
+	return &pb.SystemSharedMemoryStatusResponse{Regions: map[string]*pb.SystemSharedMemoryStatusResponse_RegionStatus{}}, nil
+}
+
+// SystemSharedMemoryRegister implements GRPCInferenceServiceServer.
+func (g *grpcService) SystemSharedMemoryRegister(_ context.Context, req *pb.SystemSharedMemoryRegisterRequest) (*pb.SystemSharedMemoryRegisterResponse, error) {
+	return nil, grpcError(systemShmRegisterError(req.GetKey()))
+}
+
+// SystemSharedMemoryUnregister implements GRPCInferenceServiceServer.
+func (g *grpcService) SystemSharedMemoryUnregister(context.Context, *pb.SystemSharedMemoryUnregisterRequest) (*pb.SystemSharedMemoryUnregisterResponse, error) {
+	return &pb.SystemSharedMemoryUnregisterResponse{}, nil
+}
+
+// CudaSharedMemoryStatus implements GRPCInferenceServiceServer.
+func (g *grpcService) CudaSharedMemoryStatus(_ context.Context, req *pb.CudaSharedMemoryStatusRequest) (*pb.CudaSharedMemoryStatusResponse, error) {
+	if req.GetName() != "" {
+		return nil, grpcError(shmNotFound("cuda", req.GetName()))
+	}
+	return &pb.CudaSharedMemoryStatusResponse{Regions: map[string]*pb.CudaSharedMemoryStatusResponse_RegionStatus{}}, nil
+}
+
+// CudaSharedMemoryRegister implements GRPCInferenceServiceServer.
+func (g *grpcService) CudaSharedMemoryRegister(_ context.Context, req *pb.CudaSharedMemoryRegisterRequest) (*pb.CudaSharedMemoryRegisterResponse, error) {
+	return nil, grpcError(cudaShmRegisterError(req.GetName()))
+}
+
+// CudaSharedMemoryUnregister implements GRPCInferenceServiceServer.
+func (g *grpcService) CudaSharedMemoryUnregister(context.Context, *pb.CudaSharedMemoryUnregisterRequest) (*pb.CudaSharedMemoryUnregisterResponse, error) {
+	return &pb.CudaSharedMemoryUnregisterResponse{}, nil
+}

@@ -1,0 +1,294 @@
+package sim
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// Failure reasons of nv_inference_request_failure, in the order Triton
+// lists them.
+const (
+	reasonRejected = iota
+	reasonCanceled
+	reasonBackend
+	reasonOther
+)
+
+var reasonNames = [...]string{"REJECTED", "CANCELED", "BACKEND", "OTHER"}
+
+// MetricsState is everything the /metrics endpoint prints, read at one
+// moment and consistent with ModelStatistics.
+type MetricsState struct {
+	Models []ModelMetricsState // one per loaded, ready model version
+	GPUs   []GPUState
+}
+
+// ModelMetricsState is one model version's per-model metric families.
+type ModelMetricsState struct {
+	Model, Version string
+	// GPUUUIDs are the GPUs its KIND_GPU instances run on.
+	GPUUUIDs []string
+	// SuccessByGPU splits Success by the gpu_uuid of the instance that
+	// executed the request ("" for CPU instances), as Triton labels it.
+	SuccessByGPU map[string]uint64
+	Success      uint64
+	// FailureByReason always holds REJECTED, CANCELED, BACKEND and OTHER.
+	FailureByReason                map[string]uint64
+	InferenceCount, ExecutionCount uint64
+	// Pending counts requests enqueued and not yet executing.
+	Pending uint64
+	// Durations are cumulative µs, each request's ns/1000 truncated, summed
+	// over successful requests.
+	RequestUS, QueueUS, ComputeInputUS, ComputeInferUS, ComputeOutputUS uint64
+}
+
+// GPUState is one simulated GPU's gauges as last refreshed.
+type GPUState struct {
+	UUID        string
+	Name        string
+	Utilization float64 // 0..1, busy fraction over the last metrics interval
+	MemoryUsed  uint64
+	MemoryTotal uint64
+	PowerW      float64
+	PowerLimitW float64
+	EnergyJ     float64 // since the engine started
+}
+
+// duration is a StatisticDuration.
+type duration struct{ count, ns uint64 }
+
+func (d duration) pb() *pb.StatisticDuration {
+	return &pb.StatisticDuration{Count: d.count, Ns: d.ns}
+}
+
+// batchStat is one batch_stats entry; the count is the same for all three
+// durations.
+type batchStat struct {
+	count                   uint64
+	inputNS, inferNS, outNS uint64
+}
+
+// statistics are one model version's cumulative statistics, kept with
+// Triton's invariants: queue and compute counts equal the success count,
+// batch_stats counts sum to execution_count, and Σ batch_size × count equals
+// inference_count.
+type statistics struct {
+	mu                                          sync.Mutex
+	success, fail, queue, cIn, cInfer, cOut     duration
+	inferenceCount, executionCount, lastInferMS uint64
+	batches                                     map[uint64]*batchStat
+
+	successByGPU                                map[string]uint64
+	failures                                    [len(reasonNames)]uint64
+	requestUS, queueUS, cInUS, cInferUS, cOutUS uint64
+}
+
+func (st *statistics) init(m *model) {
+	st.batches = map[uint64]*batchStat{}
+	st.successByGPU = map[string]uint64{}
+	for _, p := range m.placements {
+		if p.gpu < 0 {
+			st.successByGPU[""] = 0
+		}
+	}
+}
+
+// recordFailure counts a failed request that took ns from its start.
+func (st *statistics) recordFailure(ns int64, reason int) {
+	st.mu.Lock()
+	st.fail.count++
+	st.fail.ns += uint64(max(0, ns))
+	st.failures[reason]++
+	st.mu.Unlock()
+}
+
+// recordExecution completes the requests of one execution that were not
+// cancelled meanwhile (marking them done) and records their statistics: a
+// request with err set is a BACKEND failure; the others succeeded, and the
+// execution's batch size is the sum of their batch elements.
+func (st *statistics) recordExecution(batch []*request, ts execTimes, gpuUUID string, end int64, wallMS int64) {
+	cin := uint64(max(0, ts.inputEnd-ts.start))
+	cinf := uint64(max(0, ts.outputStart-ts.inputEnd))
+	cout := uint64(max(0, ts.end-ts.outputStart))
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var elems uint64
+	for _, r := range batch {
+		if !r.state.CompareAndSwap(stateExecuting, stateDone) {
+			continue
+		}
+		total := uint64(max(0, end-r.start))
+		if r.err != nil {
+			st.fail.count++
+			st.fail.ns += total
+			st.failures[reasonBackend]++
+			continue
+		}
+		q := uint64(max(0, ts.start-r.queueStart))
+		st.success.count++
+		st.success.ns += total
+		st.queue.count++
+		st.queue.ns += q
+		st.cIn.count++
+		st.cIn.ns += cin
+		st.cInfer.count++
+		st.cInfer.ns += cinf
+		st.cOut.count++
+		st.cOut.ns += cout
+		st.requestUS += total / 1000
+		st.queueUS += q / 1000
+		st.cInUS += cin / 1000
+		st.cInferUS += cinf / 1000
+		st.cOutUS += cout / 1000
+		st.successByGPU[gpuUUID]++
+		elems += uint64(r.batch)
+	}
+	if elems == 0 {
+		return
+	}
+	st.inferenceCount += elems
+	st.executionCount++
+	st.lastInferMS = uint64(wallMS)
+	b := st.batches[elems]
+	if b == nil {
+		b = &batchStat{}
+		st.batches[elems] = b
+	}
+	b.count++
+	b.inputNS += cin
+	b.inferNS += cinf
+	b.outNS += cout
+}
+
+// proto returns the statistics as Triton's ModelStatistics.
+func (st *statistics) proto(name, version string) *pb.ModelStatistics {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ms := &pb.ModelStatistics{
+		Name:           name,
+		Version:        version,
+		LastInference:  st.lastInferMS,
+		InferenceCount: st.inferenceCount,
+		ExecutionCount: st.executionCount,
+		InferenceStats: &pb.InferStatistics{
+			Success:       st.success.pb(),
+			Fail:          st.fail.pb(),
+			Queue:         st.queue.pb(),
+			ComputeInput:  st.cIn.pb(),
+			ComputeInfer:  st.cInfer.pb(),
+			ComputeOutput: st.cOut.pb(),
+			CacheHit:      &pb.StatisticDuration{},
+			CacheMiss:     &pb.StatisticDuration{},
+		},
+		ResponseStats: map[string]*pb.InferResponseStatistics{},
+	}
+	for _, size := range slices.Sorted(maps.Keys(st.batches)) {
+		b := st.batches[size]
+		ms.BatchStats = append(ms.BatchStats, &pb.InferBatchStatistics{
+			BatchSize:     size,
+			ComputeInput:  &pb.StatisticDuration{Count: b.count, Ns: b.inputNS},
+			ComputeInfer:  &pb.StatisticDuration{Count: b.count, Ns: b.inferNS},
+			ComputeOutput: &pb.StatisticDuration{Count: b.count, Ns: b.outNS},
+		})
+	}
+	return ms
+}
+
+// metrics returns the statistics as metric families.
+func (st *statistics) metrics(mv *modelVersion) ModelMetricsState {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s := ModelMetricsState{
+		Model:           mv.model.name,
+		Version:         mv.label,
+		SuccessByGPU:    maps.Clone(st.successByGPU),
+		Success:         st.success.count,
+		FailureByReason: make(map[string]uint64, len(reasonNames)),
+		InferenceCount:  st.inferenceCount,
+		ExecutionCount:  st.executionCount,
+		Pending:         uint64(max(0, mv.sched.pending.Load())),
+		RequestUS:       st.requestUS,
+		QueueUS:         st.queueUS,
+		ComputeInputUS:  st.cInUS,
+		ComputeInferUS:  st.cInferUS,
+		ComputeOutputUS: st.cOutUS,
+	}
+	for i, n := range reasonNames {
+		s.FailureByReason[n] = st.failures[i]
+	}
+	return s
+}
+
+// readyVersions lists the ready model versions, by name then version.
+func (e *Engine) readyVersions() []*modelVersion {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed || e.starting() {
+		return nil
+	}
+	var out []*modelVersion
+	for _, name := range e.names {
+		out = append(out, e.models[name].versions...)
+	}
+	return out
+}
+
+// ModelStatistics returns the statistics of the ready versions of a model,
+// or of every model when name is empty. A model with no ready version is
+// INVALID_ARGUMENT "requested model 'x' is not available".
+func (e *Engine) ModelStatistics(name, version string) (*pb.ModelStatisticsResponse, error) {
+	resp := &pb.ModelStatisticsResponse{}
+	v, err := parseVersion(version)
+	if err != nil {
+		return nil, err
+	}
+	found, foundVersion := false, false
+	for _, mv := range e.readyVersions() {
+		if name != "" && mv.model.name != name {
+			continue
+		}
+		found = true
+		if v >= 0 && mv.version != v {
+			continue
+		}
+		foundVersion = true
+		resp.ModelStats = append(resp.ModelStats, mv.stats.proto(mv.model.name, mv.label))
+	}
+	if name != "" && !found {
+		return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("requested model '%s' is not available", name)}
+	}
+	if name != "" && !foundVersion {
+		return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("requested model version is not available for model '%s'", name)}
+	}
+	return resp, nil
+}
+
+// Metrics returns the per-model and GPU metric families.
+func (e *Engine) Metrics() MetricsState {
+	var s MetricsState
+	for _, mv := range e.readyVersions() {
+		mm := mv.stats.metrics(mv)
+		seen := map[string]bool{}
+		for _, in := range mv.sched.instances {
+			if in.gpu != nil && !seen[in.gpuUUID] {
+				seen[in.gpuUUID] = true
+				mm.GPUUUIDs = append(mm.GPUUUIDs, in.gpuUUID)
+				if _, ok := mm.SuccessByGPU[in.gpuUUID]; !ok {
+					mm.SuccessByGPU[in.gpuUUID] = 0
+				}
+			}
+		}
+		s.Models = append(s.Models, mm)
+	}
+	for _, g := range e.gpus {
+		s.GPUs = append(s.GPUs, g.state())
+	}
+	return s
+}

@@ -1,0 +1,334 @@
+package sim
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// reservedParameters are the triton_* request parameters Triton accepts.
+var reservedParameters = map[string]bool{"triton_enable_empty_final_response": true}
+
+// varKeySeed hashes variable dimensions; any fixed seed will do.
+var varKeySeed = maphash.MakeSeed()
+
+func invalidArg(format string, args ...any) error {
+	return &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(format, args...)}
+}
+
+// dimsString formats dims as Triton's DimsListToString: "[-1,16]".
+func dimsString(dims []int64) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, d := range dims {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(d, 10))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// prepare validates a request against the model the way Triton's gRPC
+// frontend and core do before the request is queued, with Triton's
+// messages, and returns it ready to enqueue. Errors here are not counted
+// in the statistics, as on Triton.
+func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
+	for k := range req.GetParameters() {
+		if strings.HasPrefix(k, "triton_") && !reservedParameters[k] {
+			return nil, invalidArg("parameter '%s' is reserved for Triton usage and should not be specified", k)
+		}
+	}
+	inputs := req.GetInputs()
+	data, err := m.inputData(req)
+	if err != nil {
+		return nil, err
+	}
+
+	// Requested outputs, returned in config order.
+	r := &request{req: req}
+	if outs := req.GetOutputs(); len(outs) > 0 {
+		want := make([]bool, len(m.outputs))
+		for _, o := range outs {
+			j, ok := m.outputIdx[o.GetName()]
+			if !ok {
+				return nil, invalidArg("unexpected inference output '%s' for model '%s'", o.GetName(), m.name)
+			}
+			want[j] = true
+		}
+		for j, w := range want {
+			if w {
+				r.outputs = append(r.outputs, j)
+			}
+		}
+	} else {
+		r.outputs = m.allOutputs()
+	}
+
+	// Input count, then batch size, as in InferenceRequest::Normalize.
+	if len(inputs) != len(m.inputs) {
+		return nil, m.inputCountError(inputs)
+	}
+	seen := make([]bool, len(m.inputs))
+	for _, in := range inputs {
+		j, ok := m.inputIdx[in.GetName()]
+		if !ok {
+			return nil, invalidArg("unexpected inference input '%s' for model '%s'", in.GetName(), m.name)
+		}
+		if seen[j] {
+			return nil, invalidArg("input '%s' already exists in request", in.GetName())
+		}
+		seen[j] = true
+	}
+	var batch int64
+	if m.spec.MaxBatchSize > 0 {
+		for i, in := range inputs {
+			shape := in.GetShape()
+			if len(shape) == 0 {
+				return nil, invalidArg("input '%s' has no shape but model requires batch dimension for '%s'", in.GetName(), m.name)
+			}
+			if i == 0 {
+				batch = shape[0]
+			} else if shape[0] != batch {
+				return nil, invalidArg("input '%s' batch size does not match other inputs for '%s'", in.GetName(), m.name)
+			}
+		}
+		// Triton keeps the batch size unsigned: a negative one is huge.
+		if batch < 0 || batch > int64(m.spec.MaxBatchSize) {
+			return nil, invalidArg("inference request batch-size must be <= %d for '%s'", m.spec.MaxBatchSize, m.name)
+		}
+	}
+
+	r.data = make([][]byte, len(m.inputs))
+	r.shapes = make([][]int64, len(m.inputs))
+	var hash maphash.Hash
+	hash.SetSeed(varKeySeed)
+	for i, in := range inputs {
+		j := m.inputIdx[in.GetName()]
+		t := &m.inputs[j]
+		// The protocol speaks "INT32", never the config's "TYPE_INT32".
+		dt, ok := triton.ParseDataType(in.GetDatatype())
+		if !ok || strings.HasPrefix(in.GetDatatype(), "TYPE_") {
+			dt = pb.DataType_TYPE_INVALID
+		}
+		if dt != t.dtype {
+			return nil, invalidArg("inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.GetName(), triton.DataTypeString(dt), m.name, t.datatype)
+		}
+		shape := in.GetShape()
+		dims := shape
+		if m.spec.MaxBatchSize > 0 {
+			dims = shape[1:]
+		}
+		match := len(dims) == len(t.dims)
+		for k := 0; match && k < len(dims); k++ {
+			if dims[k] == -1 {
+				return nil, invalidArg("All input dimensions should be specified for input '%s' for model '%s', got %s", in.GetName(), m.name, dimsString(shape))
+			}
+			if t.dims[k] != -1 && t.dims[k] != dims[k] {
+				match = false
+			} else if t.dims[k] == -1 {
+				var b [8]byte
+				binary.LittleEndian.PutUint64(b[:], uint64(dims[k]))
+				hash.Write(b[:])
+			}
+		}
+		for k := 0; match && k < len(dims); k++ {
+			if dims[k] < 0 {
+				match = false
+			}
+		}
+		if !match {
+			full := t.dims
+			note := ""
+			if m.spec.MaxBatchSize > 0 {
+				full = append([]int64{-1}, t.dims...)
+				note = "NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size."
+			}
+			return nil, invalidArg("unexpected shape for input '%s' for model '%s'. Expected %s, got %s. %s", in.GetName(), m.name, dimsString(full), dimsString(shape), note)
+		}
+		if err := m.checkSize(t, shape, data[i]); err != nil {
+			return nil, err
+		}
+		r.data[j] = data[i]
+		r.shapes[j] = shape
+		if j == 0 {
+			r.itemLen = int(elementCount(dims))
+		}
+	}
+	r.batch = max(1, int(batch))
+	r.varKey = hash.Sum64()
+	return r, nil
+}
+
+// allOutputs lists every output index.
+func (m *model) allOutputs() []int {
+	all := make([]int, len(m.outputs))
+	for j := range all {
+		all[j] = j
+	}
+	return all
+}
+
+// inputCountError is Triton's message for a wrong number of inputs.
+func (m *model) inputCountError(inputs []*pb.ModelInferRequest_InferInputTensor) error {
+	// Triton builds both lists by appending "'name'," to "[" and dropping
+	// the last character, so an empty list prints as "]".
+	missing := "["
+	for _, t := range m.inputs {
+		found := false
+		for _, in := range inputs {
+			found = found || in.GetName() == t.name
+		}
+		if !found {
+			missing += "'" + t.name + "',"
+		}
+	}
+	missing = missing[:len(missing)-1] + "]"
+	got := "[]"
+	if len(inputs) > 0 {
+		got = "["
+		for _, in := range inputs {
+			got += "'" + in.GetName() + "',"
+		}
+		got = got[:len(got)-1] + "]"
+	}
+	return invalidArg("expected %d inputs but got %d inputs for model '%s'. Got input(s) %s, but missing required input(s) %s. Please provide all required input(s).",
+		len(m.inputs), len(inputs), m.name, got, missing)
+}
+
+// inputData returns each request input's raw bytes, in request order, from
+// raw_input_contents or converted from typed contents, with the gRPC
+// frontend's rules.
+func (m *model) inputData(req *pb.ModelInferRequest) ([][]byte, error) {
+	inputs := req.GetInputs()
+	raw := req.GetRawInputContents()
+	data := make([][]byte, len(inputs))
+	if len(raw) > 0 {
+		for i, in := range inputs {
+			if in.GetContents() != nil {
+				return nil, invalidArg("contents field must not be specified when using raw_input_contents for '%s' for model '%s'", in.GetName(), m.name)
+			}
+			if i >= len(raw) {
+				return nil, invalidArg("unable to find data for input tensor '%s' for model '%s' in request.", in.GetName(), m.name)
+			}
+			data[i] = raw[i]
+		}
+		if len(raw) != len(inputs) {
+			return nil, invalidArg("expected %d inputs but got %d inputs", len(raw), len(inputs))
+		}
+		return data, nil
+	}
+	for i, in := range inputs {
+		c := in.GetContents()
+		if c == nil {
+			return nil, invalidArg("unable to find data for input tensor '%s' for model '%s' in request.", in.GetName(), m.name)
+		}
+		data[i] = contentsBytes(in.GetDatatype(), c)
+	}
+	return data, nil
+}
+
+// contentsBytes serialises typed contents as raw little-endian data of the
+// request's datatype; BYTES elements get Triton's length framing.
+func contentsBytes(datatype string, c *pb.InferTensorContents) []byte {
+	var out []byte
+	switch datatype {
+	case "BOOL":
+		for _, v := range c.GetBoolContents() {
+			b := byte(0)
+			if v {
+				b = 1
+			}
+			out = append(out, b)
+		}
+	case "INT8":
+		for _, v := range c.GetIntContents() {
+			out = append(out, byte(int8(v)))
+		}
+	case "INT16":
+		for _, v := range c.GetIntContents() {
+			out = binary.LittleEndian.AppendUint16(out, uint16(int16(v)))
+		}
+	case "INT32":
+		for _, v := range c.GetIntContents() {
+			out = binary.LittleEndian.AppendUint32(out, uint32(v))
+		}
+	case "INT64":
+		for _, v := range c.GetInt64Contents() {
+			out = binary.LittleEndian.AppendUint64(out, uint64(v))
+		}
+	case "UINT8":
+		for _, v := range c.GetUintContents() {
+			out = append(out, byte(v))
+		}
+	case "UINT16":
+		for _, v := range c.GetUintContents() {
+			out = binary.LittleEndian.AppendUint16(out, uint16(v))
+		}
+	case "UINT32":
+		for _, v := range c.GetUintContents() {
+			out = binary.LittleEndian.AppendUint32(out, v)
+		}
+	case "UINT64":
+		for _, v := range c.GetUint64Contents() {
+			out = binary.LittleEndian.AppendUint64(out, v)
+		}
+	case "FP32":
+		for _, v := range c.GetFp32Contents() {
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(v))
+		}
+	case "FP64":
+		for _, v := range c.GetFp64Contents() {
+			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(v))
+		}
+	case "BYTES":
+		out = triton.EncodeBytes(c.GetBytesContents())
+	}
+	return out
+}
+
+// elementCount is the product of dims (1 for a scalar).
+func elementCount(dims []int64) int64 {
+	n := int64(1)
+	for _, d := range dims {
+		n *= d
+	}
+	return n
+}
+
+// checkSize checks an input's data against its shape: the exact byte size,
+// or for BYTES the framing and the element count.
+func (m *model) checkSize(t *tensorInfo, shape []int64, data []byte) error {
+	n := elementCount(shape)
+	if t.size > 0 {
+		if want := n * int64(t.size); int64(len(data)) != want {
+			return invalidArg("input byte size mismatch for input '%s' for model '%s'. Expected %d, got %d", t.name, m.name, want, len(data))
+		}
+		return nil
+	}
+	var count int64
+	for b := data; len(b) > 0; count++ {
+		if len(b) < 4 {
+			return invalidArg("incomplete string length indicator for inference input '%s' for model '%s', expecting 4 bytes but only %d bytes available. Please make sure the string length indicator is in one buffer.", t.name, m.name, len(b))
+		}
+		l := int64(binary.LittleEndian.Uint32(b))
+		b = b[4:]
+		if l > int64(len(b)) {
+			return invalidArg("incomplete string for inference input '%s' for model '%s', expecting string of length %d but only %d bytes available", t.name, m.name, l, len(b))
+		}
+		b = b[l:]
+	}
+	if count != n {
+		return invalidArg("expected %d string elements for inference input '%s' for model '%s', got %d", n, t.name, m.name, count)
+	}
+	return nil
+}

@@ -1,0 +1,357 @@
+package stats
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/tritontop/tritontop/driver"
+)
+
+// Defaults of the collector's tick interval and sliding window.
+const (
+	DefaultInterval = time.Second
+	DefaultWindow   = 10 * time.Second
+)
+
+// CollectorOptions configures a Collector. Only Results is required.
+type CollectorOptions struct {
+	// Interval is the tick length (default 1 s).
+	Interval time.Duration
+	// Window is the sliding window's length (default 10 s).
+	Window time.Duration
+	// Results are the driver's finished requests; when the channel closes
+	// the collector emits a last, partial tick and returns.
+	Results <-chan []driver.Result
+	// Control reports the driver's load and in-flight count; nil leaves
+	// Snapshot.Load with only the mode that the results show.
+	Control driver.Control
+	// Server, Metrics and System are optional sources.
+	Server  *ServerPoller
+	Metrics *MetricsScraper
+	System  *SystemSampler
+	// ReadWait bounds how long a tick waits after its end for the server's
+	// statistics and metrics before it is emitted without them (default a
+	// quarter of Interval). Results keep being counted meanwhile.
+	ReadWait time.Duration
+	// ReadTimeout bounds one statistics or metrics read (default two
+	// intervals).
+	ReadTimeout time.Duration
+}
+
+// Collector runs the measuring side of a run: it counts the driver's
+// results, and at every tick reads the server's statistics and metrics and
+// the client's CPU, and emits one Snapshot.
+type Collector struct {
+	opts   CollectorOptions
+	agg    *Aggregator
+	latest atomic.Pointer[Snapshot]
+}
+
+// NewCollector returns a Collector with opts' defaults filled in.
+func NewCollector(opts CollectorOptions) *Collector {
+	if opts.Interval <= 0 {
+		opts.Interval = DefaultInterval
+	}
+	if opts.Window <= 0 {
+		opts.Window = DefaultWindow
+	}
+	if opts.ReadWait <= 0 {
+		opts.ReadWait = opts.Interval / 4
+	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = 2 * opts.Interval
+	}
+	return &Collector{opts: opts, agg: NewAggregator(opts.Interval, opts.Window)}
+}
+
+// SetWindow changes the sliding window's length from the next tick on; it
+// is safe from any goroutine.
+func (c *Collector) SetWindow(d time.Duration) { c.agg.SetWindow(d) }
+
+// ResetWindows restarts the sliding window and the whole-run totals from the
+// next tick; it is safe from any goroutine.
+func (c *Collector) ResetWindows() { c.agg.ResetWindows() }
+
+// Latest returns the last emitted Snapshot, and false before the first. It
+// is safe from any goroutine; the Snapshot's slices must not be modified.
+func (c *Collector) Latest() (Snapshot, bool) {
+	if s := c.latest.Load(); s != nil {
+		return *s, true
+	}
+	return Snapshot{}, false
+}
+
+// reader runs one kind of server read on its own goroutine, so that a slow
+// server never stalls the counting of results. busy and fresh are owned by
+// the Run goroutine.
+type reader[T any] struct {
+	trigger chan struct{}
+	out     chan T
+	busy    bool // a read was triggered and its value not yet received
+	fresh   *T   // a value received since the last emitted tick
+}
+
+// startReader starts the goroutine that runs read (after first, if any) each
+// time it is triggered, until ctx ends.
+func startReader[T any](ctx context.Context, timeout time.Duration, first func(context.Context), read func(context.Context) T) *reader[T] {
+	r := &reader[T]{trigger: make(chan struct{}, 1), out: make(chan T, 1)}
+	go func() {
+		if first != nil {
+			rctx, cancel := context.WithTimeout(ctx, timeout)
+			first(rctx)
+			cancel()
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.trigger:
+			}
+			rctx, cancel := context.WithTimeout(ctx, timeout)
+			v := read(rctx)
+			cancel()
+			select {
+			case r.out <- v:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return r
+}
+
+// start triggers a read unless one is still running or a late answer is
+// already waiting to be used: a statistics delta then still spans from the
+// previous reading, and no tick is lost.
+func (r *reader[T]) start() {
+	if r == nil || r.busy || r.fresh != nil {
+		return
+	}
+	r.busy = true
+	r.trigger <- struct{}{}
+}
+
+// receive records a value read.
+func (r *reader[T]) receive(v T) {
+	r.busy = false
+	r.fresh = &v
+}
+
+// outC returns the channel of read values, nil (never ready) without a
+// reader.
+func (r *reader[T]) outC() <-chan T {
+	if r == nil {
+		return nil
+	}
+	return r.out
+}
+
+// waiting reports whether a triggered read has not answered yet.
+func (r *reader[T]) waiting() bool { return r != nil && r.busy }
+
+// run is the state of one Collector.Run.
+type run struct {
+	c        *Collector
+	ctx      context.Context
+	emit     func(Snapshot)
+	start    time.Time
+	last     time.Time
+	seq      int
+	server   *reader[ServerStats]
+	metrics  *reader[ServerMetrics]
+	lastMetr *ServerMetrics
+	// pending is a cut tick waiting for its server reads until deadline.
+	pending  *Snapshot
+	deadline *time.Timer
+}
+
+// Run collects until Results closes (then it emits a last, partial tick and
+// returns nil) or ctx ends (then it returns ctx's error). emit is called on
+// Run's goroutine once per tick and should return quickly: results are not
+// counted while it runs.
+func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
+	if c.opts.Results == nil {
+		return fmt.Errorf("stats collector: no results channel to read")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r := &run{c: c, ctx: ctx, emit: emit, start: time.Now()}
+	r.last = r.start
+	if p := c.opts.Server; p != nil {
+		prime := func(ctx context.Context) { _ = p.Prime(ctx) }
+		r.server = startReader(ctx, c.opts.ReadTimeout, prime, p.Poll)
+	}
+	if m := c.opts.Metrics; m != nil {
+		r.metrics = startReader(ctx, c.opts.ReadTimeout, nil, m.Scrape)
+	}
+	r.deadline = time.NewTimer(time.Hour)
+	r.deadline.Stop()
+	defer r.deadline.Stop()
+	ticker := time.NewTicker(c.opts.Interval)
+	defer ticker.Stop()
+
+	results := c.opts.Results
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case batch, ok := <-results:
+			if !ok {
+				return r.finish()
+			}
+			c.agg.Add(batch)
+		case now := <-ticker.C:
+			if err := r.tick(now); err != nil {
+				return err
+			}
+		case v := <-r.server.outC():
+			r.server.receive(v)
+			r.emitIfReady()
+		case v := <-r.metrics.outC():
+			r.metrics.receive(v)
+			r.emitIfReady()
+		case <-r.deadline.C:
+			r.emitPending()
+		}
+	}
+}
+
+// tick cuts the client stats at now, starts the server reads and emits the
+// tick once they answer or ReadWait passes.
+func (r *run) tick(now time.Time) error {
+	if r.pending != nil {
+		r.emitPending()
+	}
+	s, err := r.cut(now)
+	if err != nil {
+		return err
+	}
+	r.pending = s
+	r.server.start()
+	r.metrics.start()
+	r.deadline.Reset(r.c.opts.ReadWait)
+	r.emitIfReady()
+	return nil
+}
+
+// finish emits the last, partial tick after the driver finished.
+func (r *run) finish() error {
+	if r.pending != nil {
+		r.awaitReads()
+		r.emitPending()
+	}
+	s, err := r.cut(time.Now())
+	if err != nil {
+		return err
+	}
+	r.pending = s
+	r.server.start()
+	r.metrics.start()
+	r.deadline.Reset(r.c.opts.ReadWait)
+	r.awaitReads()
+	r.emitPending()
+	return nil
+}
+
+// awaitReads blocks until the running reads answer or the tick's deadline
+// passes; it is used only once no more results can arrive.
+func (r *run) awaitReads() {
+	for r.server.waiting() || r.metrics.waiting() {
+		select {
+		case <-r.ctx.Done():
+			return
+		case v := <-r.server.outC():
+			r.server.receive(v)
+		case v := <-r.metrics.outC():
+			r.metrics.receive(v)
+		case <-r.deadline.C:
+			return
+		}
+	}
+}
+
+// cut closes the client side of a tick at now.
+func (r *run) cut(now time.Time) (*Snapshot, error) {
+	d := now.Sub(r.last)
+	r.last = now
+	r.seq++
+	s := &Snapshot{Seq: r.seq, Time: now, Elapsed: now.Sub(r.start), Interval: d}
+	var st driver.State
+	ctrl := r.c.opts.Control
+	if ctrl != nil {
+		st = ctrl.State()
+	}
+	err := r.c.agg.Tick(d, ctrl != nil && st.Load.Mode == driver.RequestRate, s)
+	s.Load = loadOf(st, ctrl != nil, s.Tick.Scheduled != nil)
+	if sys := r.c.opts.System; sys != nil {
+		s.System = sys.Sample(r.ctx, s.Tick.Requests)
+	}
+	return s, err
+}
+
+// loadOf describes the driver's state; without a Control only the mode that
+// the results showed is known.
+func loadOf(st driver.State, known, openLoop bool) Load {
+	if !known {
+		if openLoop {
+			return Load{Mode: driver.RequestRate.String()}
+		}
+		return Load{Mode: driver.Concurrency.String()}
+	}
+	l := Load{
+		Mode:     st.Load.Mode.String(),
+		InFlight: st.InFlight,
+		Paused:   st.Paused,
+		Step:     st.Step,
+	}
+	if st.Load.Mode == driver.RequestRate {
+		l.Rate = st.Load.Rate
+		l.Distribution = st.Load.Distribution.String()
+	} else {
+		l.Concurrency = st.Load.Concurrency
+	}
+	return l
+}
+
+// emitIfReady emits the pending tick once no read is outstanding.
+func (r *run) emitIfReady() {
+	if r.pending != nil && !r.server.waiting() && !r.metrics.waiting() {
+		r.emitPending()
+	}
+}
+
+// emitPending completes the pending tick with whatever the reads gave and
+// emits it. A statistics read that has not answered leaves Server
+// unavailable (its answer, when it comes, goes to the next tick and covers
+// both); a metrics read that has not answered repeats the last reading,
+// since its values are gauges.
+func (r *run) emitPending() {
+	s := r.pending
+	if s == nil {
+		return
+	}
+	r.pending = nil
+	r.deadline.Stop()
+	wait := fmt.Sprintf("no answer within %v", r.c.opts.ReadWait)
+	if r.server != nil {
+		if v := r.server.fresh; v != nil {
+			s.Server, r.server.fresh = *v, nil
+		} else {
+			s.Server = ServerStats{Model: r.c.opts.Server.model, Version: r.c.opts.Server.version,
+				Err: "statistics " + wait}
+		}
+	}
+	if r.metrics != nil {
+		if v := r.metrics.fresh; v != nil {
+			s.Metrics, r.lastMetr, r.metrics.fresh = *v, v, nil
+		} else if r.lastMetr != nil {
+			s.Metrics = *r.lastMetr
+		} else {
+			s.Metrics = ServerMetrics{Err: "metrics " + wait}
+		}
+	}
+	r.emit(*s)
+	r.c.latest.Store(s)
+}

@@ -1,0 +1,266 @@
+package stats
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// fixedControl is a driver.Control that reports a fixed state.
+type fixedControl struct{ state driver.State }
+
+func (c *fixedControl) SetLoad(driver.Load) {}
+func (c *fixedControl) SetConcurrency(int)  {}
+func (c *fixedControl) SetRate(float64)     {}
+func (c *fixedControl) Pause()              {}
+func (c *fixedControl) Resume()             {}
+func (c *fixedControl) State() driver.State { return c.state }
+func (c *fixedControl) String() string      { return fmt.Sprint(c.state) }
+
+var _ driver.Control = (*fixedControl)(nil)
+
+// countingStats answers ModelStatistics, after a delay chosen by call
+// number, with one successful request of 1 µs per elapsed millisecond.
+func countingStats(delay func(call int64) time.Duration) statsClient {
+	var calls atomic.Int64
+	start := time.Now()
+	return statsClient{stats: func(ctx context.Context, model, _ string) (*pb.ModelStatisticsResponse, error) {
+		n := calls.Add(1)
+		select {
+		case <-time.After(delay(n)):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		ms := uint64(time.Since(start).Milliseconds())
+		r := reading{success: counter{ms, ms * 1000}, queue: counter{ms, ms * 100}}
+		st := r.proto()
+		st.Name = model
+		return &pb.ModelStatisticsResponse{ModelStats: []*pb.ModelStatistics{st}}, nil
+	}}
+}
+
+// collect runs c until it returns and gives its snapshots.
+func collect(t *testing.T, ctx context.Context, c *Collector) ([]Snapshot, error) {
+	t.Helper()
+	var mu sync.Mutex
+	var snaps []Snapshot
+	err := c.Run(ctx, func(s Snapshot) {
+		mu.Lock()
+		snaps = append(snaps, s)
+		mu.Unlock()
+	})
+	return snaps, err
+}
+
+func TestCollectorTicksAndFinalPartialTick(t *testing.T) {
+	results := make(chan []driver.Result)
+	ctrl := &fixedControl{state: driver.State{
+		Load: driver.Load{Mode: driver.Concurrency, Concurrency: 8}, InFlight: 7}}
+	c := NewCollector(CollectorOptions{
+		Interval: 100 * time.Millisecond, Window: time.Second,
+		Results: results, Control: ctrl,
+		Server: NewServerPoller(countingStats(func(int64) time.Duration { return 0 }), "m", ""),
+	})
+	go func() {
+		defer close(results)
+		deadline := time.Now().Add(550 * time.Millisecond)
+		for time.Now().Before(deadline) {
+			results <- []driver.Result{ok(0, time.Millisecond), ok(0, 2*time.Millisecond)}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	snaps, err := collect(t, context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) < 3 {
+		t.Fatalf("%d snapshots in 550 ms at 100 ms ticks, want at least 3", len(snaps))
+	}
+	var total int64
+	for i, s := range snaps {
+		if s.Seq != i+1 {
+			t.Errorf("snapshot %d has Seq %d", i, s.Seq)
+		}
+		total += s.Tick.Requests
+		if s.Load.Mode != "concurrency" || s.Load.Concurrency != 8 || s.Load.InFlight != 7 {
+			t.Errorf("tick %d load = %+v", s.Seq, s.Load)
+		}
+		if s.WindowLength != time.Second {
+			t.Errorf("tick %d window length %v", s.Seq, s.WindowLength)
+		}
+	}
+	last := snaps[len(snaps)-1]
+	if last.Run.Requests != total || total == 0 {
+		t.Fatalf("run counts %d requests, ticks sum to %d", last.Run.Requests, total)
+	}
+	if last.Interval >= 100*time.Millisecond+50*time.Millisecond {
+		t.Errorf("final tick lasted %v; it should end when the results close", last.Interval)
+	}
+	// The first server reading is the baseline taken at start, so every
+	// tick, including the first, has a delta.
+	for _, s := range snaps {
+		if !s.Server.Available || s.Server.SuccessCount < 1 || s.Server.Request != time.Microsecond {
+			t.Errorf("tick %d server = %+v", s.Seq, s.Server)
+		}
+	}
+	if got, ok := c.Latest(); !ok || got.Seq != last.Seq {
+		t.Errorf("Latest = %d, %v; want %d", got.Seq, ok, last.Seq)
+	}
+}
+
+func TestCollectorDoesNotWaitForSlowServer(t *testing.T) {
+	results := make(chan []driver.Result)
+	// The second statistics call hangs for a second; others answer at once.
+	slow := countingStats(func(n int64) time.Duration {
+		if n == 2 {
+			return time.Second
+		}
+		return 0
+	})
+	hang := make(chan struct{})
+	metricsSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}))
+	defer metricsSrv.Close()
+	defer close(hang)
+	c := NewCollector(CollectorOptions{
+		Interval: 100 * time.Millisecond, ReadWait: 30 * time.Millisecond,
+		ReadTimeout: 5 * time.Second, Results: results,
+		Server:  NewServerPoller(slow, "m", "1"),
+		Metrics: NewMetricsScraper(metricsSrv.URL, nil, "m", "1"),
+	})
+	stop := make(chan struct{})
+	go func() {
+		defer close(results)
+		for {
+			select {
+			case results <- []driver.Result{ok(0, time.Millisecond)}:
+			case <-stop:
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	time.AfterFunc(1500*time.Millisecond, func() { close(stop) })
+	snaps, err := collect(t, context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) < 8 {
+		t.Fatalf("%d ticks in 1.5 s at 100 ms with a hung server, want at least 8", len(snaps))
+	}
+	var missing, late int
+	for _, s := range snaps {
+		if s.Metrics.Available || s.Metrics.Err == "" {
+			t.Errorf("tick %d metrics = %+v, want unavailable", s.Seq, s.Metrics)
+		}
+		if !s.Server.Available {
+			missing++
+			continue
+		}
+		if s.Server.SuccessCount > 500 {
+			late++
+		}
+		if s.Interval > 300*time.Millisecond {
+			t.Errorf("tick %d lasted %v", s.Seq, s.Interval)
+		}
+	}
+	// While the hung read runs, ticks go out without server statistics; its
+	// answer then covers every tick since the previous reading.
+	if missing < 5 || late != 1 {
+		t.Fatalf("ticks without statistics: %d (want ≥ 5), ticks covering several readings: %d (want 1)", missing, late)
+	}
+}
+
+func TestCollectorStopsOnCancel(t *testing.T) {
+	results := make(chan []driver.Result)
+	c := NewCollector(CollectorOptions{Interval: 20 * time.Millisecond, Results: results})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	snaps, err := collect(t, ctx, c)
+	if err != context.DeadlineExceeded {
+		t.Fatalf("Run = %v, want the context's error", err)
+	}
+	if len(snaps) == 0 {
+		t.Fatal("no ticks before cancel")
+	}
+	if s := snaps[0]; s.Load.Mode != "concurrency" || s.Tick.Requests != 0 {
+		t.Fatalf("idle tick = %+v", s)
+	}
+	if err := NewCollector(CollectorOptions{}).Run(ctx, func(Snapshot) {}); err == nil {
+		t.Fatal("Run without a results channel did not fail")
+	}
+}
+
+func TestMetricsScraper(t *testing.T) {
+	const text = `# TYPE nv_gpu_utilization gauge
+nv_gpu_utilization{gpu_uuid="GPU-a"} 0.75
+nv_gpu_utilization{gpu_uuid="GPU-b"} 0
+# TYPE nv_gpu_memory_used_bytes gauge
+nv_gpu_memory_used_bytes{gpu_uuid="GPU-a"} 1073741824
+# TYPE nv_gpu_memory_total_bytes gauge
+nv_gpu_memory_total_bytes{gpu_uuid="GPU-a"} 85899345920
+# TYPE nv_gpu_power_usage gauge
+nv_gpu_power_usage{gpu_uuid="GPU-a"} 312.5
+# TYPE nv_gpu_power_limit gauge
+nv_gpu_power_limit{gpu_uuid="GPU-a"} 700
+# TYPE nv_inference_pending_request_count gauge
+nv_inference_pending_request_count{model="m",version="1"} 3
+nv_inference_pending_request_count{model="m",version="2"} 4
+nv_inference_pending_request_count{model="other",version="1"} 100
+`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, text)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+
+	s := NewMetricsScraper(srv.URL, nil, "m", "2").Scrape(ctx)
+	if !s.Available || s.Err != "" || len(s.GPUs) != 2 {
+		t.Fatalf("scrape = %+v", s)
+	}
+	a, b := s.GPUs[0], s.GPUs[1]
+	if a.UUID != "GPU-a" || a.Utilization != 0.75 || a.MemoryUsed != 1<<30 || a.MemoryTotal != 80<<30 ||
+		a.PowerW != 312.5 || a.PowerLimitW != 700 {
+		t.Errorf("GPU-a = %+v", a)
+	}
+	if b.UUID != "GPU-b" || b.Utilization != 0 {
+		t.Errorf("GPU-b = %+v", b)
+	}
+	if s.HasCPU {
+		t.Error("HasCPU set without nv_cpu_utilization")
+	}
+	if !s.HasPending || s.Pending != 4 {
+		t.Errorf("pending of m v2 = %v %v, want 4", s.HasPending, s.Pending)
+	}
+	if all := NewMetricsScraper(srv.URL, nil, "m", "").Scrape(ctx); all.Pending != 7 {
+		t.Errorf("pending of m, all versions = %v, want 7", all.Pending)
+	}
+	if none := NewMetricsScraper(srv.URL, nil, "absent", "").Scrape(ctx); none.HasPending {
+		t.Errorf("pending reported for a model without the gauge: %+v", none)
+	}
+
+	// A closed port is unavailable, with the reason on one line.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	down := NewMetricsScraper("http://"+addr+"/metrics", nil, "m", "").Scrape(ctx)
+	if down.Available || down.Err == "" || len(down.GPUs) != 0 {
+		t.Fatalf("closed port = %+v", down)
+	}
+}

@@ -1,0 +1,248 @@
+package stats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// ServerPoller reads a model's cumulative ModelStatistics once per tick and
+// reports the difference from the previous reading, as perf_analyzer does
+// between the start and the end of a measurement window. It is used by one
+// goroutine at a time.
+type ServerPoller struct {
+	client  triton.Client
+	model   string
+	version string
+	// prev is the last reading, the baseline of the next delta; nil before
+	// the first reading and after a failed one that changed versions.
+	prev *pb.ModelStatistics
+}
+
+// NewServerPoller returns a poller of model's statistics through client. An
+// empty version follows the server's latest ready version of the model.
+func NewServerPoller(client triton.Client, model, version string) *ServerPoller {
+	return &ServerPoller{client: client, model: model, version: version}
+}
+
+// Prime takes the baseline reading that the first Poll is measured from.
+func (p *ServerPoller) Prime(ctx context.Context) error {
+	cur, err := p.read(ctx)
+	if err != nil {
+		return err
+	}
+	p.prev = cur
+	return nil
+}
+
+// Poll reads the statistics and returns the deltas since the previous
+// reading. A failed read gives Available=false with the reason in Err and
+// keeps the baseline, so the next successful Poll covers both ticks. The
+// first reading without a baseline, and a reading whose counters went
+// backwards, only take a new baseline (Reset is set for the latter).
+func (p *ServerPoller) Poll(ctx context.Context) ServerStats {
+	cur, err := p.read(ctx)
+	if err != nil {
+		return ServerStats{Model: p.model, Version: p.version, Err: oneLine(err)}
+	}
+	prev := p.prev
+	p.prev = cur
+	if prev == nil {
+		return ServerStats{Model: p.model, Version: cur.GetVersion(),
+			Err: "first statistics reading taken; deltas start next tick"}
+	}
+	if prev.GetVersion() != cur.GetVersion() {
+		return ServerStats{Available: true, Reset: true, Model: p.model, Version: cur.GetVersion()}
+	}
+	s := ServerDelta(prev, cur)
+	s.Model = p.model
+	return s
+}
+
+// read fetches the statistics of the polled model version.
+func (p *ServerPoller) read(ctx context.Context) (*pb.ModelStatistics, error) {
+	resp, err := p.client.ModelStatistics(ctx, p.model, p.version)
+	if err != nil {
+		return nil, fmt.Errorf("model statistics of %q: %w", p.model, err)
+	}
+	st := pickVersion(resp.GetModelStats(), p.model, p.version)
+	if st == nil {
+		v := p.version
+		if v == "" {
+			v = "any version"
+		}
+		return nil, fmt.Errorf("model statistics: server reported none for %q (%s)", p.model, v)
+	}
+	return st, nil
+}
+
+// pickVersion returns the statistics of model at version, or of its highest
+// numbered version when version is empty.
+func pickVersion(all []*pb.ModelStatistics, model, version string) *pb.ModelStatistics {
+	var best *pb.ModelStatistics
+	bestN := int64(-1)
+	for _, st := range all {
+		if st.GetName() != model {
+			continue
+		}
+		if version != "" {
+			if st.GetVersion() == version {
+				return st
+			}
+			continue
+		}
+		n, err := strconv.ParseInt(st.GetVersion(), 10, 64)
+		if err != nil {
+			n = -1
+		}
+		if best == nil || n > bestN {
+			best, bestN = st, n
+		}
+	}
+	return best
+}
+
+// oneLine returns err's message on a single line, for a status field.
+func oneLine(err error) string {
+	msg := err.Error()
+	if errors.Is(err, context.DeadlineExceeded) {
+		msg = "no answer in time: " + msg
+	}
+	return strings.Join(strings.Fields(msg), " ")
+}
+
+// counter is a cumulative count and time pair, the shape of Triton's
+// StatisticDuration.
+type counter struct{ count, ns uint64 }
+
+func durationOf(d *pb.StatisticDuration) counter {
+	return counter{count: d.GetCount(), ns: d.GetNs()}
+}
+
+// deltaOf returns cur − prev and false when either field went backwards.
+func deltaOf(prev, cur counter) (counter, bool) {
+	if cur.count < prev.count || cur.ns < prev.ns {
+		return counter{}, false
+	}
+	return counter{count: cur.count - prev.count, ns: cur.ns - prev.ns}, true
+}
+
+// average is perf_analyzer's per-request average: Δns / Δcount with integer
+// division, 0 when Δcount is 0. perf_analyzer divides by Δcount×1000 to get
+// whole microseconds; since ⌊⌊a/b⌋/1000⌋ = ⌊a/(b×1000)⌋, truncating this
+// value to microseconds gives exactly its number.
+func average(ns, count uint64) time.Duration {
+	if count == 0 {
+		return 0
+	}
+	return time.Duration(ns / count)
+}
+
+// ServerDelta computes one tick's ServerStats from two cumulative readings
+// of the same model version: deltas of every counter, perf_analyzer's
+// averages, average batch size and executions by batch size. When any
+// counter went backwards (the server restarted or reloaded the model) it
+// returns Reset with zero deltas instead of negative or huge values.
+func ServerDelta(prev, cur *pb.ModelStatistics) ServerStats {
+	s := ServerStats{Available: true, Model: cur.GetName(), Version: cur.GetVersion()}
+	ps, cs := prev.GetInferenceStats(), cur.GetInferenceStats()
+	var d [8]counter
+	pairs := [8][2]*pb.StatisticDuration{
+		{ps.GetSuccess(), cs.GetSuccess()},
+		{ps.GetFail(), cs.GetFail()},
+		{ps.GetQueue(), cs.GetQueue()},
+		{ps.GetComputeInput(), cs.GetComputeInput()},
+		{ps.GetComputeInfer(), cs.GetComputeInfer()},
+		{ps.GetComputeOutput(), cs.GetComputeOutput()},
+		{ps.GetCacheHit(), cs.GetCacheHit()},
+		{ps.GetCacheMiss(), cs.GetCacheMiss()},
+	}
+	for i, p := range pairs {
+		var ok bool
+		if d[i], ok = deltaOf(durationOf(p[0]), durationOf(p[1])); !ok {
+			return resetStats(s)
+		}
+	}
+	if cur.GetInferenceCount() < prev.GetInferenceCount() || cur.GetExecutionCount() < prev.GetExecutionCount() {
+		return resetStats(s)
+	}
+	batches, ok := batchDeltas(prev.GetBatchStats(), cur.GetBatchStats())
+	if !ok {
+		return resetStats(s)
+	}
+	success, fail, queue, cin, cinf, cout, hit := d[0], d[1], d[2], d[3], d[4], d[5], d[6]
+
+	s.SuccessCount = int64(success.count)
+	s.FailCount = int64(fail.count)
+	s.InferenceCount = int64(cur.GetInferenceCount() - prev.GetInferenceCount())
+	s.ExecutionCount = int64(cur.GetExecutionCount() - prev.GetExecutionCount())
+	s.CacheHitCount = int64(hit.count)
+
+	s.Request = average(success.ns, success.count)
+	s.Queue = average(queue.ns, queue.count)
+	s.ComputeInput = average(cin.ns, cin.count)
+	s.ComputeInfer = average(cinf.ns, cinf.count)
+	s.ComputeOutput = average(cout.ns, cout.count)
+	compute := average(cin.ns+cinf.ns+cout.ns, cin.count)
+	s.Overhead = max(0, s.Request-s.Queue-compute)
+
+	if s.ExecutionCount > 0 {
+		s.AvgBatch = float64(s.InferenceCount) / float64(s.ExecutionCount)
+	}
+	s.Batches = batches
+	return s
+}
+
+// resetStats marks s as a counter reset with no deltas.
+func resetStats(s ServerStats) ServerStats {
+	s.Reset = true
+	return s
+}
+
+// batchDeltas returns the executions per batch size between two readings of
+// batch_stats, by ascending size, leaving out sizes that did not run. It
+// reports false when the readings are not one history: fewer sizes than
+// before, a size gone, or a count that went backwards.
+func batchDeltas(prev, cur []*pb.InferBatchStatistics) ([]BatchCount, bool) {
+	if len(cur) < len(prev) {
+		return nil, false
+	}
+	before := make(map[uint64]uint64, len(prev))
+	for _, b := range prev {
+		before[b.GetBatchSize()] = executions(b)
+	}
+	var out []BatchCount
+	seen := 0
+	for _, b := range cur {
+		n := executions(b)
+		old, had := before[b.GetBatchSize()]
+		if had {
+			seen++
+		}
+		if n < old {
+			return nil, false
+		}
+		if n > old {
+			out = append(out, BatchCount{Size: int(b.GetBatchSize()), Count: int64(n - old)})
+		}
+	}
+	if seen != len(before) {
+		return nil, false
+	}
+	slices.SortFunc(out, func(a, b BatchCount) int { return a.Size - b.Size })
+	return out, true
+}
+
+// executions is a batch_stats entry's execution count. Triton reports the
+// same count in its three durations; compute_infer is the one perf_analyzer
+// reads.
+func executions(b *pb.InferBatchStatistics) uint64 {
+	return b.GetComputeInfer().GetCount()
+}

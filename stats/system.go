@@ -1,0 +1,108 @@
+package stats
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/cpu"
+	"github.com/shirou/gopsutil/v4/process"
+)
+
+// SystemSampler measures the client machine between ticks: tritontop's own
+// CPU use and cost per request, and the host's CPU use. It is used by one
+// goroutine at a time.
+type SystemSampler struct {
+	proc *process.Process
+	// prevProc and prevHost are the last readings; prevWall is when they
+	// were taken.
+	prevProc float64 // process CPU seconds (user + system)
+	prevHost hostTimes
+	hasHost  bool
+	prevWall time.Time
+}
+
+// hostTimes is the host's cumulative CPU seconds, busy and in total.
+type hostTimes struct{ busy, total float64 }
+
+// NewSystemSampler returns a sampler of this process and host, with its
+// first reading taken now.
+func NewSystemSampler(ctx context.Context) (*SystemSampler, error) {
+	p, err := process.NewProcessWithContext(ctx, int32(os.Getpid()))
+	if err != nil {
+		return nil, fmt.Errorf("system sampler: open own process: %w", err)
+	}
+	s := &SystemSampler{proc: p}
+	if s.prevProc, err = s.processCPU(ctx); err != nil {
+		return nil, err
+	}
+	s.prevHost, err = readHostTimes(ctx)
+	s.hasHost = err == nil
+	s.prevWall = time.Now()
+	return s, nil
+}
+
+// Sample returns the client's CPU use since the previous Sample (or since
+// NewSystemSampler); requests is the number of requests finished in that
+// span, for the CPU cost per request. Values that cannot be read stay zero.
+func (s *SystemSampler) Sample(ctx context.Context, requests int64) SystemStats {
+	now := time.Now()
+	out := SystemStats{NumCPU: runtime.NumCPU()}
+	wall := now.Sub(s.prevWall).Seconds()
+	s.prevWall = now
+	if procCPU, err := s.processCPU(ctx); err == nil {
+		used := max(procCPU-s.prevProc, 0)
+		s.prevProc = procCPU
+		if wall > 0 {
+			out.ProcessCPU = used / wall
+		}
+		if requests > 0 {
+			out.CPUPerRequest = time.Duration(used / float64(requests) * float64(time.Second))
+		}
+	}
+	if host, err := readHostTimes(ctx); err == nil {
+		if s.hasHost {
+			out.HostCPU = hostUse(s.prevHost, host)
+		}
+		s.prevHost, s.hasHost = host, true
+	}
+	return out
+}
+
+// processCPU returns this process's CPU seconds so far.
+func (s *SystemSampler) processCPU(ctx context.Context) (float64, error) {
+	t, err := s.proc.TimesWithContext(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("system sampler: own CPU times: %w", err)
+	}
+	return t.User + t.System, nil
+}
+
+// readHostTimes returns the host's cumulative CPU seconds over all cores.
+func readHostTimes(ctx context.Context) (hostTimes, error) {
+	ts, err := cpu.TimesWithContext(ctx, false)
+	if err != nil {
+		return hostTimes{}, fmt.Errorf("system sampler: host CPU times: %w", err)
+	}
+	if len(ts) == 0 {
+		return hostTimes{}, fmt.Errorf("system sampler: host CPU times: none reported")
+	}
+	t := ts[0]
+	// Guest time is already part of user time on Linux, so it is left out
+	// of the total to avoid counting it twice.
+	idle := t.Idle + t.Iowait
+	busy := t.User + t.System + t.Nice + t.Irq + t.Softirq + t.Steal
+	return hostTimes{busy: busy, total: busy + idle}, nil
+}
+
+// hostUse is the busy share of the host's CPU time between two readings,
+// 0..1.
+func hostUse(prev, cur hostTimes) float64 {
+	total := cur.total - prev.total
+	if total <= 0 {
+		return 0
+	}
+	return min(max((cur.busy-prev.busy)/total, 0), 1)
+}

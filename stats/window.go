@@ -1,0 +1,99 @@
+package stats
+
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// windowSlot is one tick kept for the sliding window. Its histograms are
+// sparse, so a slot costs memory in proportion to the distinct latencies of
+// its tick, not the histogram's range.
+type windowSlot struct {
+	dur   time.Duration
+	t     tally
+	hist  *hdrhistogram.PackedHistogram
+	sched *hdrhistogram.PackedHistogram
+}
+
+// window is a ring of the last ticks. Merging its slots gives exactly the
+// histogram that recording every value of those ticks would give, because
+// all histograms share one geometry and merging adds bucket counts. Memory
+// depends on the window's length in ticks, never on the run's.
+type window struct {
+	slots []windowSlot
+	next  int // the slot the next push fills
+	n     int // filled slots
+	// hist and sched are the merged histograms, reused every tick.
+	hist  *hdrhistogram.Histogram
+	sched *hdrhistogram.Histogram
+}
+
+// newWindow returns an empty window of the given number of ticks (at least 1).
+func newWindow(ticks int) *window {
+	w := &window{hist: newHistogram(), sched: newHistogram()}
+	w.resize(ticks)
+	return w
+}
+
+// ticks returns the window's length in ticks.
+func (w *window) ticks() int { return len(w.slots) }
+
+// resize changes the window's length, keeping the most recent slots that fit.
+func (w *window) resize(ticks int) {
+	ticks = max(ticks, 1)
+	if ticks == len(w.slots) {
+		return
+	}
+	keep := min(w.n, ticks)
+	slots := make([]windowSlot, ticks)
+	for i := range keep {
+		// The i-th most recent slot goes to the end of the new ring.
+		old := (w.next - 1 - i + 2*len(w.slots)) % len(w.slots)
+		slots[keep-1-i] = w.slots[old]
+	}
+	w.slots = slots
+	w.n = keep
+	w.next = keep % ticks
+}
+
+// push adds a finished tick, dropping the oldest slot when the ring is full,
+// and returns the slot it filled.
+func (w *window) push(dur time.Duration, t *tally, hist, sched *hdrhistogram.Histogram) *windowSlot {
+	s := &w.slots[w.next]
+	if s.hist == nil {
+		s.hist, s.sched = newPacked(), newPacked()
+	}
+	s.dur = dur
+	s.t = *t
+	s.hist.Reset()
+	s.hist.MergeFrom(hist)
+	s.sched.Reset()
+	s.sched.MergeFrom(sched)
+	w.next = (w.next + 1) % len(w.slots)
+	w.n = min(w.n+1, len(w.slots))
+	return s
+}
+
+// reset empties the window, keeping its length and storage.
+func (w *window) reset() {
+	w.n = 0
+	w.next = 0
+}
+
+// merge sums the filled slots into w.hist, w.sched and the returned duration
+// and counters.
+func (w *window) merge() (time.Duration, tally) {
+	var d time.Duration
+	var t tally
+	w.hist.Reset()
+	w.sched.Reset()
+	for i := range w.n {
+		s := &w.slots[(w.next-1-i+2*len(w.slots))%len(w.slots)]
+		d += s.dur
+		t.merge(&s.t)
+		s.hist.MergeInto(w.hist)
+		s.sched.MergeInto(w.sched)
+	}
+	return d, t
+}

@@ -1,0 +1,195 @@
+package triton
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// The gRPC benchmarks talk to a test server in a child process, so that
+// allocs/op count the client only. The HTTP ones share the process with
+// their server; compare Send with Infer there, not absolute numbers.
+
+// TestHelperGRPCServer is the child process: it serves until its stdin
+// closes. Run directly, it skips.
+func TestHelperGRPCServer(t *testing.T) {
+	if os.Getenv("TRITON_TEST_GRPC_SERVER") != "1" {
+		t.Skip("helper process for benchmarks")
+	}
+	s := startGRPCServerQuiet(t, true)
+	fmt.Println(s.addr)
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// grpcServerProcess starts TestHelperGRPCServer in a child process and
+// returns its address.
+func grpcServerProcess(b *testing.B) string {
+	b.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestHelperGRPCServer$")
+	cmd.Env = append(os.Environ(), "TRITON_TEST_GRPC_SERVER=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("helper server: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+func BenchmarkGRPCSend(b *testing.B) {
+	c := dialGRPC(b, grpcServerProcess(b), Options{})
+	p := mustPrepare(b, c, simpleRequest(1))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Send(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGRPCInferUnmarshal(b *testing.B) {
+	c := dialGRPC(b, grpcServerProcess(b), Options{})
+	req := simpleRequest(1)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Infer(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// sinkRequest is a 1 MiB FP32 request, where encoding cost shows.
+func sinkRequest() *InferRequest {
+	return &InferRequest{Model: "sink", Inputs: []Tensor{{Name: "X", Datatype: "FP32", Shape: []int64{1, 262144}, Data: make([]byte, 1<<20)}}}
+}
+
+func BenchmarkGRPCSendLarge(b *testing.B) {
+	c := dialGRPC(b, grpcServerProcess(b), Options{})
+	p := mustPrepare(b, c, sinkRequest())
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Send(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGRPCInferLarge(b *testing.B) {
+	c := dialGRPC(b, grpcServerProcess(b), Options{})
+	req := sinkRequest()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Infer(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGRPCSendParallel(b *testing.B) {
+	c := dialGRPC(b, grpcServerProcess(b), Options{Connections: 2})
+	p := mustPrepare(b, c, simpleRequest(1))
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.Send(ctx, p); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+func BenchmarkStreamSendRecv(b *testing.B) {
+	c := dialGRPC(b, grpcServerProcess(b), Options{})
+	p := mustPrepare(b, c, simpleRequest(1))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := c.OpenStream(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := st.Send(p, "id"); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, _, err := st.Recv(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkHTTPSend(b *testing.B) {
+	s := startHTTPServer(b)
+	c := dialHTTP(b, s.URL, Options{})
+	p := mustPrepare(b, c, simpleRequest(1))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Send(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkHTTPInfer(b *testing.B) {
+	s := startHTTPServer(b)
+	c := dialHTTP(b, s.URL, Options{})
+	req := simpleRequest(1)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Infer(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStreamReplyParse(b *testing.B) {
+	req, err := buildModelInferRequest(simpleRequest(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := (&grpcTestServer{}).infer(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Id = "request-12345"
+	msg := mustMarshal(b, &pb.ModelStreamInferResponse{InferResponse: resp})
+	var r streamReply
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.parse(msg); err != nil || r.id != "request-12345" {
+			b.Fatal(r.id, err)
+		}
+	}
+}

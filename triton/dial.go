@@ -1,0 +1,186 @@
+package triton
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultConnectTimeout bounds how long Dial waits for the server to answer.
+const DefaultConnectTimeout = 5 * time.Second
+
+// Options configures Dial. The zero value dials gRPC over one plaintext
+// connection.
+type Options struct {
+	// Protocol is "grpc" or "http"; empty means the URL's scheme decides,
+	// and gRPC when the URL has none.
+	Protocol string
+	// Connections is the number of gRPC connections requests are spread
+	// over, or the HTTP client's connection limit per host; 0 means 1 for
+	// gRPC and no limit for HTTP.
+	Connections int
+	// Headers are sent with every request: gRPC metadata or HTTP headers,
+	// like perf_analyzer -H.
+	Headers map[string]string
+	// TLS turns on TLS; an https:// URL turns it on with defaults.
+	TLS *TLSOptions
+	// ConnectTimeout bounds Dial's reachability check; 0 means
+	// DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+}
+
+// TLSOptions configures TLS towards the server.
+type TLSOptions struct {
+	// CAFile is a PEM bundle of roots to trust instead of the system's.
+	CAFile string
+	// CertFile and KeyFile are a PEM client certificate and key for mutual
+	// TLS; both or neither.
+	CertFile, KeyFile string
+	// ServerName overrides the name checked against the server certificate.
+	ServerName string
+	// InsecureSkipVerify accepts any server certificate.
+	InsecureSkipVerify bool
+}
+
+// Dial connects to a Triton server and checks that it answers within
+// opts.ConnectTimeout (gRPC: ServerLive; HTTP: GET /v2/health/live). A
+// server that answers "not live" is still reachable and is returned. The
+// url is host:port, grpc://host:port, http://host:port or https://host:port.
+func Dial(ctx context.Context, url string, opts Options) (Client, error) {
+	ep, err := parseEndpoint(url, opts.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	if opts.TLS != nil {
+		ep.tls = true
+	}
+	if opts.Connections < 0 {
+		return nil, fmt.Errorf("connections must be at least 1, got %d", opts.Connections)
+	}
+	timeout := opts.ConnectTimeout
+	if timeout <= 0 {
+		timeout = DefaultConnectTimeout
+	}
+	var tlsConf *tls.Config
+	if ep.tls {
+		if tlsConf, err = buildTLS(opts.TLS); err != nil {
+			return nil, err
+		}
+	}
+	var c Client
+	if ep.protocol == ProtocolHTTP {
+		c, err = newHTTPClient(ep, opts, tlsConf)
+	} else {
+		c, err = newGRPCClient(ep, opts, tlsConf)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkReachable(ctx, c, ep, timeout); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkReachable turns the many ways a first call can fail into one line
+// that names the address, the protocol and the likely fix.
+func checkReachable(ctx context.Context, c Client, ep endpoint, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	proto := "gRPC"
+	if ep.protocol == ProtocolHTTP {
+		proto = "HTTP"
+	}
+	fail := func(reason string) error {
+		return fmt.Errorf("cannot reach Triton at %s over %s within %s: %s (is the server running? check -u)",
+			ep.addr, proto, timeout, reason)
+	}
+	// A plain TCP dial first gives a short, exact reason ("connection
+	// refused") instead of a transport error several wrappers deep.
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", ep.addr)
+	if err != nil {
+		return fail(dialReason(err))
+	}
+	conn.Close()
+	_, err = c.ServerLive(ctx)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fail("no answer (timed out)")
+	}
+	var te *Error
+	if errors.As(err, &te) && te.HTTPStatus != 0 {
+		return fmt.Errorf("%s at %s answered HTTP %d to GET /v2/health/live: %s (is this Triton's HTTP port? check -u)",
+			proto, ep.addr, te.HTTPStatus, oneLine(te.Message))
+	}
+	return fail(oneLine(err.Error()))
+}
+
+// dialReason reduces a dial error to its cause: "connection refused",
+// "no such host", "timed out".
+func dialReason(err error) string {
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return "unknown host " + dnsErr.Name
+	}
+	if errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err) {
+		return "no answer (timed out)"
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return "connection refused"
+	}
+	var sysErr *os.SyscallError
+	if errors.As(err, &sysErr) {
+		return sysErr.Err.Error()
+	}
+	return oneLine(err.Error())
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+func buildTLS(o *TLSOptions) (*tls.Config, error) {
+	conf := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o == nil {
+		return conf, nil
+	}
+	conf.ServerName = o.ServerName
+	conf.InsecureSkipVerify = o.InsecureSkipVerify
+	if o.CAFile != "" {
+		pem, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("read TLS CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("TLS CA file %s holds no PEM certificate", o.CAFile)
+		}
+		conf.RootCAs = pool
+	}
+	if (o.CertFile == "") != (o.KeyFile == "") {
+		return nil, fmt.Errorf("TLS client certificate needs both a cert file and a key file")
+	}
+	if o.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("load TLS client certificate: %w", err)
+		}
+		conf.Certificates = []tls.Certificate{cert}
+	}
+	return conf, nil
+}

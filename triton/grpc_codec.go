@@ -1,0 +1,146 @@
+package triton
+
+import (
+	"fmt"
+
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	// Registers the "proto" codec that rawCodec falls back to.
+	_ "google.golang.org/grpc/encoding/proto"
+)
+
+// rawCodec carries already-encoded ModelInferRequest bytes out and counts
+// (or minimally parses) response bytes in, so the driver's hot path does no
+// protobuf marshalling or unmarshalling. Its name is "proto" so the wire
+// content-type stays application/grpc+proto; messages it does not know go
+// to the standard proto codec.
+type rawCodec struct {
+	fallback encoding.CodecV2
+}
+
+func newRawCodec() rawCodec {
+	return rawCodec{fallback: encoding.GetCodecV2("proto")}
+}
+
+// Name implements encoding.CodecV2.
+func (rawCodec) Name() string { return "proto" }
+
+// Marshal implements encoding.CodecV2. Prepared bytes are handed over
+// as-is: mem.SliceBuffer's Free is a no-op, so gRPC never recycles them.
+func (c rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	switch m := v.(type) {
+	case *grpcPrepared:
+		return m.wire, nil
+	case *streamRequest:
+		return mem.BufferSlice{m.p.wire[0], mem.SliceBuffer(m.idField)}, nil
+	}
+	return c.fallback.Marshal(v)
+}
+
+// Unmarshal implements encoding.CodecV2.
+func (c rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	switch m := v.(type) {
+	case *sizeReply:
+		m.size = data.Len()
+		return nil
+	case *streamReply:
+		m.size = data.Len()
+		if len(data) == 1 {
+			return m.parse(data[0].ReadOnlyData())
+		}
+		m.scratch = m.scratch[:0]
+		for _, b := range data {
+			m.scratch = append(m.scratch, b.ReadOnlyData()...)
+		}
+		return m.parse(m.scratch)
+	}
+	return c.fallback.Unmarshal(data, v)
+}
+
+// sizeReply receives a unary response as its size only.
+type sizeReply struct {
+	size int
+}
+
+// streamReply receives a ModelStreamInferResponse as the few fields the
+// driver needs: the request id, the error message and the size.
+type streamReply struct {
+	id      string
+	errMsg  string
+	size    int
+	scratch []byte
+}
+
+// parse reads ModelStreamInferResponse.error_message (1) and
+// infer_response (2) -> ModelInferResponse.id (3), skipping everything
+// else; the last occurrence of a field wins, as in protobuf.
+func (r *streamReply) parse(b []byte) error {
+	r.id, r.errMsg = "", ""
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("stream response: %w", protowire.ParseError(n))
+		}
+		b = b[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return fmt.Errorf("stream response error_message: %w", protowire.ParseError(n))
+			}
+			r.errMsg = string(v)
+			b = b[n:]
+		case num == 2 && typ == protowire.BytesType:
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return fmt.Errorf("stream response infer_response: %w", protowire.ParseError(n))
+			}
+			if err := r.parseInferResponse(v); err != nil {
+				return err
+			}
+			b = b[n:]
+		default:
+			n := protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return fmt.Errorf("stream response field %d: %w", num, protowire.ParseError(n))
+			}
+			b = b[n:]
+		}
+	}
+	return nil
+}
+
+func (r *streamReply) parseInferResponse(b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("stream infer_response: %w", protowire.ParseError(n))
+		}
+		b = b[n:]
+		if num == 3 && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return fmt.Errorf("stream infer_response id: %w", protowire.ParseError(n))
+			}
+			r.id = string(v)
+			b = b[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return fmt.Errorf("stream infer_response field %d: %w", num, protowire.ParseError(n))
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// appendIDField appends ModelInferRequest.id (field 3) to b. Appended after
+// a prepared request it overrides any id in it: for a scalar field the
+// last occurrence on the wire wins.
+func appendIDField(b []byte, id string) []byte {
+	b = protowire.AppendTag(b, 3, protowire.BytesType)
+	return protowire.AppendString(b, id)
+}

@@ -1,0 +1,342 @@
+package triton
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+)
+
+// InputData is a parsed perf_analyzer --input-data JSON file:
+//
+//	{"data": [
+//	  {"INPUT0": [1, 2, 3], "INPUT1": {"content": [4, 5, 6], "shape": [3]}},
+//	  {"INPUT0": {"b64": "AQAAAA=="}, "INPUT1": {"content": {"b64": "..."}, "shape": [1]}}
+//	]}
+//
+// Each element of "data" is one data set; the driver rotates through the
+// sets. Values are given for one batch item (the batch dimension is left
+// out) and are flattened in row-major order, so nested arrays are accepted.
+// A "b64" value is the tensor's raw little-endian bytes, except for BYTES
+// inputs, where it is a single string element.
+type InputData struct {
+	// Source names where the data came from, for error messages.
+	Source string
+	// Sets holds one map per data set, from input name to its values.
+	Sets []map[string]InputValues
+}
+
+// InputValues are the values of one input in one data set, as written in
+// the file.
+type InputValues struct {
+	// Elements are the flattened JSON values (json.Number, string or bool);
+	// nil when B64 is set.
+	Elements []any
+	// B64 is the decoded "b64" content, nil when Elements are given.
+	B64 []byte
+	// Shape is the "shape" given next to "content", without the batch
+	// dimension; nil when the file gives none.
+	Shape []int64
+}
+
+// LoadInputData reads and parses a perf_analyzer --input-data JSON file.
+func LoadInputData(path string) (*InputData, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("input data: %w", err)
+	}
+	defer f.Close()
+	d, err := ParseInputData(f, path)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// ParseInputData parses perf_analyzer's --input-data JSON format from r;
+// source names the data in error messages.
+func ParseInputData(r io.Reader, source string) (*InputData, error) {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	var top map[string]json.RawMessage
+	if err := dec.Decode(&top); err != nil {
+		return nil, fmt.Errorf("input data %s: not a JSON object: %w", source, err)
+	}
+	raw, ok := top["data"]
+	if !ok {
+		return nil, fmt.Errorf("input data %s: no \"data\" array (expected {\"data\": [{\"INPUT\": [...]}, ...]})", source)
+	}
+	var sets []json.RawMessage
+	if err := unmarshalNumbers(raw, &sets); err != nil {
+		return nil, fmt.Errorf("input data %s: \"data\" must be an array of data sets: %w", source, err)
+	}
+	if len(sets) == 0 {
+		return nil, fmt.Errorf("input data %s: \"data\" is empty", source)
+	}
+	d := &InputData{Source: source, Sets: make([]map[string]InputValues, 0, len(sets))}
+	for i, s := range sets {
+		var set map[string]json.RawMessage
+		if err := unmarshalNumbers(s, &set); err != nil {
+			if bytes.HasPrefix(bytes.TrimSpace(s), []byte("[")) {
+				return nil, fmt.Errorf("input data %s: data set %d is an array: sequence (multi-stream) data is not supported", source, i+1)
+			}
+			return nil, fmt.Errorf("input data %s: data set %d must be an object of inputs: %w", source, i+1, err)
+		}
+		vals := make(map[string]InputValues, len(set))
+		for name, v := range set {
+			iv, err := parseInputValues(v)
+			if err != nil {
+				return nil, fmt.Errorf("input data %s: input '%s' in data set %d: %w", source, name, i+1, err)
+			}
+			vals[name] = iv
+		}
+		d.Sets = append(d.Sets, vals)
+	}
+	return d, nil
+}
+
+func unmarshalNumbers(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// parseInputValues accepts a (nested) array, {"b64": "..."}, or
+// {"content": array|{"b64": ...}, "shape": [...]}.
+func parseInputValues(raw json.RawMessage) (InputValues, error) {
+	var v any
+	if err := unmarshalNumbers(raw, &v); err != nil {
+		return InputValues{}, err
+	}
+	switch x := v.(type) {
+	case []any:
+		return InputValues{Elements: flatten(x, nil)}, nil
+	case map[string]any:
+		if b, ok := x["b64"]; ok {
+			dec, err := decodeB64(b)
+			return InputValues{B64: dec}, err
+		}
+		content, ok := x["content"]
+		if !ok {
+			return InputValues{}, fmt.Errorf("expected an array, {\"b64\": ...} or {\"content\": ..., \"shape\": [...]}")
+		}
+		var iv InputValues
+		switch c := content.(type) {
+		case []any:
+			iv.Elements = flatten(c, nil)
+		case map[string]any:
+			b, ok := c["b64"]
+			if !ok {
+				return InputValues{}, fmt.Errorf("\"content\" must be an array or {\"b64\": ...}")
+			}
+			dec, err := decodeB64(b)
+			if err != nil {
+				return InputValues{}, err
+			}
+			iv.B64 = dec
+		default:
+			return InputValues{}, fmt.Errorf("\"content\" must be an array or {\"b64\": ...}")
+		}
+		if s, ok := x["shape"]; ok {
+			shape, err := jsonShape(s)
+			if err != nil {
+				return InputValues{}, err
+			}
+			iv.Shape = shape
+		}
+		return iv, nil
+	default:
+		return InputValues{}, fmt.Errorf("expected an array, {\"b64\": ...} or {\"content\": ..., \"shape\": [...]}")
+	}
+}
+
+func decodeB64(v any) ([]byte, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("\"b64\" must be a base64 string")
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("bad base64 in \"b64\": %w", err)
+	}
+	return b, nil
+}
+
+func jsonShape(v any) ([]int64, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("\"shape\" must be an array of dimensions")
+	}
+	shape := make([]int64, len(arr))
+	for i, d := range arr {
+		n, ok := d.(json.Number)
+		if !ok {
+			return nil, fmt.Errorf("\"shape\" must be an array of dimensions")
+		}
+		x, err := n.Int64()
+		if err != nil || x < 0 {
+			return nil, fmt.Errorf("bad dimension %s in \"shape\"", n)
+		}
+		shape[i] = x
+	}
+	return shape, nil
+}
+
+func flatten(arr []any, out []any) []any {
+	for _, e := range arr {
+		if sub, ok := e.([]any); ok {
+			out = flatten(sub, out)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// encodeValues turns one batch item's values into Triton's raw form for a
+// datatype, checking that there are exactly n elements.
+func encodeValues(iv InputValues, datatype string, n int64, where string) ([]byte, error) {
+	size := ElementSize(datatype)
+	if iv.B64 != nil {
+		if datatype == "BYTES" {
+			if n != 1 {
+				return nil, fmt.Errorf("%s: b64 content is one BYTES element, expected %d elements", where, n)
+			}
+			return EncodeBytes([][]byte{iv.B64}), nil
+		}
+		if want := n * int64(size); int64(len(iv.B64)) != want {
+			return nil, fmt.Errorf("%s: b64 content has %d bytes, expected %d (%d %s elements)", where, len(iv.B64), want, n, datatype)
+		}
+		return iv.B64, nil
+	}
+	if int64(len(iv.Elements)) != n {
+		return nil, fmt.Errorf("%s has %d elements, expected %d", where, len(iv.Elements), n)
+	}
+	if datatype == "BYTES" {
+		elems := make([][]byte, len(iv.Elements))
+		for i, e := range iv.Elements {
+			switch x := e.(type) {
+			case string:
+				elems[i] = []byte(x)
+			case json.Number:
+				elems[i] = []byte(x.String())
+			case bool:
+				elems[i] = []byte(strconv.FormatBool(x))
+			default:
+				return nil, fmt.Errorf("%s: element %d is not a string", where, i)
+			}
+		}
+		return EncodeBytes(elems), nil
+	}
+	out := make([]byte, 0, int(n)*size)
+	for i, e := range iv.Elements {
+		var err error
+		out, err = appendElement(out, e, datatype)
+		if err != nil {
+			return nil, fmt.Errorf("%s: element %d: %w", where, i, err)
+		}
+	}
+	return out, nil
+}
+
+func appendElement(out []byte, e any, datatype string) ([]byte, error) {
+	le := binary.LittleEndian
+	if b, ok := e.(bool); ok {
+		if datatype != "BOOL" {
+			return nil, fmt.Errorf("got a boolean for a %s input", datatype)
+		}
+		if b {
+			return append(out, 1), nil
+		}
+		return append(out, 0), nil
+	}
+	num, ok := e.(json.Number)
+	if !ok {
+		return nil, fmt.Errorf("got %T, expected a number for a %s input", e, datatype)
+	}
+	s := num.String()
+	switch datatype {
+	case "BOOL":
+		v, err := strconv.ParseUint(s, 10, 1)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a BOOL (true, false, 0 or 1)", s)
+		}
+		return append(out, byte(v)), nil
+	case "INT8", "INT16", "INT32", "INT64":
+		bits := 8 * ElementSize(datatype)
+		v, err := strconv.ParseInt(s, 10, bits)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not an %s", s, datatype)
+		}
+		return appendUint(out, uint64(v), bits/8), nil
+	case "UINT8", "UINT16", "UINT32", "UINT64":
+		bits := 8 * ElementSize(datatype)
+		v, err := strconv.ParseUint(s, 10, bits)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a %s", s, datatype)
+		}
+		return appendUint(out, v, bits/8), nil
+	case "FP32":
+		v, err := strconv.ParseFloat(s, 32)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not an FP32", s)
+		}
+		return le.AppendUint32(out, math.Float32bits(float32(v))), nil
+	case "FP64":
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not an FP64", s)
+		}
+		return le.AppendUint64(out, math.Float64bits(v)), nil
+	case "FP16":
+		v, err := strconv.ParseFloat(s, 32)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not an FP16", s)
+		}
+		return le.AppendUint16(out, float32ToFP16(float32(v))), nil
+	case "BF16":
+		v, err := strconv.ParseFloat(s, 32)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a BF16", s)
+		}
+		return le.AppendUint16(out, uint16(math.Float32bits(float32(v))>>16)), nil
+	}
+	return nil, fmt.Errorf("unsupported datatype %s", datatype)
+}
+
+func appendUint(out []byte, v uint64, size int) []byte {
+	for i := 0; i < size; i++ {
+		out = append(out, byte(v>>(8*i)))
+	}
+	return out
+}
+
+// float32ToFP16 converts to IEEE half precision, rounding toward zero, with
+// overflow to infinity; precise enough for test inputs.
+func float32ToFP16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int((b>>23)&0xff) - 127 + 15
+	mant := b & 0x7fffff
+	switch {
+	case (b>>23)&0xff == 0xff: // Inf or NaN
+		if mant != 0 {
+			return sign | 0x7e00
+		}
+		return sign | 0x7c00
+	case exp >= 0x1f:
+		return sign | 0x7c00
+	case exp <= 0:
+		if exp < -10 {
+			return sign
+		}
+		mant |= 0x800000
+		return sign | uint16(mant>>uint(14-exp))
+	}
+	return sign | uint16(exp)<<10 | uint16(mant>>13)
+}

@@ -1,0 +1,74 @@
+package triton
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// grpcStream is one ModelStreamInfer call. Send and Recv each belong to one
+// goroutine, as gRPC requires, so the receive buffers need no lock.
+type grpcStream struct {
+	ctx   context.Context
+	cs    grpc.ClientStream
+	reply streamReply
+}
+
+// streamRequest is a prepared request plus the encoded id field that
+// overrides its id on the wire.
+type streamRequest struct {
+	p       *grpcPrepared
+	idField []byte
+}
+
+// OpenStream implements Client.
+func (c *grpcClient) OpenStream(ctx context.Context) (Stream, error) {
+	cs, err := c.conns[c.pick()].NewStream(c.ctx(ctx), &c.streamDesc, pb.GRPCInferenceService_ModelStreamInfer_FullMethodName, c.rawOpts...)
+	if err != nil {
+		return nil, grpcError(ctx, err)
+	}
+	return &grpcStream{ctx: ctx, cs: cs}, nil
+}
+
+// Send implements Stream. The prepared bytes are written unchanged and the
+// id is appended as a second ModelInferRequest.id field, which wins.
+func (s *grpcStream) Send(p Prepared, id string) error {
+	gp, ok := p.(*grpcPrepared)
+	if !ok {
+		return errForeignPrepared
+	}
+	if err := s.cs.SendMsg(&streamRequest{p: gp, idField: appendIDField(nil, id)}); err != nil {
+		if errors.Is(err, io.EOF) {
+			// The server ended the stream; Recv returns why.
+			return err
+		}
+		return grpcError(s.ctx, err)
+	}
+	return nil
+}
+
+// Recv implements Stream. A response with error_message is one failed
+// request (reqErr); the stream goes on. Triton's error_message carries no
+// status code, so reqErr's Code is UNKNOWN.
+func (s *grpcStream) Recv() (id string, size int, reqErr error, err error) {
+	if err := s.cs.RecvMsg(&s.reply); err != nil {
+		if errors.Is(err, io.EOF) {
+			return "", 0, nil, io.EOF
+		}
+		return "", 0, nil, grpcError(s.ctx, err)
+	}
+	if s.reply.errMsg != "" {
+		reqErr = &Error{Code: codes.Unknown, Message: s.reply.errMsg}
+	}
+	return s.reply.id, s.reply.size, reqErr, nil
+}
+
+// CloseSend implements Stream.
+func (s *grpcStream) CloseSend() error {
+	return s.cs.CloseSend()
+}

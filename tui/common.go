@@ -1,0 +1,58 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/stats"
+)
+
+// Common is what every pane shares: the screen size, styles and keys.
+type Common struct {
+	Width, Height int
+	Styles        *Styles
+	KeyMap        *KeyMap
+}
+
+// windowChoices are the spans w cycles through; zero is the whole run.
+var windowChoices = [...]time.Duration{10 * time.Second, 60 * time.Second, 0}
+
+// uiState is what the person changed, as opposed to what was measured.
+type uiState struct {
+	replay bool
+	window int // index into windowChoices
+	focus  int // index into the panes, -1 for none
+	// load, paused and inFlight are the driver's own word, read each frame
+	// and after each key (live runs with a Control only).
+	haveLoad bool
+	load     driver.Load
+	paused   bool
+	inFlight int
+	speed    float64 // replay speed
+	ended    bool    // the snapshot feed closed
+}
+
+// board is the state the panes render: the snapshot history, the UI state
+// and the run's fixed facts. Views read it and never change it.
+type board struct {
+	common  *Common
+	hist    *history
+	ui      *uiState
+	header  HeaderInfo
+	windows bool // a WindowControl exists, so Snapshot.Window follows w
+}
+
+// windowStats returns the client statistics for the selected window and its
+// name. Without a WindowControl the whole-run choice reads Snapshot.Run.
+func (b *board) windowStats(s *stats.Snapshot) (*stats.ClientStats, string) {
+	if windowChoices[b.ui.window] == 0 && !b.windows {
+		return &s.Run, "whole run"
+	}
+	return &s.Window, fmtWindow(s.WindowLength)
+}
+
+// pane is one box of the dashboard.
+type pane interface {
+	SetSize(w, h int)
+	View() string
+}

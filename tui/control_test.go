@@ -1,0 +1,117 @@
+package tui
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tritontop/tritontop/driver"
+)
+
+// fakeControl is a driver.Control that records the calls it gets.
+type fakeControl struct {
+	mu    sync.Mutex
+	state driver.State
+	calls []string
+}
+
+func newFakeControl(n int) *fakeControl {
+	return &fakeControl{state: driver.State{Load: driver.Load{Mode: driver.Concurrency, Concurrency: n}, InFlight: n}}
+}
+
+func newFakeRateControl(r float64) *fakeControl {
+	return &fakeControl{state: driver.State{Load: driver.Load{Mode: driver.RequestRate, Rate: r,
+		Distribution: driver.Poisson}, InFlight: 24}}
+}
+
+func (f *fakeControl) record(c string) {
+	f.calls = append(f.calls, c)
+}
+
+func (f *fakeControl) SetLoad(l driver.Load) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("SetLoad")
+	f.state.Load = l
+}
+
+func (f *fakeControl) SetConcurrency(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record(fmt.Sprintf("SetConcurrency(%d)", n))
+	f.state.Load.Mode, f.state.Load.Concurrency = driver.Concurrency, n
+}
+
+func (f *fakeControl) SetRate(r float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record(fmt.Sprintf("SetRate(%g)", r))
+	f.state.Load.Mode, f.state.Load.Rate = driver.RequestRate, r
+}
+
+func (f *fakeControl) Pause() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("Pause")
+	f.state.Paused = true
+}
+
+func (f *fakeControl) Resume() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("Resume")
+	f.state.Paused = false
+}
+
+func (f *fakeControl) State() driver.State {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.state
+}
+
+func (f *fakeControl) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// fakeWindows records window changes.
+type fakeWindows struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (f *fakeWindows) SetWindow(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "SetWindow("+d.String()+")")
+}
+
+func (f *fakeWindows) ResetWindows() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "ResetWindows")
+}
+
+// fakeReplay records replay calls.
+type fakeReplay struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (f *fakeReplay) add(c string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, c)
+}
+
+func (f *fakeReplay) Pause()             { f.add("Pause") }
+func (f *fakeReplay) Resume()            { f.add("Resume") }
+func (f *fakeReplay) Step(n int)         { f.add(fmt.Sprintf("Step(%d)", n)) }
+func (f *fakeReplay) SetSpeed(s float64) { f.add(fmt.Sprintf("SetSpeed(%g)", s)) }
+
+func (f *fakeReplay) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}

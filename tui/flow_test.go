@@ -1,0 +1,218 @@
+package tui
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/tritontop/tritontop/stats"
+)
+
+const flowTimeout = 10 * time.Second
+
+// waitCalls polls until calls() holds want.
+func waitCalls(t *testing.T, calls func() []string, want string) {
+	t.Helper()
+	deadline := time.Now().Add(flowTimeout)
+	for time.Now().Before(deadline) {
+		if slices.Contains(calls(), want) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no call %s; calls: %v", want, calls())
+}
+
+func TestUpRaisesConcurrencyAndHeaderShowsIt(t *testing.T) {
+	ctl := newFakeControl(8)
+	ch := make(chan stats.Snapshot, 64)
+	for _, s := range closedLoopRun(10) {
+		ch <- s
+	}
+	tm := teatest.NewTestModel(t, New(Options{Snapshots: ch, Control: ctl, Header: header, FPS: 50}),
+		teatest.WithInitialTermSize(120, 40))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("concurrency")) },
+		teatest.WithDuration(flowTimeout))
+
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyUp})
+	waitCalls(t, ctl.Calls, "SetConcurrency(10)")
+	// The renderer redraws only what changed: the new target.
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("10 ↑↓")) },
+		teatest.WithDuration(flowTimeout))
+
+	tm.Type("q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(flowTimeout))
+	m, ok := tm.FinalModel(t).(Model)
+	if !ok {
+		t.Fatalf("final model is %T, want tui.Model", tm.FinalModel(t))
+	}
+	if out := ansi.Strip(m.Render()); !strings.Contains(out, "concurrency 10 ↑↓") {
+		t.Errorf("header does not show the new concurrency:\n%s", out)
+	}
+	if got := ctl.Calls(); !slices.Equal(got, []string{"SetConcurrency(10)"}) {
+		t.Errorf("calls %v, want just SetConcurrency(10)", got)
+	}
+}
+
+func TestLessLoadAndPauseKeys(t *testing.T) {
+	ctl := newFakeControl(10)
+	var m tea.Model = New(Options{Control: ctl})
+	for _, k := range "-pp" {
+		m, _ = m.Update(tea.KeyPressMsg{Code: k, Text: string(k)})
+	}
+	m, _ = m.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	want := []string{"SetConcurrency(8)", "Pause", "Resume", "SetConcurrency(7)"}
+	if got := ctl.Calls(); !slices.Equal(got, want) {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+	if _, cmd := m.Update(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}); cmd == nil || cmd() != tea.Quit() {
+		t.Error("ctrl+c does not quit")
+	}
+}
+
+func TestRateKeys(t *testing.T) {
+	ctl := newFakeRateControl(100)
+	m := New(Options{Control: ctl})
+	next, _ := m.Update(tea.KeyPressMsg{Code: tea.KeyUp})
+	next, _ = next.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	want := []string{"SetRate(110)", "SetRate(100)"}
+	if got := ctl.Calls(); !slices.Equal(got, want) {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+	if r := next.(Model).board.ui.load.Rate; r != 100 {
+		t.Errorf("rate shown %g, want 100", r)
+	}
+}
+
+func TestReplayIgnoresLoadKeys(t *testing.T) {
+	rp := &fakeReplay{}
+	ch := make(chan stats.Snapshot, 64)
+	for _, s := range closedLoopRun(10) {
+		ch <- s
+	}
+	tm := teatest.NewTestModel(t, New(Options{Snapshots: ch, Replay: rp, Header: header, FPS: 50}),
+		teatest.WithInitialTermSize(120, 40))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("replay")) },
+		teatest.WithDuration(flowTimeout))
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyUp})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyRight})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyLeft})
+	tm.Type("+")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
+	waitCalls(t, rp.Calls, "Pause")
+	tm.Type("q")
+	m := tm.FinalModel(t, teatest.WithFinalTimeout(flowTimeout)).(Model)
+	want := []string{"Step(1)", "Step(-1)", "SetSpeed(2)", "Pause"}
+	if got := rp.Calls(); !slices.Equal(got, want) {
+		t.Errorf("replay calls %v, want %v", got, want)
+	}
+	if got := m.board.hist.latest().Load.Concurrency; got != closedLoopRun(10)[9].Load.Concurrency {
+		t.Errorf("replayed load changed to %d", got)
+	}
+	if m.board.ui.haveLoad {
+		t.Error("replay took a load from nowhere")
+	}
+}
+
+func TestWindowAndResetKeys(t *testing.T) {
+	w := &fakeWindows{}
+	var m tea.Model = New(Options{Control: newFakeControl(1), Windows: w})
+	for _, k := range "wwwr" {
+		m, _ = m.Update(tea.KeyPressMsg{Code: k, Text: string(k)})
+	}
+	want := []string{"SetWindow(1m0s)", "SetWindow(0s)", "SetWindow(10s)", "ResetWindows"}
+	if !slices.Equal(w.calls, want) {
+		t.Errorf("window calls %v, want %v", w.calls, want)
+	}
+}
+
+func TestWholeRunWithoutWindowControlReadsRun(t *testing.T) {
+	m := loaded(t, Options{}, closedLoopRun(30), 120, 40)
+	next, _ := m.Update(tea.KeyPressMsg{Code: 'w', Text: "w"})
+	next, _ = next.Update(tea.KeyPressMsg{Code: 'w', Text: "w"})
+	out := next.(Model).Render()
+	if !strings.Contains(out, "Latency · whole run") {
+		t.Errorf("whole-run window not shown:\n%s", out)
+	}
+}
+
+func TestFocusCyclesAndFillsBody(t *testing.T) {
+	m := loaded(t, Options{Control: newFakeControl(32)}, closedLoopRun(64), 120, 40)
+	var tm tea.Model = m
+	tm, _ = tm.Update(tea.KeyPressMsg{Code: tea.KeyTab})
+	tm, _ = tm.Update(tea.KeyPressMsg{Code: tea.KeyTab})
+	got := tm.(Model)
+	if got.board.ui.focus != focusLatency {
+		t.Fatalf("focus %d after two tabs, want latency", got.board.ui.focus)
+	}
+	out := got.Render()
+	checkScreen(t, out, 120, 40)
+	if strings.Contains(out, "Throughput") {
+		t.Error("focused latency pane shares the screen with throughput")
+	}
+	tm, _ = tm.Update(tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift})
+	if f := tm.(Model).board.ui.focus; f != focusThroughput {
+		t.Errorf("shift+tab went to %d, want throughput", f)
+	}
+	for range paneCount {
+		tm, _ = tm.Update(tea.KeyPressMsg{Code: tea.KeyTab})
+	}
+	if f := tm.(Model).board.ui.focus; f != -1 {
+		t.Errorf("tab past the last pane gave focus %d, want none", f)
+	}
+}
+
+func TestFocusedAndHelpScreens(t *testing.T) {
+	for _, sz := range sizes {
+		m := loaded(t, Options{Control: newFakeControl(32)}, closedLoopRun(64), sz.w, sz.h)
+		var tm tea.Model = m
+		tm, _ = tm.Update(tea.KeyPressMsg{Code: tea.KeyTab})
+		tm, _ = tm.Update(tea.KeyPressMsg{Code: tea.KeyTab})
+		t.Run(fmt.Sprintf("latency/%dx%d", sz.w, sz.h), func(t *testing.T) {
+			out := tm.(Model).Render()
+			checkScreen(t, out, sz.w, sz.h)
+			golden.RequireEqual(t, out)
+		})
+		tm, _ = tm.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
+		tm, _ = tm.Update(tea.KeyPressMsg{Code: '?', Text: "?"})
+		t.Run(fmt.Sprintf("help/%dx%d", sz.w, sz.h), func(t *testing.T) {
+			out := tm.(Model).Render()
+			checkScreen(t, out, sz.w, sz.h)
+			golden.RequireEqual(t, out)
+		})
+	}
+}
+
+func TestStepBackDropsLaterTicks(t *testing.T) {
+	m := loaded(t, Options{}, closedLoopRun(20), 80, 24)
+	m.push(closedLoopRun(20)[14]) // a replay stepped back to tick 15
+	if got := m.board.hist.latest().Seq; got != 15 {
+		t.Fatalf("latest seq %d after stepping back, want 15", got)
+	}
+	if n := m.board.hist.len(); n != 15 {
+		t.Errorf("history holds %d ticks, want 15", n)
+	}
+}
+
+func TestClosedFeedStopsDraining(t *testing.T) {
+	ch := make(chan stats.Snapshot, 2)
+	ch <- closedLoopRun(1)[0]
+	close(ch)
+	m := New(Options{Snapshots: ch, Control: newFakeControl(1)})
+	m.drain()
+	m.drain()
+	if !m.board.ui.ended || m.board.hist.len() != 1 {
+		t.Errorf("ended=%v len=%d, want the tick kept and the feed marked ended", m.board.ui.ended, m.board.hist.len())
+	}
+	if out := m.Render(); !strings.Contains(out, "stopped") {
+		t.Errorf("header does not say stopped:\n%s", out)
+	}
+}

@@ -1,0 +1,73 @@
+package tui
+
+import "charm.land/bubbles/v2/key"
+
+// KeyMap is every key the dashboard answers, and drives the footer's help.
+type KeyMap struct {
+	Up     key.Binding // more load
+	Down   key.Binding // less load
+	Pause  key.Binding
+	Reset  key.Binding
+	Window key.Binding
+	Focus  key.Binding
+	Help   key.Binding
+	Quit   key.Binding
+
+	// Replay keys.
+	ReplayPause key.Binding
+	StepBack    key.Binding
+	StepForward key.Binding
+	Faster      key.Binding
+	Slower      key.Binding
+}
+
+// NewKeyMap returns the key map for a live run (replay false) or a replay,
+// where the load keys are disabled and + and - change the playback speed.
+func NewKeyMap(replay bool) *KeyMap {
+	k := &KeyMap{
+		Up:     key.NewBinding(key.WithKeys("up", "+", "="), key.WithHelp("↑/↓", "load")),
+		Down:   key.NewBinding(key.WithKeys("down", "-", "_"), key.WithHelp("↓/-", "less load")),
+		Pause:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
+		Reset:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "reset windows")),
+		Window: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "window")),
+		Focus:  key.NewBinding(key.WithKeys("tab", "shift+tab"), key.WithHelp("tab", "focus")),
+		Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:   key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+
+		ReplayPause: key.NewBinding(key.WithKeys("space", "p"), key.WithHelp("space", "pause")),
+		StepBack:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←/→", "step")),
+		StepForward: key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "step forward")),
+		Faster:      key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+/-", "speed")),
+		Slower:      key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "slower")),
+	}
+	off := []*key.Binding{&k.ReplayPause, &k.StepBack, &k.StepForward, &k.Faster, &k.Slower}
+	if replay {
+		off = []*key.Binding{&k.Up, &k.Down, &k.Pause}
+	}
+	for _, b := range off {
+		b.SetEnabled(false)
+	}
+	return k
+}
+
+// ShortHelp is the one-line hint for newcomers.
+func (k *KeyMap) ShortHelp() []key.Binding {
+	if k.Up.Enabled() {
+		return []key.Binding{k.Up, k.Pause, k.Window, k.Focus, k.Help, k.Quit}
+	}
+	return []key.Binding{k.ReplayPause, k.StepBack, k.Faster, k.Window, k.Focus, k.Help, k.Quit}
+}
+
+// FullHelp is the help shown after ?.
+func (k *KeyMap) FullHelp() [][]key.Binding {
+	full := *k
+	full.Up.SetHelp("↑/+", "more load")
+	full.StepBack.SetHelp("←", "step back")
+	full.Faster.SetHelp("+", "faster")
+	return [][]key.Binding{
+		{full.Up, full.Down, full.Pause},
+		{full.ReplayPause, full.StepBack, full.StepForward, full.Faster, full.Slower},
+		{full.Reset, full.Window, full.Focus},
+		{full.Help, full.Quit},
+	}
+}

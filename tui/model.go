@@ -1,0 +1,303 @@
+// Package tui is tritontop's dashboard: a Bubble Tea program that draws
+// stats.Snapshots at a fixed frame rate and turns key presses into load
+// changes through driver.Control. It reads snapshots from a channel (the
+// aggregator's, or a replay's) and keeps a fixed-size history of them for
+// its charts; every pane is a pure function of that history and of what the
+// person chose (window, focus, help).
+package tui
+
+import (
+	"os"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/stats"
+)
+
+// maxDrain bounds the snapshots taken from the channel in one frame, so
+// that a replay running far ahead cannot stall the screen.
+const maxDrain = 4 * HistoryLength
+
+// frameMsg is the frame clock.
+type frameMsg time.Time
+
+// Model is the dashboard, a tea.Model. Create it with New.
+type Model struct {
+	opts    Options
+	common  *Common
+	board   *board
+	help    help.Model
+	header  *headerPane
+	panes   [paneCount]pane
+	frame   time.Duration
+	noColor bool
+}
+
+// New returns the dashboard for o. It reads the NO_COLOR environment
+// variable; a colorless terminal turns colors off as well once the program
+// reports it.
+func New(o Options) Model {
+	if o.FPS <= 0 {
+		o.FPS = DefaultFPS
+	}
+	replay := o.Control == nil
+	// Any non-empty NO_COLOR turns colors off (no-color.org).
+	noColor := o.NoColor || os.Getenv("NO_COLOR") != ""
+	c := &Common{Width: 80, Height: 24, Styles: NewStyles(!noColor), KeyMap: NewKeyMap(replay)}
+	b := &board{
+		common:  c,
+		hist:    newHistory(HistoryLength),
+		ui:      &uiState{replay: replay, focus: -1, speed: 1},
+		header:  o.Header,
+		windows: o.Windows != nil,
+	}
+	m := Model{
+		opts:    o,
+		common:  c,
+		board:   b,
+		help:    help.New(),
+		header:  &headerPane{b: b},
+		frame:   time.Second / time.Duration(o.FPS),
+		noColor: noColor,
+	}
+	m.panes = [paneCount]pane{
+		&throughputPane{b: b}, &latencyPane{b: b}, &serverPane{b: b},
+		&gpuPane{b: b}, &cpuPane{b: b}, &errorsPane{b: b},
+	}
+	m.setStyles(c.Styles)
+	m.readControl()
+	return m
+}
+
+// Init starts the frame clock.
+func (m Model) Init() tea.Cmd {
+	return m.tick()
+}
+
+func (m Model) tick() tea.Cmd {
+	return tea.Tick(m.frame, func(t time.Time) tea.Msg { return frameMsg(t) })
+}
+
+// Update handles frames, keys, resizes and the terminal's color profile.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case frameMsg:
+		m.drain()
+		m.readControl()
+		return m, m.tick()
+	case tea.WindowSizeMsg:
+		m.common.Width, m.common.Height = msg.Width, msg.Height
+		return m, nil
+	case tea.ColorProfileMsg:
+		if msg.Profile <= colorprofile.ASCII && !m.noColor {
+			m.noColor = true
+			m.setStyles(NewStyles(false))
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	return m, nil
+}
+
+// drain takes every snapshot waiting on the channel without blocking.
+func (m *Model) drain() {
+	if m.opts.Snapshots == nil {
+		return
+	}
+	for range maxDrain {
+		select {
+		case s, ok := <-m.opts.Snapshots:
+			if !ok {
+				m.opts.Snapshots = nil
+				m.board.ui.ended = true
+				return
+			}
+			m.push(s)
+		default:
+			return
+		}
+	}
+}
+
+// push adds a snapshot to the history. A snapshot older than the latest (a
+// replay stepping back) drops the ticks after it, so the charts never show
+// time running backwards.
+func (m *Model) push(s stats.Snapshot) {
+	h := m.board.hist
+	if l := h.latest(); l != nil && s.Seq <= l.Seq {
+		h.truncateFrom(s.Seq)
+	}
+	h.push(s)
+}
+
+// readControl refreshes the driver's load and state (live runs).
+func (m *Model) readControl() {
+	if m.opts.Control == nil {
+		return
+	}
+	st := m.opts.Control.State()
+	ui := m.board.ui
+	ui.haveLoad, ui.load, ui.paused, ui.inFlight = true, st.Load, st.Paused, st.InFlight
+}
+
+func (m *Model) setStyles(st *Styles) {
+	m.common.Styles = st
+	m.help.Styles = help.Styles{
+		ShortKey: st.HelpKey, ShortDesc: st.HelpDesc, ShortSeparator: st.HelpSep,
+		FullKey: st.HelpKey, FullDesc: st.HelpDesc, FullSeparator: st.HelpSep, Ellipsis: st.HelpSep,
+	}
+	m.help.ShortSeparator = "  "
+}
+
+func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	k := m.common.KeyMap
+	ui := m.board.ui
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m, tea.Quit
+	case key.Matches(msg, k.Up), key.Matches(msg, k.Down):
+		m.changeLoad(key.Matches(msg, k.Up))
+	case key.Matches(msg, k.Pause):
+		if ui.paused {
+			m.opts.Control.Resume()
+		} else {
+			m.opts.Control.Pause()
+		}
+		ui.paused = !ui.paused
+	case key.Matches(msg, k.ReplayPause):
+		if m.opts.Replay != nil {
+			if ui.paused {
+				m.opts.Replay.Resume()
+			} else {
+				m.opts.Replay.Pause()
+			}
+		}
+		ui.paused = !ui.paused
+	case key.Matches(msg, k.StepBack), key.Matches(msg, k.StepForward):
+		if m.opts.Replay != nil {
+			n := 1
+			if key.Matches(msg, k.StepBack) {
+				n = -1
+			}
+			m.opts.Replay.Step(n)
+		}
+	case key.Matches(msg, k.Faster), key.Matches(msg, k.Slower):
+		ui.speed = nextSpeed(ui.speed, key.Matches(msg, k.Faster))
+		if m.opts.Replay != nil {
+			m.opts.Replay.SetSpeed(ui.speed)
+		}
+	case key.Matches(msg, k.Reset):
+		if m.opts.Windows != nil {
+			m.opts.Windows.ResetWindows()
+		}
+	case key.Matches(msg, k.Window):
+		ui.window = (ui.window + 1) % len(windowChoices)
+		if m.opts.Windows != nil {
+			m.opts.Windows.SetWindow(windowChoices[ui.window])
+		}
+	case key.Matches(msg, k.Focus):
+		step := 1
+		if msg.String() == "shift+tab" {
+			step = paneCount
+		}
+		// -1 (no focus) and the panes form one cycle of paneCount+1.
+		ui.focus = (ui.focus+1+step)%(paneCount+1) - 1
+	case msg.String() == "esc":
+		ui.focus = -1
+		m.help.ShowAll = false
+	case key.Matches(msg, k.Help):
+		m.help.ShowAll = !m.help.ShowAll
+	}
+	return m, nil
+}
+
+// changeLoad moves the load one step up or down, from the driver's current
+// target, and shows the new target at once.
+func (m *Model) changeLoad(up bool) {
+	c := m.opts.Control
+	if c == nil {
+		return
+	}
+	st := c.State()
+	l := st.Load
+	if l.Mode == driver.RequestRate {
+		l.Rate = NextRate(l.Rate, up, m.opts.Step.RateFactor)
+		c.SetRate(l.Rate)
+	} else {
+		l.Concurrency = NextConcurrency(l.Concurrency, up, m.opts.Step.Concurrency)
+		c.SetConcurrency(l.Concurrency)
+	}
+	ui := m.board.ui
+	ui.haveLoad, ui.load, ui.paused, ui.inFlight = true, l, st.Paused, st.InFlight
+}
+
+// View draws the whole screen.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.WindowTitle = "tritontop"
+	return v
+}
+
+// Render draws the whole screen as exactly Height lines of Width cells:
+// header, panes, the warning line and the key hints.
+func (m Model) Render() string {
+	c := m.common
+	w, h := c.Width, c.Height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	st := c.Styles
+	m.help.SetWidth(w - 1)
+	footer := strings.Split(m.help.View(c.KeyMap), "\n")
+
+	m.header.SetSize(w, 2)
+	lines := make([]string, 0, h)
+	lines = append(lines, strings.Split(m.header.View(), "\n")...)
+
+	body := h - len(lines) - 1 - len(footer)
+	if body > 0 {
+		gpus := 0
+		if s := m.board.hist.latest(); s != nil {
+			gpus = len(s.Metrics.GPUs)
+		}
+		rects := bodyLayout(w, body, m.board.ui.focus, gpus)
+		var views [paneCount]string
+		for i, p := range m.panes {
+			if rects[i].w > 0 {
+				p.SetSize(rects[i].w, rects[i].h)
+				views[i] = p.View()
+			}
+		}
+		lines = append(lines, compose(w, body, rects[:], views[:])...)
+	}
+
+	warn := ""
+	if ws := warnings(m.board.hist); len(ws) > 0 {
+		warn = st.Warn.Render("⚠ "+ws[0]) + st.Dim.Render(otherWarnings(ws[1:]))
+	}
+	lines = append(lines, fit(" "+warn, w))
+	for _, f := range footer {
+		lines = append(lines, fit(" "+f, w))
+	}
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// otherWarnings is the tail of the warning line when there is more than
+// one warning.
+func otherWarnings(ws []string) string {
+	if len(ws) == 0 {
+		return ""
+	}
+	return "  · " + strings.Join(ws, "  · ")
+}

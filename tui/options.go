@@ -1,0 +1,84 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/stats"
+)
+
+// DefaultFPS is the dashboard's frame rate when Options.FPS is zero.
+const DefaultFPS = 10
+
+// DefaultRateStep is the fraction by which ↑/↓ change an open-loop rate when
+// Options.Step.RateFactor is zero: ↑ multiplies by 1.1, ↓ divides by 1.1, so
+// a press up and a press down return to the same rate.
+const DefaultRateStep = 0.10
+
+// HistoryLength is how many snapshots the dashboard keeps for its charts. It
+// is fixed so that memory does not grow with run time; at one snapshot a
+// second it covers more than eight minutes, wider than any chart drawn.
+const HistoryLength = 512
+
+// WindowControl changes the span of the aggregator's window statistics
+// (Snapshot.Window). A zero duration means the whole run.
+type WindowControl interface {
+	SetWindow(d time.Duration)
+	ResetWindows()
+}
+
+// ReplayControl drives a replay source: pause, resume, step by whole ticks
+// (negative steps go back) and playback speed (1 is real time).
+type ReplayControl interface {
+	Pause()
+	Resume()
+	Step(n int)
+	SetSpeed(f float64)
+}
+
+// HeaderInfo is what the header says about the server and the run; it does
+// not change while the dashboard runs.
+type HeaderInfo struct {
+	// Server is the address load goes to, e.g. "127.0.0.1:8001".
+	Server string
+	// Protocol is "gRPC", "HTTP" or "gRPC stream".
+	Protocol        string
+	Model           string
+	Version         string
+	MaxBatch        int
+	DynamicBatching bool
+	// Simulated marks a run against tritontop's own simulator.
+	Simulated bool
+	// Recording is the run file being written, if any.
+	Recording string
+}
+
+// StepSizes are the load changes one key press makes.
+type StepSizes struct {
+	// Concurrency, when positive, is a fixed step; zero selects the default
+	// ladder (see NextConcurrency).
+	Concurrency int
+	// RateFactor is the relative rate step; zero selects DefaultRateStep.
+	RateFactor float64
+}
+
+// Options configure the dashboard.
+type Options struct {
+	// Snapshots is the aggregator's (or a replay's) output. The dashboard
+	// drains it once per frame and never blocks on it; closing it ends the
+	// feed, not the dashboard.
+	Snapshots <-chan stats.Snapshot
+	// Control changes the driver's load; nil disables the load keys (replay).
+	Control driver.Control
+	// Windows changes the window statistics' span; may be nil.
+	Windows WindowControl
+	// Replay drives a replay; nil in a live run.
+	Replay ReplayControl
+	Header HeaderInfo
+	// FPS is frames per second; zero selects DefaultFPS.
+	FPS  int
+	Step StepSizes
+	// NoColor forces monochrome styles. The NO_COLOR environment variable
+	// and a colorless terminal have the same effect.
+	NoColor bool
+}

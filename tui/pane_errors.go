@@ -1,0 +1,44 @@
+package tui
+
+import (
+	"strings"
+)
+
+// errorsPane counts errors by code, with the latest message of each.
+type errorsPane struct {
+	b    *board
+	w, h int
+}
+
+func (p *errorsPane) SetSize(w, h int) { p.w, p.h = w, h }
+
+func (p *errorsPane) View() string {
+	st := p.b.common.Styles
+	focused := p.b.ui.focus == focusErrors
+	s := p.b.hist.latest()
+	if s == nil {
+		return box(st, "Errors", focused, p.w, p.h, []string{st.Dim.Render("waiting for data")})
+	}
+	if s.Run.Errors == 0 {
+		return box(st, "Errors", focused, p.w, p.h, []string{st.Good.Render("none")})
+	}
+	ws, wname := p.b.windowStats(s)
+	var lines []string
+	codes := ws.ErrorsByCode
+	if ws.Errors == 0 {
+		lines = append(lines, st.Dim.Render("none in "+wname+"; ")+st.Bad.Render(fmtInt(s.Run.Errors))+" in the run")
+		codes = s.Run.ErrorsByCode
+	} else {
+		share := 0.0
+		if ws.Requests > 0 {
+			share = float64(ws.Errors) / float64(ws.Requests)
+		}
+		lines = append(lines, st.Bad.Render(fmtInt(ws.Errors))+" errors ("+fmtPct(share)+") in "+wname+
+			st.Dim.Render("  run "+fmtInt(s.Run.Errors)))
+	}
+	for _, c := range codes {
+		msg := strings.ReplaceAll(c.Message, "\n", " ")
+		lines = append(lines, st.Label.Render(c.Code)+" "+st.Value.Render(fmtInt(c.Count))+"  "+st.Dim.Render(msg))
+	}
+	return box(st, "Errors", focused, p.w, p.h, lines)
+}

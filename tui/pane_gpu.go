@@ -1,0 +1,74 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tritontop/tritontop/stats"
+)
+
+// gpuPane shows each server GPU from Triton's metrics. A GPU the metrics do
+// not report is said to be missing, never drawn as idle.
+type gpuPane struct {
+	b    *board
+	w, h int
+}
+
+func (p *gpuPane) SetSize(w, h int) { p.w, p.h = w, h }
+
+// gpuUtil reads GPU i's utilization when the snapshot has that GPU.
+func gpuUtil(i int, uuid string) metric {
+	return func(s *stats.Snapshot) (float64, bool) {
+		if !s.Metrics.Available || i >= len(s.Metrics.GPUs) || s.Metrics.GPUs[i].UUID != uuid {
+			return 0, false
+		}
+		return s.Metrics.GPUs[i].Utilization, true
+	}
+}
+
+func (p *gpuPane) View() string {
+	st := p.b.common.Styles
+	focused := p.b.ui.focus == focusGPU
+	s := p.b.hist.latest()
+	if s == nil {
+		return box(st, "GPU", focused, p.w, p.h, []string{st.Dim.Render("waiting for data")})
+	}
+	iw := p.w - 4
+	m := &s.Metrics
+	switch {
+	case !m.Available:
+		return box(st, "GPU", focused, p.w, p.h, wrapped(st.Dim.Render("no GPU metrics: ")+m.Err, iw))
+	case len(m.GPUs) == 0:
+		return box(st, "GPU", focused, p.w, p.h, []string{st.Dim.Render("no GPU metrics (the server reports no GPU)")})
+	}
+	rows := p.h - 2
+	// Two lines per GPU while they fit, one (utilization only) otherwise.
+	two := 2*len(m.GPUs) <= rows
+	var lines []string
+	for i := range m.GPUs {
+		g := &m.GPUs[i]
+		id := strconv.Itoa(i)
+		if g.Name != "" && iw >= 40 {
+			id += " " + strings.TrimPrefix(g.Name, "NVIDIA ")
+		}
+		idw := min(ansi.StringWidth(id), iw/3-1) + 1
+		gw := min(20, max(5, (iw-idw-5)/2))
+		line := fit(id, idw-1) + " " + gauge(st.Series[0], g.Utilization, gw) + " " +
+			st.Value.Render(padLeft(fmtPct(g.Utilization), 4))
+		if sw := iw - idw - gw - 6; sw >= 4 {
+			line += " " + sparkline(st.Series[0], p.b.hist, sw, gpuUtil(i, g.UUID), 1)
+		}
+		lines = append(lines, line)
+		mem := st.Label.Render("memory ") + st.Value.Render(fmtGB(g.MemoryUsed)) + " / " + fmtGB(g.MemoryTotal) + " GB"
+		power := st.Label.Render("power ") + st.Value.Render(strconv.FormatFloat(g.PowerW, 'f', 0, 64)) + " W"
+		if g.PowerLimitW > 0 && iw >= 50 {
+			power += " / " + strconv.FormatFloat(g.PowerLimitW, 'f', 0, 64)
+		}
+		if two {
+			lines = append(lines, "  "+join(mem, power))
+		}
+	}
+	return box(st, "GPU", focused, p.w, p.h, lines)
+}

@@ -1,0 +1,154 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/stats"
+)
+
+// headerPane is the two lines at the top: what is under load, and how.
+type headerPane struct {
+	b    *board
+	w, h int
+}
+
+func (p *headerPane) SetSize(w, h int) { p.w, p.h = w, h }
+
+func (p *headerPane) View() string {
+	st := p.b.common.Styles
+	hi := p.b.header
+	s := p.b.hist.latest()
+
+	model := hi.Model
+	if hi.Version != "" {
+		model += " v" + hi.Version
+	}
+	var id []string
+	if model != "" {
+		id = append(id, st.Value.Render(model))
+	}
+	if hi.MaxBatch > 0 {
+		id = append(id, "max batch "+strconv.Itoa(hi.MaxBatch))
+	} else if hi.Model != "" {
+		id = append(id, "no batching")
+	}
+	if hi.DynamicBatching {
+		id = append(id, "dynamic batching")
+	}
+	line1 := join(
+		st.Brand.Render("tritontop"),
+		badge(st, hi.Simulated),
+		hi.Server,
+		strings.Join(id, " · "),
+		hi.Protocol,
+		recording(st, hi.Recording),
+	)
+
+	cpuLabel := "tritontop cpu "
+	if p.w < 100 {
+		cpuLabel = "cpu "
+	}
+	var line2 string
+	if s == nil {
+		line2 = join(p.loadText(nil), st.Dim.Render("○ waiting for the first tick"))
+	} else {
+		line2 = join(
+			p.loadText(s),
+			"in flight "+st.Value.Render(strconv.Itoa(p.inFlight(s))),
+			st.Value.Render(fmtElapsed(s.Elapsed)),
+			p.state(s),
+			st.Label.Render(cpuLabel)+st.Value.Render(fmtCores(s.System.ProcessCPU)),
+		)
+	}
+	return fit(" "+line1, p.w) + "\n" + fit(" "+line2, p.w)
+}
+
+func badge(st *Styles, simulated bool) string {
+	if !simulated {
+		return ""
+	}
+	return st.Badge.Render(" SIMULATED ")
+}
+
+func recording(st *Styles, path string) string {
+	if path == "" {
+		return ""
+	}
+	return st.Bad.Render("●") + " rec " + path
+}
+
+// loadText is the load mode and target, from the driver when it is known
+// (so a key press shows at once) and otherwise from the snapshot.
+func (p *headerPane) loadText(s *stats.Snapshot) string {
+	st := p.b.common.Styles
+	mode, conc, rate, dist := "", 0, 0.0, ""
+	switch {
+	case p.b.ui.haveLoad:
+		l := p.b.ui.load
+		mode, conc, rate = l.Mode.String(), l.Concurrency, l.Rate
+		if l.Distribution == driver.Poisson {
+			dist = "poisson"
+		}
+	case s != nil:
+		mode, conc, rate = s.Load.Mode, s.Load.Concurrency, s.Load.Rate
+		if s.Load.Distribution == "poisson" {
+			dist = s.Load.Distribution
+		}
+	default:
+		return ""
+	}
+	hint := ""
+	if !p.b.ui.replay {
+		hint = " " + st.Dim.Render("↑↓")
+	}
+	if mode == "rate" {
+		t := "rate " + st.Value.Render(fmtRate(rate)+"/s")
+		if dist != "" {
+			t += " " + dist
+		}
+		return t + hint
+	}
+	return "concurrency " + st.Value.Render(strconv.Itoa(conc)) + hint
+}
+
+func (p *headerPane) inFlight(s *stats.Snapshot) int {
+	if p.b.ui.haveLoad {
+		return p.b.ui.inFlight
+	}
+	return s.Load.InFlight
+}
+
+// state is the one-word run state: running, paused, server unreachable,
+// replay.
+func (p *headerPane) state(s *stats.Snapshot) string {
+	st := p.b.common.Styles
+	ui := p.b.ui
+	if ui.replay {
+		switch {
+		case ui.ended:
+			return st.Dim.Render("■ replay ended")
+		case ui.paused:
+			return st.Warn.Render("⏸ replay paused")
+		default:
+			return st.Good.Render("▶ replay " + strconv.FormatFloat(ui.speed, 'g', 3, 64) + "×")
+		}
+	}
+	switch {
+	case ui.ended:
+		return st.Dim.Render("■ stopped")
+	case ui.paused || s.Load.Paused:
+		return st.Warn.Render("⏸ paused")
+	case unreachable(s):
+		return st.Bad.Render("✖ server unreachable")
+	default:
+		return st.Good.Render("● running")
+	}
+}
+
+// unreachable is true when nothing answered in the tick: no statistics, no
+// metrics and no successful request.
+func unreachable(s *stats.Snapshot) bool {
+	return !s.Server.Available && !s.Metrics.Available && s.Tick.Successes == 0
+}

@@ -1,0 +1,134 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tritontop/tritontop/stats"
+)
+
+// serverPane is Triton's own account of where a request's time goes, from
+// its statistics, and how it batches.
+type serverPane struct {
+	b    *board
+	w, h int
+}
+
+func (p *serverPane) SetSize(w, h int) { p.w, p.h = w, h }
+
+func queueMs(s *stats.Snapshot) (float64, bool) {
+	return float64(s.Server.Queue) / 1e6, serverMeasured(s)
+}
+
+func computeMs(s *stats.Snapshot) (float64, bool) {
+	return float64(s.Server.ComputeInput+s.Server.ComputeInfer+s.Server.ComputeOutput) / 1e6, serverMeasured(s)
+}
+
+// serverMeasured is true when the tick has server times to show.
+func serverMeasured(s *stats.Snapshot) bool {
+	return s.Server.Available && !s.Server.Reset && s.Server.SuccessCount > 0
+}
+
+func (p *serverPane) View() string {
+	st := p.b.common.Styles
+	focused := p.b.ui.focus == focusServer
+	const title = "Server time per request · Triton statistics"
+	s := p.b.hist.latest()
+	if s == nil {
+		return box(st, title, focused, p.w, p.h, []string{st.Dim.Render("waiting for data")})
+	}
+	iw := p.w - 4
+	rows := p.h - 2
+	sv := &s.Server
+	spark := func(name string, m metric, style int) string {
+		const label = 16
+		return st.Label.Render(fit(name, label)) + sparkline(st.Segments[style], p.b.hist, iw-label, m, 0)
+	}
+	// Without this tick's times, the message comes first and the history
+	// (with its gap) still shows below it.
+	var lines []string
+	switch {
+	case !sv.Available:
+		lines = wrapped(st.Warn.Render("server statistics unavailable: ")+sv.Err, iw)
+	case sv.Reset:
+		lines = wrapped(st.Warn.Render("statistics counters went back (server restart or model reload); showing from the next tick"), iw)
+	case sv.SuccessCount == 0:
+		lines = []string{st.Dim.Render("no request finished on the server in the last tick")}
+	}
+	if lines != nil {
+		if pend := pending(st, s); pend != "" {
+			lines = append(lines, pend)
+		}
+		if rows-len(lines) >= 2 {
+			lines = append(lines, spark("queue over time", queueMs, 0), spark("compute", computeMs, 2))
+		}
+		return box(st, title, focused, p.w, p.h, lines)
+	}
+
+	parts := [5]float64{float64(sv.Queue), float64(sv.ComputeInput), float64(sv.ComputeInfer),
+		float64(sv.ComputeOutput), float64(sv.Overhead)}
+	names := [5]string{"queue", "input", "infer", "output", "overhead"}
+	wide := iw >= 100
+	if !wide {
+		names = [5]string{"queue", "in", "infer", "out", "ovh"}
+	}
+	var legend strings.Builder
+	for i, name := range names {
+		if i > 0 {
+			legend.WriteString(" ")
+			if wide {
+				legend.WriteString(" ")
+			}
+		}
+		legend.WriteString(st.Segments[i].Render(segmentGlyphs[i]))
+		legend.WriteString(" " + st.Label.Render(name) + " " + st.Value.Render(fmtDur(timeOf(parts[i]))))
+	}
+	if wide {
+		legend.WriteString("  " + st.Label.Render("= request ") + st.Value.Render(fmtDur(sv.Request)))
+	}
+	lines = append(lines, legend.String(), stackedBar(st, parts, iw))
+
+	lines = append(lines, join(
+		st.Label.Render("batch avg ")+st.Value.Render(strconv.FormatFloat(sv.AvgBatch, 'f', 1, 64)),
+		batchShares(st, sv.Batches),
+		pending(st, s),
+	))
+	if rows > len(lines) {
+		lines = append(lines, spark("queue over time", queueMs, 0))
+	}
+	if rows > len(lines) {
+		lines = append(lines, spark("compute", computeMs, 2))
+	}
+	return box(st, title, focused, p.w, p.h, lines)
+}
+
+func timeOf(ns float64) time.Duration { return time.Duration(ns) }
+
+// batchShares is the tick's executions by batch size: "1:2% 2:3% 8:85%".
+func batchShares(st *Styles, batches []stats.BatchCount) string {
+	var total int64
+	for _, b := range batches {
+		total += b.Count
+	}
+	if total == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(st.Label.Render("sizes"))
+	for _, bc := range batches {
+		if bc.Count == 0 {
+			continue
+		}
+		b.WriteString(" " + strconv.Itoa(bc.Size) + ":" + st.Value.Render(fmtPct(float64(bc.Count)/float64(total))))
+	}
+	return b.String()
+}
+
+// pending is Triton's pending request count when the metrics have it.
+func pending(st *Styles, s *stats.Snapshot) string {
+	if !s.Metrics.HasPending {
+		return ""
+	}
+	return st.Label.Render("pending ") + st.Value.Render(strconv.FormatFloat(s.Metrics.Pending, 'f', 0, 64))
+}

@@ -1,0 +1,63 @@
+package tui
+
+import (
+	"github.com/tritontop/tritontop/stats"
+)
+
+// throughputPane shows requests and inferences per second, now and over
+// time.
+type throughputPane struct {
+	b    *board
+	w, h int
+}
+
+func (p *throughputPane) SetSize(w, h int) { p.w, p.h = w, h }
+
+func reqPerS(s *stats.Snapshot) (float64, bool)   { return s.Tick.RequestsPerS, true }
+func inferPerS(s *stats.Snapshot) (float64, bool) { return s.Tick.InferPerS, true }
+
+func (p *throughputPane) View() string {
+	st := p.b.common.Styles
+	focused := p.b.ui.focus == focusThroughput
+	s := p.b.hist.latest()
+	if s == nil {
+		return box(st, "Throughput", focused, p.w, p.h, []string{st.Dim.Render("waiting for data")})
+	}
+	ws, wname := p.b.windowStats(s)
+	iw := p.w - 4
+	rows := p.h - 2
+	lines := make([]string, 0, rows)
+	runAvg := "run avg "
+	if iw < 44 {
+		runAvg = "avg "
+	}
+	lines = append(lines, join(
+		st.Value.Render(fmtRate(s.Tick.InferPerS))+" infer/s",
+		st.Value.Render(fmtRate(s.Tick.RequestsPerS))+" req/s",
+		st.Label.Render(runAvg)+st.Value.Render(fmtRate(s.Run.RequestsPerS)),
+	))
+	batched := s.Run.Inferences != s.Run.Requests
+	legend := ""
+	if rows >= 6 {
+		legend = st.Series[0].Render("█") + " req/s"
+		if batched {
+			legend += " " + st.Series[1].Render("▓") + " infer/s"
+		}
+	}
+	lines = append(lines, join(
+		st.Label.Render(wname+" ")+st.Value.Render(fmtRate(ws.RequestsPerS))+" req/s",
+		st.Label.Render("total ")+st.Value.Render(fmtInt(s.Run.Requests)),
+		legend,
+	))
+	switch left := rows - len(lines); {
+	case left >= 4:
+		series := []metric{reqPerS}
+		if batched {
+			series = append(series, inferPerS)
+		}
+		lines = append(lines, bandChart(st, p.b.hist, iw, left, fmtRate, series...)...)
+	case left >= 1:
+		lines = append(lines, st.Label.Render("req/s ")+sparkline(st.Series[0], p.b.hist, iw-6, reqPerS, 0))
+	}
+	return box(st, "Throughput", focused, p.w, p.h, lines)
+}

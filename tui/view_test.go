@@ -1,0 +1,86 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/tritontop/tritontop/stats"
+)
+
+var sizes = []struct{ w, h int }{{80, 24}, {120, 40}, {200, 60}}
+
+// loaded returns a dashboard that has drawn snaps at w×h.
+func loaded(t testing.TB, o Options, snaps []stats.Snapshot, w, h int) Model {
+	t.Helper()
+	o.Snapshots = feed(snaps)
+	if o.Header == (HeaderInfo{}) {
+		o.Header = header
+	}
+	m := New(o)
+	m.common.Width, m.common.Height = w, h
+	m.drain()
+	return m
+}
+
+// checkScreen verifies the screen's shape: exactly h lines of w cells.
+func checkScreen(t *testing.T, out string, w, h int) {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	if len(lines) != h {
+		t.Fatalf("screen has %d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if got := ansi.StringWidth(l); got != w {
+			t.Fatalf("line %d is %d cells wide, want %d: %q", i, got, w, ansi.Strip(l))
+		}
+	}
+}
+
+func TestPanes(t *testing.T) {
+	names := [paneCount]string{"throughput", "latency", "server", "gpu", "cpu", "errors"}
+	for _, sz := range sizes {
+		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
+			m := loaded(t, Options{Control: newFakeControl(4)}, closedLoopRun(64), sz.w, sz.h)
+			m.header.SetSize(sz.w, 2)
+			t.Run("header", func(t *testing.T) { golden.RequireEqual(t, m.header.View()) })
+			rects := bodyLayout(sz.w, sz.h-4, -1, 2)
+			for i, p := range m.panes {
+				t.Run(names[i], func(t *testing.T) {
+					p.SetSize(rects[i].w, rects[i].h)
+					out := p.View()
+					checkScreen(t, out, rects[i].w, rects[i].h)
+					golden.RequireEqual(t, out)
+				})
+			}
+		})
+	}
+}
+
+func TestScreen(t *testing.T) {
+	cases := []struct {
+		name  string
+		o     Options
+		snaps []stats.Snapshot
+	}{
+		{"closed", Options{Control: newFakeControl(32)}, closedLoopRun(64)},
+		{"open", Options{Control: newFakeRateControl(800)}, openLoopRun(64)},
+		{"degraded", Options{Control: newFakeControl(32)}, degradedRun(64)},
+		{"replay", Options{Header: HeaderInfo{Server: "run.jsonl", Model: "resnet50", Simulated: true}}, closedLoopRun(64)},
+		{"nocolor", Options{Control: newFakeControl(32), NoColor: true}, closedLoopRun(64)},
+		{"empty", Options{Control: newFakeControl(1)}, nil},
+	}
+	for _, c := range cases {
+		for _, sz := range sizes {
+			t.Run(fmt.Sprintf("%s/%dx%d", c.name, sz.w, sz.h), func(t *testing.T) {
+				m := loaded(t, c.o, c.snaps, sz.w, sz.h)
+				out := m.Render()
+				checkScreen(t, out, sz.w, sz.h)
+				golden.RequireEqual(t, out)
+			})
+		}
+	}
+}
