@@ -53,9 +53,11 @@ type Options struct {
 	Streams   int
 	// Timeout bounds each try of a request; 0 means none.
 	Timeout time.Duration
-	// Retries is how many times a failed request is tried again;
+	// Retries is how many times a failed request is tried again (only
+	// transient failures: UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, ...);
 	// RetryBackoff the wait before the first retry (0: DefaultRetryBackoff),
-	// doubled for each further one.
+	// doubled for each further one. Only the final outcome is a Result: its
+	// Sent is the first try's, Done the last one's, Retries the count.
 	Retries      int
 	RetryBackoff time.Duration
 	// LateThreshold is the lateness from which an open-loop send counts as

@@ -71,271 +71,6 @@ func TestClosedLoopHoldsConcurrency(t *testing.T) {
 	}
 }
 
-func TestOpenLoopHoldsRate(t *testing.T) {
-	s := startSim(t)
-	c := dial(t, s, "grpc", 1)
-	const rate, seconds = 200, 5
-	probe := probeTimers(DefaultLateThreshold, seconds*time.Second)
-	run := start(t, context.Background(), Options{
-		Client:   c,
-		Requests: identityRequests(t, c),
-		Schedule: []Step{{Load: Load{Mode: RequestRate, Rate: rate}, Duration: seconds * time.Second}},
-	})
-	res := run.wait(t)
-	late, ok := 0, 0
-	var last time.Duration
-	for _, r := range res {
-		if r.Late {
-			late++
-		}
-		if r.OK() {
-			ok++
-		}
-		last = max(last, r.Scheduled)
-	}
-	want := float64(rate * seconds)
-	if got := float64(len(res)); got < want*0.98 || got > want*1.02 {
-		t.Errorf("%v requests in %ds at %d/s, want %v ±2%%", got, seconds, rate, want)
-	}
-	if ok != len(res) {
-		t.Errorf("%d of %d requests failed", len(res)-ok, len(res))
-	}
-	machineLate := <-probe
-	if frac := float64(late) / float64(len(res)); frac >= 0.01 {
-		if machineLate >= 0.01 {
-			// A bare timer on this machine woke late as often: the CPU is
-			// too busy to tell the driver's lateness from the machine's.
-			t.Logf("%.1f%% of sends late, but %.1f%% of bare timer wake-ups too: machine overloaded", 100*frac, 100*machineLate)
-		} else {
-			t.Errorf("%.1f%% of sends were late (bare timers: %.1f%%), want under 1%%", 100*frac, 100*machineLate)
-		}
-	}
-	// The schedule spaces sends 5ms apart: the last is due at 4.995s.
-	if last < 4990*time.Millisecond || last >= seconds*time.Second {
-		t.Errorf("last send scheduled at %v, want just under %ds", last, seconds)
-	}
-	success, _ := serverCounts(t, c, "identity")
-	if success != uint64(ok) {
-		t.Errorf("server counted %d successes, driver %d", success, ok)
-	}
-	var lateness []time.Duration
-	for _, r := range res {
-		lateness = append(lateness, r.Sent-r.Scheduled)
-	}
-	t.Logf("%d requests, %d late; send lateness p50 %v p99 %v max %v", len(res), late,
-		percentile(lateness, 50), percentile(lateness, 99), percentile(lateness, 100))
-}
-
-func TestStallShowsInScheduledLatency(t *testing.T) {
-	// With MaxInFlight 1 the driver has one request in flight, so while
-	// the server stalls, the sends due meanwhile cannot go out: they leave
-	// late, after the stall, and the server then answers them quickly.
-	// Latency from the send misses the stall for all of them (only the one
-	// request caught inside the stall saw it); latency from the schedule
-	// counts the time they waited to be sent, which is what a client
-	// sending at this rate would have seen. That is coordinated omission,
-	// and why open-loop latency is measured from the schedule.
-	s := startSim(t)
-	c := dial(t, s, "grpc", 1)
-	const rate, seconds = 200, 2
-	ctx := context.Background()
-	run := start(t, ctx, Options{
-		Client:   c,
-		Requests: identityRequests(t, c),
-		Schedule: []Step{{Load: Load{Mode: RequestRate, Rate: rate, MaxInFlight: 1}, Duration: seconds * time.Second}},
-	})
-	time.Sleep(500 * time.Millisecond)
-	s.Engine().SetFaults(sim.Faults{StallUntil: time.Now().Add(500 * time.Millisecond)})
-	res := run.wait(t)
-
-	var fromSchedule, fromSend []time.Duration
-	late := 0
-	for _, r := range res {
-		if !r.OK() {
-			t.Fatalf("request failed: %v", r.Err)
-		}
-		fromSchedule = append(fromSchedule, r.ScheduledLatency())
-		fromSend = append(fromSend, r.Latency())
-		if r.Late {
-			late++
-		}
-	}
-	if len(res) != rate*seconds {
-		// Every hit due within the step is sent, however late.
-		t.Errorf("%d requests, want %d", len(res), rate*seconds)
-	}
-	p99s, p99 := percentile(fromSchedule, 99), percentile(fromSend, 99)
-	t.Logf("%d requests, %d late; p99 from schedule %v, from send %v", len(res), late, p99s, p99)
-	if p99s < 400*time.Millisecond {
-		t.Errorf("p99 from the schedule is %v, want ≥ 400ms: the stall is hidden", p99s)
-	}
-	if p99 >= 100*time.Millisecond {
-		t.Errorf("p99 from the send is %v, want well under the stall", p99)
-	}
-	if late < rate/4 {
-		t.Errorf("%d late sends, want about %d (the stall's share)", late, rate/2)
-	}
-}
-
-func TestStreamingAndHTTP(t *testing.T) {
-	s := startSim(t)
-	for _, tc := range []struct {
-		name      string
-		protocol  string
-		streaming bool
-	}{
-		{"grpc-stream", "grpc", true},
-		{"http", "http", false},
-		{"grpc", "grpc", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := dial(t, s, tc.protocol, 2)
-			reqs := requests(t, c, "simple", triton.InputOptions{BatchSize: 2, Seed: 9})
-			// The request the driver sends gets the right answer.
-			resp, err := c.Infer(context.Background(), reqs[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			in0, in1 := triton.Int32s(reqs[0].Inputs[0].Data), triton.Int32s(reqs[0].Inputs[1].Data)
-			out0, ok0 := resp.Output("OUTPUT0")
-			out1, ok1 := resp.Output("OUTPUT1")
-			if !ok0 || !ok1 {
-				t.Fatalf("outputs missing: %+v", resp.Outputs)
-			}
-			sum, diff := triton.Int32s(out0.Data), triton.Int32s(out1.Data)
-			if len(sum) != 32 || len(diff) != 32 {
-				t.Fatalf("got %d and %d output elements, want 32", len(sum), len(diff))
-			}
-			for i := range sum {
-				if sum[i] != in0[i]+in1[i] || diff[i] != in0[i]-in1[i] {
-					t.Fatalf("element %d: %d+%d gave %d, %d", i, in0[i], in1[i], sum[i], diff[i])
-				}
-			}
-			before, _ := serverCounts(t, c, "simple")
-			run := start(t, context.Background(), Options{
-				Client:    c,
-				Requests:  reqs,
-				BatchSize: 2,
-				Streaming: tc.streaming,
-				Streams:   2,
-				Timeout:   5 * time.Second,
-				Schedule:  []Step{{Load: Load{Mode: Concurrency, Concurrency: 4}, Duration: 300 * time.Millisecond}},
-			})
-			res := run.wait(t)
-			if len(res) < 10 {
-				t.Fatalf("only %d requests in 300ms", len(res))
-			}
-			for _, r := range res {
-				if !r.OK() {
-					t.Fatalf("request failed: %v", r.Err)
-				}
-				if r.Inferences != 2 || r.BytesSent <= 0 || r.BytesReceived <= 0 {
-					t.Fatalf("result %+v: want 2 inferences and byte counts", r)
-				}
-			}
-			after, _ := serverCounts(t, c, "simple")
-			if after-before != uint64(len(res)) {
-				t.Errorf("server counted %d requests, driver %d", after-before, len(res))
-			}
-		})
-	}
-}
-
-func TestRetriesCounted(t *testing.T) {
-	s := startSim(t)
-	c := dial(t, s, "grpc", 1)
-	s.Engine().SetFaults(sim.Faults{ErrorRate: 0.5})
-	run := start(t, context.Background(), Options{
-		Client:       c,
-		Requests:     identityRequests(t, c),
-		Retries:      3,
-		RetryBackoff: time.Millisecond,
-		Schedule:     []Step{{Load: Load{Mode: Concurrency, Concurrency: 4}, Duration: 500 * time.Millisecond}},
-	})
-	res := run.wait(t)
-	tries, failed, retried := 0, 0, 0
-	for _, r := range res {
-		tries += 1 + int(r.Retries)
-		if r.Retries > 0 {
-			retried++
-		}
-		if !r.OK() {
-			failed++
-			if r.Code != codes.Internal || r.Retries != 3 {
-				t.Fatalf("failed result %+v: want INTERNAL after 3 retries", r)
-			}
-		}
-	}
-	success, fail := serverCounts(t, c, "identity")
-	// Only the final outcome is a Result, but every try reached the server.
-	if uint64(tries) != success+fail {
-		t.Errorf("results account for %d tries, server saw %d", tries, success+fail)
-	}
-	if uint64(len(res)-failed) != success {
-		t.Errorf("%d successful results, server counted %d successes", len(res)-failed, success)
-	}
-	if retried == 0 || failed == 0 {
-		t.Errorf("at error rate 0.5: %d retried, %d failed of %d; want some of each", retried, failed, len(res))
-	}
-	t.Logf("%d results, %d tries, %d retried, %d failed", len(res), tries, retried, failed)
-}
-
-func TestTimeouts(t *testing.T) {
-	s := startSim(t)
-	for _, streaming := range []bool{false, true} {
-		c := dial(t, s, "grpc", 1)
-		s.Engine().SetFaults(sim.Faults{StallUntil: time.Now().Add(10 * time.Second)})
-		run := start(t, context.Background(), Options{
-			Client:    c,
-			Requests:  identityRequests(t, c),
-			Streaming: streaming,
-			Streams:   1,
-			Timeout:   100 * time.Millisecond,
-			Retries:   1,
-			Schedule:  []Step{{Load: Load{Mode: Concurrency, Concurrency: 2}, Duration: 450 * time.Millisecond}},
-		})
-		res := run.wait(t)
-		s.Engine().SetFaults(sim.Faults{})
-		if len(res) < 2 {
-			t.Fatalf("streaming %v: %d results", streaming, len(res))
-		}
-		for _, r := range res {
-			if r.Cancelled {
-				continue
-			}
-			// Each try waits 100ms, then one retry after 10ms.
-			if r.Code != codes.DeadlineExceeded || r.Retries != 1 {
-				t.Fatalf("streaming %v: result %+v, want DEADLINE_EXCEEDED after 1 retry", streaming, r)
-			}
-			if l := r.Latency(); l < 200*time.Millisecond || l > 2*time.Second {
-				t.Errorf("streaming %v: timed-out request took %v, want about 210ms", streaming, l)
-			}
-		}
-	}
-}
-
-func TestStopCancelsAfterDrain(t *testing.T) {
-	s := startSim(t)
-	c := dial(t, s, "grpc", 1)
-	s.Engine().SetFaults(sim.Faults{StallUntil: time.Now().Add(10 * time.Second)})
-	run := start(t, context.Background(), Options{Client: c, Requests: identityRequests(t, c), Load: Load{Mode: Concurrency, Concurrency: 3}})
-	eventually(t, 5*time.Second, "3 in flight", func() bool { return run.d.State().InFlight == 3 })
-	begin := time.Now()
-	run.d.Stop(200 * time.Millisecond)
-	res := run.wait(t)
-	if took := time.Since(begin); took < 200*time.Millisecond || took > 3*time.Second {
-		t.Errorf("Stop(200ms) took %v", took)
-	}
-	if len(res) != 3 {
-		t.Fatalf("%d results, want the 3 in flight", len(res))
-	}
-	for _, r := range res {
-		if !r.Cancelled || r.Code != codes.Canceled {
-			t.Errorf("result %+v, want Cancelled", r)
-		}
-	}
-}
-
 func TestPauseResumeAndSchedule(t *testing.T) {
 	s := startSim(t)
 	c := dial(t, s, "grpc", 1)
@@ -369,6 +104,28 @@ func TestPauseResumeAndSchedule(t *testing.T) {
 	}
 }
 
+func TestStopCancelsAfterDrain(t *testing.T) {
+	s := startSim(t)
+	c := dial(t, s, "grpc", 1)
+	s.Engine().SetFaults(sim.Faults{StallUntil: time.Now().Add(10 * time.Second)})
+	run := start(t, context.Background(), Options{Client: c, Requests: identityRequests(t, c), Load: Load{Mode: Concurrency, Concurrency: 3}})
+	eventually(t, 5*time.Second, "3 in flight", func() bool { return run.d.State().InFlight == 3 })
+	begin := time.Now()
+	run.d.Stop(200 * time.Millisecond)
+	res := run.wait(t)
+	if took := time.Since(begin); took < 200*time.Millisecond || took > 3*time.Second {
+		t.Errorf("Stop(200ms) took %v", took)
+	}
+	if len(res) != 3 {
+		t.Fatalf("%d results, want the 3 in flight", len(res))
+	}
+	for _, r := range res {
+		if !r.Cancelled || r.Code != codes.Canceled {
+			t.Errorf("result %+v, want Cancelled", r)
+		}
+	}
+}
+
 func TestNewRejectsBadOptions(t *testing.T) {
 	c := &nopClient{}
 	reqs := []*triton.InferRequest{{Model: "m"}}
@@ -384,26 +141,6 @@ func TestNewRejectsBadOptions(t *testing.T) {
 			t.Errorf("New(%+v) accepted bad options", o)
 		}
 	}
-}
-
-// probeTimers measures, for the given time, the share of 5ms sleeps that
-// overshoot by more than threshold: how late this machine itself is.
-func probeTimers(threshold, d time.Duration) <-chan float64 {
-	out := make(chan float64, 1)
-	go func() {
-		end := time.Now().Add(d)
-		n, late := 0, 0
-		for time.Now().Before(end) {
-			t := time.Now()
-			time.Sleep(5 * time.Millisecond)
-			if time.Since(t)-5*time.Millisecond > threshold {
-				late++
-			}
-			n++
-		}
-		out <- float64(late) / float64(max(n, 1))
-	}()
-	return out
 }
 
 func TestResultsArriveWhileRunning(t *testing.T) {

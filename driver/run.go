@@ -18,11 +18,11 @@ type run struct {
 	quit      chan struct{} // closed when no new request may start
 	tickets   chan time.Duration
 
-	workers atomic.Pointer[[]*worker] // copy on write, written by the pacer only
-	closed  int                       // closed-loop workers started
-	open    int                       // open-loop workers started
-	idle    atomic.Int32              // open-loop workers waiting for a ticket
-	wg      sync.WaitGroup            // workers
+	workers workerTable    // written by the pacer only
+	closed  int            // closed-loop workers started
+	open    int            // open-loop workers started
+	idle    atomic.Int32   // open-loop workers waiting for a ticket
+	wg      sync.WaitGroup // workers
 
 	streams  []*stream
 	streamWG sync.WaitGroup // stream receivers
@@ -57,7 +57,6 @@ func (d *Driver) Run(ctx context.Context) error {
 	}
 	r.reqCtx, r.cancelReq = context.WithCancel(ctx)
 	defer r.cancelReq()
-	r.workers.Store(&[]*worker{})
 	if d.opts.Streaming {
 		if err := r.openStreams(); err != nil {
 			r.cancelReq()
@@ -198,12 +197,8 @@ func (r *run) ensureClosed(n int) {
 }
 
 func (r *run) spawn(open bool, index int) {
-	old := *r.workers.Load()
-	w := newWorker(r, len(old), index, open)
-	ws := make([]*worker, len(old)+1)
-	copy(ws, old)
-	ws[len(old)] = w
-	r.workers.Store(&ws)
+	w := newWorker(r, r.workers.len(), index, open)
+	r.workers.add(w)
 	r.wg.Add(1)
 	go w.loop()
 }
@@ -222,8 +217,6 @@ func (r *run) flushLoop(stop, done chan struct{}) {
 		case <-t.C:
 		}
 		now := r.now()
-		for _, w := range *r.workers.Load() {
-			w.flushOlder(now - age)
-		}
+		r.workers.each(func(w *worker) { w.flushOlder(now - age) })
 	}
 }

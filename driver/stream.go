@@ -100,13 +100,12 @@ func (r *run) receive(c *conn) {
 			return
 		}
 		wid, seq, ok := parseID(id)
-		ws := *r.workers.Load()
-		if !ok || wid >= len(ws) {
+		if !ok {
 			continue
 		}
 		// A response whose request already timed out finds pending
 		// changed and is dropped.
-		if w := ws[wid]; w.pending.CompareAndSwap(seq, 0) {
+		if w := r.workers.get(wid); w != nil && w.pending.CompareAndSwap(seq, 0) {
 			w.reply <- streamReply{size: size, err: reqErr}
 		}
 	}

@@ -133,8 +133,12 @@ func (w *worker) do(scheduled, sent time.Duration) {
 			break
 		}
 		code := triton.ErrorCode(err)
-		if attempt >= d.opts.Retries || !retryable(code) || !w.sleep(backoff(d.opts.RetryBackoff, attempt)) {
+		if attempt >= d.opts.Retries || !retryable(code) {
 			res.Code, res.Err = code, err
+			break
+		}
+		if !w.sleep(backoff(d.opts.RetryBackoff, attempt)) {
+			res.Code, res.Err, res.Cancelled = codes.Canceled, err, true
 			break
 		}
 		res.Retries++

@@ -442,3 +442,23 @@ func TestServerMetadata(t *testing.T) {
 		t.Errorf("extensions %v lack statistics", md.Extensions)
 	}
 }
+
+func TestRequestTimeoutExpiresInQueue(t *testing.T) {
+	repo := Repository{Models: []ModelSpec{engTimedModel("timed", time.Millisecond, 4, 1, &DynamicBatchingSpec{})}}
+	e := engNew(t, repo, EngineOptions{Faults: Faults{StallUntil: time.Now().Add(100 * time.Millisecond)}})
+	req := engFP32Request("timed", 1, 4)
+	req.Parameters = map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 20000}}}
+	_, err := engInfer(t, e, req)
+	if te, ok := err.(*triton.Error); !ok || te.Code != codes.Unavailable || te.Message != "Request timeout expired" {
+		t.Fatalf("err = %v, want UNAVAILABLE Request timeout expired", err)
+	}
+	m := engMetrics(t, e, "timed")
+	if m.FailureByReason["REJECTED"] != 1 || m.Pending != 0 {
+		t.Errorf("REJECTED %d pending %d, want 1 and 0", m.FailureByReason["REJECTED"], m.Pending)
+	}
+	req.Parameters["timeout"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 10_000_000}}
+	if _, err := engInfer(t, e, req); err != nil {
+		t.Errorf("request with a long timeout: %v", err)
+	}
+	engCheckInvariants(t, e, "timed")
+}

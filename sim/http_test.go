@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"compress/gzip"
+	"compress/zlib"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -345,6 +346,15 @@ func TestHTTPJSONInference(t *testing.T) {
 	if code != 400 || string(resp) != `{"error":"`+errShapeMismatch+`"}` {
 		t.Fatalf("short data = %d %s", code, resp)
 	}
+	// A deflate (zlib) body.
+	var zb bytes.Buffer
+	zw := zlib.NewWriter(&zb)
+	zw.Write([]byte(`{"inputs":[{"name":"X","shape":[2,3],"datatype":"FP32","data":[1,2,3,4,5,6]}]}`))
+	zw.Close()
+	code, _, resp = httpDo(t, "POST", base+"nobatch/infer", zb.Bytes(), map[string]string{"Content-Encoding": "deflate"})
+	if code != 200 || !strings.Contains(string(resp), `"data":[1,2,3,4,5,6]`) {
+		t.Fatalf("deflate body = %d %s", code, resp)
+	}
 	// Broken JSON.
 	code, _, resp = httpDo(t, "POST", base+"nobatch/infer", []byte(`{"inputs":[`), nil)
 	if code != 400 || !strings.HasPrefix(string(resp), `{"error":"failed to parse the request JSON buffer`) {
@@ -381,5 +391,31 @@ func TestHTTPSettingsAndSharedMemory(t *testing.T) {
 	code, _, body = httpDo(t, "GET", base+"/v2/logging", nil, nil)
 	if code != 200 || !strings.Contains(string(body), `"log_info":true`) {
 		t.Fatalf("logging = %d %s", code, body)
+	}
+}
+
+func TestHTTPVersionedPaths(t *testing.T) {
+	s := startSim(t, testRepository(), EngineOptions{})
+	base := "http://" + s.HTTPAddr() + "/v2/models/"
+	code, _, body := httpDo(t, "GET", base+"simple/versions/1", nil, nil)
+	if code != 200 || !strings.HasPrefix(string(body), `{"name":"simple","versions":["1"],"platform":"python","inputs":[{"name":"INPUT0","datatype":"INT32","shape":[-1,16]}`) {
+		t.Fatalf("versioned metadata = %d %s", code, body)
+	}
+	code, _, body = httpDo(t, "GET", base+"simple/versions/1/config", nil, nil)
+	if code != 200 || !strings.Contains(string(body), `"name":"simple"`) {
+		t.Fatalf("versioned config = %d %s", code, body)
+	}
+	code, _, body = httpDo(t, "POST", base+"nobatch/versions/1/infer",
+		[]byte(`{"id":"v","inputs":[{"name":"X","shape":[2,3],"datatype":"FP32","data":[1,2,3,4,5,6]}],"outputs":[{"name":"Y","parameters":{"binary_data":false}}]}`), nil)
+	if code != 200 || !strings.HasPrefix(string(body), `{"id":"v","model_name":"nobatch","model_version":"1",`) {
+		t.Fatalf("versioned infer = %d %s", code, body)
+	}
+	code, _, body = httpDo(t, "GET", base+"nope/ready", nil, nil)
+	if code != 404 || string(body) != `{"error":"Request for unknown model: 'nope' is not found"}` {
+		t.Fatalf("ready of unknown model = %d %s", code, body)
+	}
+	code, _, body = httpDo(t, "GET", base+"simple/versions/x", nil, nil)
+	if code != 400 || len(body) != 0 {
+		t.Fatalf("non-numeric version = %d %q; want 400 with no body, as no endpoint matches", code, body)
 	}
 }

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +33,7 @@ type request struct {
 	batch   int       // batch elements, max(1, N)
 	itemLen int       // elements per item of the first input (latency scale)
 	varKey  uint64    // hash of variable dims: only equal keys batch together
+	timeout int64     // queue timeout from the "timeout" parameter, ns; 0 = none
 
 	start      int64 // request start, engine clock (ns)
 	queueStart int64
@@ -72,17 +72,6 @@ type scheduler struct {
 	instances []*instance
 }
 
-// instance executes one batch at a time.
-type instance struct {
-	s       *scheduler
-	gpu     *gpu // nil for CPU instances
-	gpuUUID string
-	work    chan []*request
-	rng     *rand.Rand
-	timer   *time.Timer
-	slack   time.Duration // how late the timer fires, learned
-}
-
 func newScheduler(e *Engine, mv *modelVersion) *scheduler {
 	m := mv.model
 	s := &scheduler{
@@ -109,12 +98,11 @@ func newScheduler(e *Engine, mv *modelVersion) *scheduler {
 	for _, p := range m.placements {
 		seed := uint64(e.opts.Seed) ^ e.seq.Add(1)*0x9e3779b97f4a7c15
 		in := &instance{
-			s:     s,
-			work:  make(chan []*request, 1),
-			rng:   rand.New(rand.NewPCG(seed, uint64(mv.version))),
-			timer: time.NewTimer(time.Hour),
+			s:       s,
+			work:    make(chan []*request, 1),
+			rng:     rand.New(rand.NewPCG(seed, uint64(mv.version))),
+			sleeper: newSleeper(),
 		}
-		in.timer.Stop()
 		if p.gpu >= 0 {
 			in.gpu = e.gpus[p.gpu]
 			in.gpuUUID = in.gpu.uuid
@@ -174,8 +162,7 @@ func (s *scheduler) run() {
 			close(in.work)
 		}
 	}()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	sl := newSleeper()
 	for {
 		var in *instance
 		select {
@@ -183,7 +170,7 @@ func (s *scheduler) run() {
 		case <-s.stop:
 			return
 		}
-		batch := s.nextBatch(timer)
+		batch := s.nextBatch(sl)
 		if batch == nil {
 			return
 		}
@@ -193,17 +180,18 @@ func (s *scheduler) run() {
 
 // nextBatch waits until a batch should execute and takes it off the queue.
 // It returns nil when the scheduler stops.
-func (s *scheduler) nextBatch(timer *time.Timer) []*request {
+func (s *scheduler) nextBatch(sl *sleeper) []*request {
 	for {
 		if wait := s.e.stallLeft(); wait > 0 {
 			// Poll so that lifting the stall takes effect soon.
-			if !s.sleep(timer, min(wait, 20*time.Millisecond), false) {
+			if !sl.sleep(min(wait, 20*time.Millisecond), nil, s.stop) {
 				return nil
 			}
 			continue
 		}
 		s.mu.Lock()
-		for s.head < len(s.queue) && s.queue[s.head].state.Load() == stateCancelled {
+		now := s.e.now()
+		for s.head < len(s.queue) && (s.queue[s.head].state.Load() == stateCancelled || s.expire(s.queue[s.head], now)) {
 			s.queue[s.head] = nil
 			s.head++
 		}
@@ -220,9 +208,9 @@ func (s *scheduler) nextBatch(timer *time.Timer) []*request {
 			}
 			continue
 		}
-		count, wait := s.plan(s.e.now())
+		count, wait := s.plan(now)
 		if wait <= 0 {
-			batch := s.take(count)
+			batch := s.take(count, now)
 			s.mu.Unlock()
 			if len(batch) > 0 {
 				return batch
@@ -230,27 +218,10 @@ func (s *scheduler) nextBatch(timer *time.Timer) []*request {
 			continue
 		}
 		s.mu.Unlock()
-		if !s.sleep(timer, time.Duration(wait), true) {
+		if !sl.sleep(time.Duration(wait), s.wake, s.stop) {
 			return nil
 		}
 	}
-}
-
-// sleep waits for d, or for a new request when wakeable; false means stop.
-func (s *scheduler) sleep(timer *time.Timer, d time.Duration, wakeable bool) bool {
-	timer.Reset(d)
-	defer timer.Stop()
-	wake := s.wake
-	if !wakeable {
-		wake = nil
-	}
-	select {
-	case <-timer.C:
-	case <-wake:
-	case <-s.stop:
-		return false
-	}
-	return true
 }
 
 // plan decides, with the queue locked and non-empty, how many requests the
@@ -268,7 +239,7 @@ func (s *scheduler) plan(now int64) (count int, wait int64) {
 	var oldest int64 = -1
 	var key uint64
 	for _, r := range s.queue[s.head:] {
-		if r.state.Load() != stateQueued {
+		if r.state.Load() != stateQueued || (r.timeout > 0 && now-r.queueStart >= r.timeout) {
 			continue
 		}
 		if oldest < 0 {
@@ -306,7 +277,7 @@ func (s *scheduler) plan(now int64) (count int, wait int64) {
 
 // take removes up to count live requests from the head of the queue, never
 // more than maxBatch elements, and marks them executing.
-func (s *scheduler) take(count int) []*request {
+func (s *scheduler) take(count int, now int64) []*request {
 	batch := make([]*request, 0, count)
 	elems := 0
 	for len(batch) < count && s.head < len(s.queue) {
@@ -316,6 +287,9 @@ func (s *scheduler) take(count int) []*request {
 		}
 		s.queue[s.head] = nil
 		s.head++
+		if s.expire(r, now) {
+			continue
+		}
 		if r.state.CompareAndSwap(stateQueued, stateExecuting) {
 			s.pending.Add(-1)
 			batch = append(batch, r)
@@ -331,6 +305,22 @@ func (s *scheduler) take(count int) []*request {
 	}
 	return batch
 }
+
+// expire rejects a queued request whose timeout has passed, as Triton's
+// queue policy does, and reports whether it did.
+func (s *scheduler) expire(r *request, now int64) bool {
+	if r.timeout <= 0 || now-r.queueStart < r.timeout || !r.state.CompareAndSwap(stateQueued, stateDone) {
+		return false
+	}
+	s.pending.Add(-1)
+	s.mv.stats.recordFailure(now-r.start, reasonRejected)
+	r.err = errTimeout
+	close(r.done)
+	return true
+}
+
+// errTimeout fails requests that waited in the queue past their timeout.
+var errTimeout = &triton.Error{Code: codes.Unavailable, Message: "Request timeout expired"}
 
 // drain stops accepting requests and lets the queued ones finish; the
 // scheduler then stops by itself.
@@ -370,123 +360,6 @@ func (s *scheduler) close() {
 			close(r.done)
 		}
 	}
-}
-
-// run is the instance goroutine: it executes the batches the batcher hands
-// it and then offers itself again.
-func (in *instance) run() {
-	defer in.s.wg.Done()
-	for batch := range in.work {
-		in.execute(batch)
-		in.s.free <- in
-	}
-}
-
-// wait takes d of simulated compute; false means the server stopped.
-//
-// Go timers wake up late, by about a millisecond on a loaded machine, which
-// would stretch every execution. The instance learns that lateness (slack)
-// and asks its timer for d − slack, so executions take d on average;
-// durations too short for a timer are spun with runtime.Gosched, which
-// leaves the processor to other goroutines.
-func (in *instance) wait(d time.Duration) bool {
-	start := time.Now()
-	if ask := d - in.slack; ask >= minTimerWait {
-		in.timer.Reset(ask)
-		select {
-		case <-in.timer.C:
-		case <-in.s.stop:
-			in.timer.Stop()
-			return false
-		}
-		late := time.Since(start) - ask
-		in.slack += (min(max(late, 0), maxSlack) - in.slack) / 8
-	}
-	for time.Since(start) < d {
-		select {
-		case <-in.s.stop:
-			return false
-		default:
-		}
-		runtime.Gosched()
-	}
-	return true
-}
-
-// Bounds of the timer compensation in instance.wait.
-const (
-	minTimerWait = 100 * time.Microsecond
-	maxSlack     = 2 * time.Millisecond
-)
-
-// execute runs one batch: it takes the latency model's time, computes the
-// outputs, records statistics and completes the requests.
-func (in *instance) execute(batch []*request) {
-	s := in.s
-	m := s.mv.model
-	f := s.e.currentFaults()
-	elems, itemLen := 0, 0
-	for _, r := range batch {
-		elems += r.batch
-		itemLen = max(itemLen, r.itemLen)
-	}
-	cin, cinf, cout := m.spec.Latency.durations(elems, itemLen, in.rng)
-	if f.SpikeRate > 0 && f.SpikeDelay > 0 && in.rng.Float64() < f.SpikeRate {
-		cinf += f.SpikeDelay
-	}
-	t0 := s.e.now()
-	if in.gpu != nil {
-		in.gpu.begin(t0)
-	}
-	ok := true
-	if total := cin + cinf + cout; total > 0 {
-		ok = in.wait(total)
-	}
-	t1 := s.e.now()
-	if in.gpu != nil {
-		in.gpu.end(t1)
-	}
-	if !ok {
-		in.fail(batch, errStopping, reasonOther)
-		return
-	}
-	var failed []bool
-	if f.ErrorRate > 0 {
-		failed = make([]bool, len(batch))
-		for i := range batch {
-			failed[i] = in.rng.Float64() < f.ErrorRate
-		}
-	}
-	for i, r := range batch {
-		if failed != nil && failed[i] {
-			r.err = &triton.Error{Code: codes.Internal, Message: simulatedFailure}
-			continue
-		}
-		r.resp = m.respond(r)
-	}
-	t2 := s.e.now()
-	ts := execTimes{start: t0, inputEnd: t0 + int64(cin), outputStart: max(t0+int64(cin), t1-int64(cout)), end: t2}
-	s.mv.stats.recordExecution(batch, ts, in.gpuUUID, s.e.now(), time.Now().UnixMilli())
-	for _, r := range batch {
-		close(r.done)
-	}
-}
-
-// fail completes every request of a batch with err.
-func (in *instance) fail(batch []*request, err error, reason int) {
-	now := in.s.e.now()
-	for _, r := range batch {
-		if r.state.CompareAndSwap(stateExecuting, stateDone) {
-			in.s.mv.stats.recordFailure(now-r.start, reason)
-			r.err = err
-			close(r.done)
-		}
-	}
-}
-
-// execTimes are one execution's timestamps on the engine clock.
-type execTimes struct {
-	start, inputEnd, outputStart, end int64
 }
 
 // now is the engine clock: monotonic nanoseconds since NewEngine.

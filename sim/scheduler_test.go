@@ -76,7 +76,7 @@ func TestPlanSkipsCancelledAndSplitsShapes(t *testing.T) {
 	if count, _ := s.plan(0); count != 2 {
 		t.Errorf("plan counted %d live requests, want 2", count)
 	}
-	batch := s.take(2)
+	batch := s.take(2, 0)
 	if len(batch) != 2 || batch[0] != a || batch[1] != c {
 		t.Errorf("take returned %d requests, want a and c", len(batch))
 	}

@@ -14,7 +14,9 @@ import (
 // frontends must handle.
 func testRepository() Repository {
 	i32 := func(name string) TensorSpec { return TensorSpec{Name: name, DataType: "TYPE_INT32", Dims: []int64{16}} }
-	fp32 := func(name string, dims ...int64) TensorSpec { return TensorSpec{Name: name, DataType: "TYPE_FP32", Dims: dims} }
+	fp32 := func(name string, dims ...int64) TensorSpec {
+		return TensorSpec{Name: name, DataType: "TYPE_FP32", Dims: dims}
+	}
 	gpu := []InstanceGroupSpec{{Count: 1, Kind: "KIND_GPU"}}
 	return Repository{
 		Models: []ModelSpec{
@@ -168,5 +170,22 @@ func TestStartStopsWhenContextEnds(t *testing.T) {
 			t.Fatal("server still listening 10 s after its context ended")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestStartWithEmptyRepositoryServesDemoModelsOnRequestedGPUs(t *testing.T) {
+	s := startSim(t, Repository{GPUs: make([]GPUSpec, 3)}, EngineOptions{})
+	gpus := s.Engine().Metrics().GPUs
+	if len(gpus) != 3 {
+		t.Fatalf("%d GPUs, want 3", len(gpus))
+	}
+	for _, g := range gpus {
+		if g.UUID == "" || g.MemoryTotal == 0 || g.PowerLimitW == 0 {
+			t.Fatalf("GPU without defaults: %+v", g)
+		}
+	}
+	idx := s.Engine().RepositoryIndex(true)
+	if len(idx) != len(DemoRepository().Models) {
+		t.Fatalf("%d ready models, want the %d demo models", len(idx), len(DemoRepository().Models))
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
-// reservedParameters are the triton_* request parameters Triton accepts.
-var reservedParameters = map[string]bool{"triton_enable_empty_final_response": true}
+// emptyFinalResponse is the one triton_* request parameter Triton accepts.
+const emptyFinalResponse = "triton_enable_empty_final_response"
 
 // varKeySeed hashes variable dimensions; any fixed seed will do.
 var varKeySeed = maphash.MakeSeed()
@@ -43,10 +43,8 @@ func dimsString(dims []int64) string {
 // messages, and returns it ready to enqueue. Errors here are not counted
 // in the statistics, as on Triton.
 func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
-	for k := range req.GetParameters() {
-		if strings.HasPrefix(k, "triton_") && !reservedParameters[k] {
-			return nil, invalidArg("parameter '%s' is reserved for Triton usage and should not be specified", k)
-		}
+	if err := checkParameters(req.GetParameters()); err != nil {
+		return nil, err
 	}
 	inputs := req.GetInputs()
 	data, err := m.inputData(req)
@@ -116,12 +114,8 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 		j := m.inputIdx[in.GetName()]
 		t := &m.inputs[j]
 		// The protocol speaks "INT32", never the config's "TYPE_INT32".
-		dt, ok := triton.ParseDataType(in.GetDatatype())
-		if !ok || strings.HasPrefix(in.GetDatatype(), "TYPE_") {
-			dt = pb.DataType_TYPE_INVALID
-		}
-		if dt != t.dtype {
-			return nil, invalidArg("inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.GetName(), triton.DataTypeString(dt), m.name, t.datatype)
+		if got := tritonDataTypeString(in.GetDatatype()); got != t.datatype {
+			return nil, invalidArg("inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.GetName(), got, m.name, t.datatype)
 		}
 		shape := in.GetShape()
 		dims := shape
@@ -165,6 +159,9 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 		}
 	}
 	r.batch = max(1, int(batch))
+	if p, ok := req.GetParameters()["timeout"]; ok && m.spec.DynamicBatching != nil {
+		r.timeout = p.GetInt64Param() * 1000
+	}
 	r.varKey = hash.Sum64()
 	return r, nil
 }
@@ -205,95 +202,181 @@ func (m *model) inputCountError(inputs []*pb.ModelInferRequest_InferInputTensor)
 		len(m.inputs), len(inputs), m.name, got, missing)
 }
 
-// inputData returns each request input's raw bytes, in request order, from
-// raw_input_contents or converted from typed contents, with the gRPC
-// frontend's rules.
+// inputData returns each request input's raw bytes, in request order,
+// with the gRPC frontend's rules (InferGRPCToInput): an input with typed
+// contents uses them, others take the next raw_input_contents entry, and
+// both at once are refused.
 func (m *model) inputData(req *pb.ModelInferRequest) ([][]byte, error) {
 	inputs := req.GetInputs()
 	raw := req.GetRawInputContents()
 	data := make([][]byte, len(inputs))
-	if len(raw) > 0 {
-		for i, in := range inputs {
-			if in.GetContents() != nil {
-				return nil, invalidArg("contents field must not be specified when using raw_input_contents for '%s' for model '%s'", in.GetName(), m.name)
-			}
-			if i >= len(raw) {
-				return nil, invalidArg("unable to find data for input tensor '%s' for model '%s' in request.", in.GetName(), m.name)
-			}
-			data[i] = raw[i]
-		}
-		if len(raw) != len(inputs) {
-			return nil, invalidArg("expected %d inputs but got %d inputs", len(raw), len(inputs))
-		}
-		return data, nil
-	}
+	next := 0
 	for i, in := range inputs {
 		c := in.GetContents()
-		if c == nil {
+		switch {
+		case c != nil && len(raw) > 0:
+			return nil, invalidArg("contents field must not be specified when using raw_input_contents for '%s' for model '%s'", in.GetName(), m.name)
+		case c != nil:
+			b, err := m.contentsBytes(in, c)
+			if err != nil {
+				return nil, err
+			}
+			data[i] = b
+		case next < len(raw):
+			data[i] = raw[next]
+			next++
+		default:
 			return nil, invalidArg("unable to find data for input tensor '%s' for model '%s' in request.", in.GetName(), m.name)
 		}
-		data[i] = contentsBytes(in.GetDatatype(), c)
 	}
 	return data, nil
 }
 
-// contentsBytes serialises typed contents as raw little-endian data of the
-// request's datatype; BYTES elements get Triton's length framing.
-func contentsBytes(datatype string, c *pb.InferTensorContents) []byte {
+// contentsBytes serialises typed contents as raw little-endian data. Each
+// non-empty contents field must be the one for the input's datatype, and
+// only one may be set, as in Triton's gRPC frontend; BYTES elements get
+// the length framing.
+func (m *model) contentsBytes(in *pb.ModelInferRequest_InferInputTensor, c *pb.InferTensorContents) ([]byte, error) {
+	dt := in.GetDatatype()
 	var out []byte
-	switch datatype {
-	case "BOOL":
-		for _, v := range c.GetBoolContents() {
-			b := byte(0)
-			if v {
-				b = 1
-			}
-			out = append(out, b)
+	set := false
+	use := func(n int, fieldType string) error {
+		if n == 0 {
+			return nil
 		}
-	case "INT8":
-		for _, v := range c.GetIntContents() {
-			out = append(out, byte(int8(v)))
+		if set {
+			return invalidArg("unexpected explicit tensor data for input tensor '%s' for model '%s', binary data was already supplied.", in.GetName(), m.name)
 		}
-	case "INT16":
-		for _, v := range c.GetIntContents() {
-			out = binary.LittleEndian.AppendUint16(out, uint16(int16(v)))
+		if fieldType != dt {
+			return invalidArg("unexpected explicit tensor data for input tensor '%s' for model '%s' of type '%s', expected datatype '%s'", in.GetName(), m.name, fieldType, tritonDataTypeString(dt))
 		}
-	case "INT32":
-		for _, v := range c.GetIntContents() {
-			out = binary.LittleEndian.AppendUint32(out, uint32(v))
+		set = true
+		return nil
+	}
+	le := binary.LittleEndian
+	if err := use(len(c.GetBoolContents()), "BOOL"); err != nil {
+		return nil, err
+	}
+	for _, v := range c.GetBoolContents() {
+		b := byte(0)
+		if v {
+			b = 1
 		}
-	case "INT64":
-		for _, v := range c.GetInt64Contents() {
-			out = binary.LittleEndian.AppendUint64(out, uint64(v))
-		}
-	case "UINT8":
-		for _, v := range c.GetUintContents() {
+		out = append(out, b)
+	}
+	intType := "INT32"
+	if dt == "INT8" || dt == "INT16" {
+		intType = dt
+	}
+	if err := use(len(c.GetIntContents()), intType); err != nil {
+		return nil, err
+	}
+	for _, v := range c.GetIntContents() {
+		switch dt {
+		case "INT8":
 			out = append(out, byte(v))
+		case "INT16":
+			out = le.AppendUint16(out, uint16(v))
+		default:
+			out = le.AppendUint32(out, uint32(v))
 		}
-	case "UINT16":
-		for _, v := range c.GetUintContents() {
-			out = binary.LittleEndian.AppendUint16(out, uint16(v))
+	}
+	if err := use(len(c.GetInt64Contents()), "INT64"); err != nil {
+		return nil, err
+	}
+	for _, v := range c.GetInt64Contents() {
+		out = le.AppendUint64(out, uint64(v))
+	}
+	uintType := "UINT32"
+	if dt == "UINT8" || dt == "UINT16" {
+		uintType = dt
+	}
+	if err := use(len(c.GetUintContents()), uintType); err != nil {
+		return nil, err
+	}
+	for _, v := range c.GetUintContents() {
+		switch dt {
+		case "UINT8":
+			out = append(out, byte(v))
+		case "UINT16":
+			out = le.AppendUint16(out, uint16(v))
+		default:
+			out = le.AppendUint32(out, v)
 		}
-	case "UINT32":
-		for _, v := range c.GetUintContents() {
-			out = binary.LittleEndian.AppendUint32(out, v)
-		}
-	case "UINT64":
-		for _, v := range c.GetUint64Contents() {
-			out = binary.LittleEndian.AppendUint64(out, v)
-		}
-	case "FP32":
-		for _, v := range c.GetFp32Contents() {
-			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(v))
-		}
-	case "FP64":
-		for _, v := range c.GetFp64Contents() {
-			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(v))
-		}
-	case "BYTES":
+	}
+	if err := use(len(c.GetUint64Contents()), "UINT64"); err != nil {
+		return nil, err
+	}
+	for _, v := range c.GetUint64Contents() {
+		out = le.AppendUint64(out, v)
+	}
+	if err := use(len(c.GetFp32Contents()), "FP32"); err != nil {
+		return nil, err
+	}
+	for _, v := range c.GetFp32Contents() {
+		out = le.AppendUint32(out, math.Float32bits(v))
+	}
+	if err := use(len(c.GetFp64Contents()), "FP64"); err != nil {
+		return nil, err
+	}
+	for _, v := range c.GetFp64Contents() {
+		out = le.AppendUint64(out, math.Float64bits(v))
+	}
+	if err := use(len(c.GetBytesContents()), "BYTES"); err != nil {
+		return nil, err
+	}
+	if len(c.GetBytesContents()) > 0 {
 		out = triton.EncodeBytes(c.GetBytesContents())
 	}
-	return out
+	return out, nil
+}
+
+// tritonDataTypeString names a request datatype as Triton prints it:
+// unknown ones, including the config's "TYPE_INT32" spelling, are
+// "<invalid>".
+func tritonDataTypeString(datatype string) string {
+	if dt, ok := triton.ParseDataType(datatype); ok && !strings.HasPrefix(datatype, "TYPE_") {
+		return triton.DataTypeString(dt)
+	}
+	return "<invalid>"
+}
+
+// checkParameters checks request parameters the way Triton's gRPC frontend
+// does (SetInferenceRequestMetadata).
+func checkParameters(params map[string]*pb.InferParameter) error {
+	for k, p := range params {
+		switch k {
+		case "sequence_id":
+			switch p.GetParameterChoice().(type) {
+			case *pb.InferParameter_Int64Param, *pb.InferParameter_StringParam:
+			default:
+				return invalidArg("invalid value type for 'sequence_id' parameter, expected int64_param or string_param.")
+			}
+		case "sequence_start", "sequence_end", emptyFinalResponse:
+			if _, ok := p.GetParameterChoice().(*pb.InferParameter_BoolParam); !ok {
+				return invalidArg("invalid value type for '%s' parameter, expected bool_param.", k)
+			}
+		case "priority":
+			switch v := p.GetParameterChoice().(type) {
+			case *pb.InferParameter_Int64Param:
+				if v.Int64Param < 0 {
+					return invalidArg("invalid value for 'priority', expected value >= 0.")
+				}
+			case *pb.InferParameter_Uint64Param:
+			default:
+				return invalidArg("invalid value type for 'priority' parameter, expected int64_param or uint64_param.")
+			}
+		case "timeout":
+			if _, ok := p.GetParameterChoice().(*pb.InferParameter_Int64Param); !ok {
+				return invalidArg("invalid value type for 'timeout' parameter, expected int64_param.")
+			}
+		default:
+			if strings.HasPrefix(k, "triton_") {
+				return invalidArg("parameter keys starting with 'triton_' are reserved for Triton usage. Only the following keys starting with 'triton_' are allowed: %s", emptyFinalResponse)
+			}
+		}
+	}
+	return nil
 }
 
 // elementCount is the product of dims (1 for a scalar).

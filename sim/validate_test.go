@@ -83,7 +83,7 @@ func TestValidationErrors(t *testing.T) {
 		{"wrong datatype", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.Inputs[1].Datatype = "FP32"; return r },
 			codes.InvalidArgument, "inference input 'INPUT1' data-type is 'FP32', but model 'simple' expects 'INT32'", false},
 		{"config datatype name", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.Inputs[0].Datatype = "TYPE_INT32"; return r },
-			codes.InvalidArgument, "inference input 'INPUT0' data-type is 'INVALID', but model 'simple' expects 'INT32'", false},
+			codes.InvalidArgument, "inference input 'INPUT0' data-type is '<invalid>', but model 'simple' expects 'INT32'", false},
 		{"unknown input", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.Inputs[1].Name = "INPUT9"; return r },
 			codes.InvalidArgument, "unexpected inference input 'INPUT9' for model 'simple'", false},
 		{"missing input", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
@@ -95,13 +95,19 @@ func TestValidationErrors(t *testing.T) {
 			r.Inputs, r.RawInputContents = nil, nil
 			return r
 		}, codes.InvalidArgument, "expected 2 inputs but got 0 inputs for model 'simple'. Got input(s) [], but missing required input(s) ['INPUT0','INPUT1']. Please provide all required input(s).", false},
-		{"byte size", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.RawInputContents[1] = make([]byte, 60); return r },
+		{"byte size", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
+			r.RawInputContents[1] = make([]byte, 60)
+			return r
+		},
 			codes.InvalidArgument, "input byte size mismatch for input 'INPUT1' for model 'simple'. Expected 64, got 60", false},
 		{"raw and contents", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
 			r.Inputs[1].Contents = &pb.InferTensorContents{IntContents: zeros}
 			return r
 		}, codes.InvalidArgument, "contents field must not be specified when using raw_input_contents for 'INPUT1' for model 'simple'", false},
-		{"no data", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.RawInputContents = r.RawInputContents[:1]; return r },
+		{"no data", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
+			r.RawInputContents = r.RawInputContents[:1]
+			return r
+		},
 			codes.InvalidArgument, "unable to find data for input tensor 'INPUT1' for model 'simple' in request.", false},
 		{"no data at all", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.RawInputContents = nil; return r },
 			codes.InvalidArgument, "unable to find data for input tensor 'INPUT0' for model 'simple' in request.", false},
@@ -118,7 +124,29 @@ func TestValidationErrors(t *testing.T) {
 		{"unknown triton parameter", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
 			r.Parameters = map[string]*pb.InferParameter{"triton_magic": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}}
 			return r
-		}, codes.InvalidArgument, "parameter 'triton_magic' is reserved for Triton usage and should not be specified", false},
+		}, codes.InvalidArgument, "parameter keys starting with 'triton_' are reserved for Triton usage. Only the following keys starting with 'triton_' are allowed: triton_enable_empty_final_response", false},
+		{"non-bool empty final response", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
+			r.Parameters = map[string]*pb.InferParameter{"triton_enable_empty_final_response": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 1}}}
+			return r
+		}, codes.InvalidArgument, "invalid value type for 'triton_enable_empty_final_response' parameter, expected bool_param.", false},
+		{"negative priority", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
+			r.Parameters = map[string]*pb.InferParameter{"priority": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: -1}}}
+			return r
+		}, codes.InvalidArgument, "invalid value for 'priority', expected value >= 0.", false},
+		{"string timeout", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
+			r.Parameters = map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_StringParam{StringParam: "1s"}}}
+			return r
+		}, codes.InvalidArgument, "invalid value type for 'timeout' parameter, expected int64_param.", false},
+		{"typed contents of another type", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
+			r.RawInputContents = nil
+			r.Inputs[0].Contents = &pb.InferTensorContents{Fp32Contents: make([]float32, 16)}
+			return r
+		}, codes.InvalidArgument, "unexpected explicit tensor data for input tensor 'INPUT0' for model 'simple' of type 'FP32', expected datatype 'INT32'", false},
+		{"two typed contents fields", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
+			r.RawInputContents = nil
+			r.Inputs[0].Contents = &pb.InferTensorContents{IntContents: zeros, Int64Contents: []int64{1}}
+			return r
+		}, codes.InvalidArgument, "unexpected explicit tensor data for input tensor 'INPUT0' for model 'simple', binary data was already supplied.", false},
 		{"BYTES truncated length", func(*pb.ModelInferRequest) *pb.ModelInferRequest {
 			return bytesReq([]byte{1, 0, 0, 0, 'a', 2, 0})
 		}, codes.InvalidArgument, "incomplete string length indicator for inference input 'TEXT' for model 'strings', expecting 4 bytes but only 2 bytes available. Please make sure the string length indicator is in one buffer.", false},

@@ -67,16 +67,24 @@ func TestCollectorTicksAndFinalPartialTick(t *testing.T) {
 		Load: driver.Load{Mode: driver.Concurrency, Concurrency: 8}, InFlight: 7}}
 	c := NewCollector(CollectorOptions{
 		Interval: 100 * time.Millisecond, Window: time.Second,
-		Results: results, Control: ctrl,
+		// Long enough for an in-process read on a loaded machine.
+		ReadWait: 80 * time.Millisecond,
+		Results:  results, Control: ctrl,
 		Server: NewServerPoller(countingStats(func(int64) time.Duration { return 0 }), "m", ""),
 	})
+	var sent int64
 	go func() {
 		defer close(results)
 		deadline := time.Now().Add(550 * time.Millisecond)
 		for time.Now().Before(deadline) {
 			results <- []driver.Result{ok(0, time.Millisecond), ok(0, 2*time.Millisecond)}
+			sent += 2
 			time.Sleep(5 * time.Millisecond)
 		}
+		// The last results arrive just before the channel closes: only the
+		// final, partial tick can hold them.
+		results <- []driver.Result{ok(0, time.Millisecond)}
+		sent++
 	}()
 	snaps, err := collect(t, context.Background(), c)
 	if err != nil {
@@ -86,6 +94,7 @@ func TestCollectorTicksAndFinalPartialTick(t *testing.T) {
 		t.Fatalf("%d snapshots in 550 ms at 100 ms ticks, want at least 3", len(snaps))
 	}
 	var total int64
+	var withServer int
 	for i, s := range snaps {
 		if s.Seq != i+1 {
 			t.Errorf("snapshot %d has Seq %d", i, s.Seq)
@@ -97,20 +106,24 @@ func TestCollectorTicksAndFinalPartialTick(t *testing.T) {
 		if s.WindowLength != time.Second {
 			t.Errorf("tick %d window length %v", s.Seq, s.WindowLength)
 		}
-	}
-	last := snaps[len(snaps)-1]
-	if last.Run.Requests != total || total == 0 {
-		t.Fatalf("run counts %d requests, ticks sum to %d", last.Run.Requests, total)
-	}
-	if last.Interval >= 100*time.Millisecond+50*time.Millisecond {
-		t.Errorf("final tick lasted %v; it should end when the results close", last.Interval)
-	}
-	// The first server reading is the baseline taken at start, so every
-	// tick, including the first, has a delta.
-	for _, s := range snaps {
-		if !s.Server.Available || s.Server.SuccessCount < 1 || s.Server.Request != time.Microsecond {
+		if s.Server.Reset || s.Server.Available && s.Server.Request != time.Microsecond {
 			t.Errorf("tick %d server = %+v", s.Seq, s.Server)
 		}
+		if s.Server.Available {
+			withServer++
+		}
+	}
+	last := snaps[len(snaps)-1]
+	if total != sent || last.Run.Requests != sent {
+		t.Fatalf("ticks sum to %d requests, run says %d, %d were sent", total, last.Run.Requests, sent)
+	}
+	if last.Tick.Requests == 0 {
+		t.Error("the final tick is empty; it should hold the results sent last")
+	}
+	// The first server reading is the baseline taken at start, so even the
+	// first tick can have a delta.
+	if withServer < len(snaps)/2 {
+		t.Errorf("only %d of %d ticks have server statistics", withServer, len(snaps))
 	}
 	if got, ok := c.Latest(); !ok || got.Seq != last.Seq {
 		t.Errorf("Latest = %d, %v; want %d", got.Seq, ok, last.Seq)
@@ -158,8 +171,8 @@ func TestCollectorDoesNotWaitForSlowServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snaps) < 8 {
-		t.Fatalf("%d ticks in 1.5 s at 100 ms with a hung server, want at least 8", len(snaps))
+	if len(snaps) < 6 {
+		t.Fatalf("%d ticks in 1.5 s at 100 ms with a hung server, want at least 6", len(snaps))
 	}
 	var missing, late int
 	for _, s := range snaps {
@@ -173,7 +186,7 @@ func TestCollectorDoesNotWaitForSlowServer(t *testing.T) {
 		if s.Server.SuccessCount > 500 {
 			late++
 		}
-		if s.Interval > 300*time.Millisecond {
+		if s.Interval > 400*time.Millisecond {
 			t.Errorf("tick %d lasted %v", s.Seq, s.Interval)
 		}
 	}

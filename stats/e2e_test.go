@@ -13,13 +13,11 @@ import (
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
-// TestCollectorAgainstSimulator drives resnet50 on the simulator at
-// concurrency 8 for 4 s and checks that the ticks agree with the simulator's
-// own statistics over the same span.
-func TestCollectorAgainstSimulator(t *testing.T) {
-	if testing.Short() {
-		t.Skip("3 s load run")
-	}
+// simRun drives resnet50 on a fresh simulator with load for d through a
+// Collector ticking every interval, and returns the snapshots and the
+// simulator's own statistics before and after.
+func simRun(t *testing.T, load driver.Load, d, interval time.Duration) (snaps []Snapshot, before, after *pb.InferStatistics) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	srv, err := sim.Start(ctx, sim.Config{
@@ -49,8 +47,7 @@ func TestCollectorAgainstSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	drv, err := driver.New(driver.Options{Client: client, Requests: reqs,
-		Load: driver.Load{Mode: driver.Concurrency, Concurrency: 8}})
+	drv, err := driver.New(driver.Options{Client: client, Requests: reqs, Load: load})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,12 +55,12 @@ func TestCollectorAgainstSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := simStats(t, srv, model)
+	before = simStats(t, srv, model)
 	col := NewCollector(CollectorOptions{
-		Interval: time.Second,
+		Interval: interval,
 		// Generous for a loaded test machine; a tick waits only as long as
 		// the reads take.
-		ReadWait: 500 * time.Millisecond,
+		ReadWait: interval / 2,
 		Results:  drv.Results(),
 		Control:  drv,
 		Server:   NewServerPoller(client, model, ""),
@@ -72,15 +69,25 @@ func TestCollectorAgainstSimulator(t *testing.T) {
 	})
 	driverDone := make(chan error, 1)
 	go func() { driverDone <- drv.Run(ctx) }()
-	time.AfterFunc(4*time.Second, func() { drv.Stop(time.Second) })
-	snaps, err := collect(t, ctx, col)
+	time.AfterFunc(d, func() { drv.Stop(time.Second) })
+	snaps, err = collect(t, ctx, col)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := <-driverDone; err != nil {
 		t.Fatal(err)
 	}
-	after := simStats(t, srv, model)
+	return snaps, before, simStats(t, srv, model)
+}
+
+// TestCollectorAgainstSimulator drives resnet50 on the simulator at
+// concurrency 8 for 4 s and checks that the ticks agree with the simulator's
+// own statistics over the same span.
+func TestCollectorAgainstSimulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4 s load run")
+	}
+	snaps, before, after := simRun(t, driver.Load{Mode: driver.Concurrency, Concurrency: 8}, 4*time.Second, time.Second)
 	if len(snaps) < 4 {
 		t.Fatalf("%d ticks in 4 s at 1 s, want at least 4", len(snaps))
 	}
@@ -98,6 +105,9 @@ func TestCollectorAgainstSimulator(t *testing.T) {
 			// A starved test machine can stall the whole loop for a tick.
 			idle++
 			continue
+		}
+		if s.Tick.Scheduled != nil || s.ScheduledHistogram != "" {
+			t.Errorf("tick %d: closed loop with a scheduled latency", s.Seq)
 		}
 		if s.Load.Concurrency != 8 || s.Load.InFlight > 8 {
 			t.Errorf("tick %d load = %+v", s.Seq, s.Load)
@@ -177,4 +187,30 @@ func simStats(t *testing.T, srv *sim.Server, model string) *pb.InferStatistics {
 		t.Fatalf("simulator has no statistics for %s", model)
 	}
 	return st.GetInferenceStats()
+}
+
+// TestCollectorOpenLoopAgainstSimulator checks the open-loop path: rate mode
+// reported from the driver's Control, and latency from the schedule.
+func TestCollectorOpenLoopAgainstSimulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2 s load run")
+	}
+	snaps, _, _ := simRun(t, driver.Load{Mode: driver.RequestRate, Rate: 100}, 2*time.Second, 500*time.Millisecond)
+	var sent int64
+	for _, s := range snaps {
+		if s.Load.Mode != "rate" || s.Load.Rate != 100 || s.Load.Distribution != "constant" {
+			t.Errorf("tick %d load = %+v", s.Seq, s.Load)
+		}
+		if s.Tick.Scheduled == nil || s.Run.Scheduled == nil {
+			t.Fatalf("tick %d: open loop without scheduled latency", s.Seq)
+		}
+		if s.Tick.Successes > 0 && (s.ScheduledHistogram == "" || s.Tick.Scheduled.Max < s.Tick.Latency.Max) {
+			t.Errorf("tick %d: scheduled latency %+v below latency from send %+v", s.Seq, *s.Tick.Scheduled, s.Tick.Latency)
+		}
+		sent += s.Tick.Requests
+	}
+	// About 200 requests in 2 s; a loaded machine may fall behind.
+	if sent < 50 || sent > 260 {
+		t.Errorf("%d requests at 100/s for 2 s", sent)
+	}
 }

@@ -171,6 +171,7 @@ func TestFocusCyclesAndFillsBody(t *testing.T) {
 }
 
 func TestFocusedAndHelpScreens(t *testing.T) {
+	t.Setenv("NO_COLOR", "") // the colored goldens need colors
 	for _, sz := range sizes {
 		m := loaded(t, Options{Control: newFakeControl(32)}, closedLoopRun(64), sz.w, sz.h)
 		var tm tea.Model = m

@@ -41,6 +41,7 @@ func checkScreen(t *testing.T, out string, w, h int) {
 }
 
 func TestPanes(t *testing.T) {
+	t.Setenv("NO_COLOR", "") // the colored goldens need colors
 	names := [paneCount]string{"throughput", "latency", "server", "gpu", "cpu", "errors"}
 	for _, sz := range sizes {
 		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
@@ -61,6 +62,7 @@ func TestPanes(t *testing.T) {
 }
 
 func TestScreen(t *testing.T) {
+	t.Setenv("NO_COLOR", "") // the colored goldens need colors
 	cases := []struct {
 		name  string
 		o     Options

@@ -113,6 +113,7 @@ func TestNoColor(t *testing.T) {
 }
 
 func TestColorlessTerminalDropsColor(t *testing.T) {
+	t.Setenv("NO_COLOR", "") // the colored goldens need colors
 	m := loaded(t, Options{Control: newFakeControl(32)}, closedLoopRun(64), 120, 40)
 	if !m.common.Styles.Color {
 		t.Fatal("colors off without NO_COLOR")

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Client CPU time per completed request, closed loop on the identity model of
+# `tritontop sim`: tritontop's driver against a bare grpc-go loop (the floor)
+# and against ghz. Server and client are pinned to different cores, each
+# client is timed by /usr/bin/time (user + system CPU of the whole process).
+#
+#   bench/clientcost/run.sh            # defaults: CONC=8 DUR=10s
+#   CONC=16 DUR=20s SERVER_CPU=0 CLIENT_CPU=1 bench/clientcost/run.sh
+#
+# ghz: go install github.com/bojand/ghz/cmd/ghz@v0.93.0 (or GHZ=/path/to/ghz;
+# skipped when absent).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+CONC=${CONC:-8}
+DUR=${DUR:-10s}
+PORT=${PORT:-18001}
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+GHZ=${GHZ:-$(command -v ghz || echo "$(go env GOPATH)/bin/ghz")}
+
+tmp=$(mktemp -d)
+server_pid=
+cleanup() {
+	if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+go build -o "$tmp/tritontop" ./cmd/tritontop
+go build -o "$tmp/floor" ./bench/clientcost/floor
+go build -o "$tmp/tritontop-load" ./bench/clientcost/tritontop-load
+
+taskset -c "$SERVER_CPU" "$tmp/tritontop" sim --grpc-port "$PORT" --http-port 0 --metrics-port 0 >"$tmp/sim.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 100); do
+	if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break; fi
+	sleep 0.1
+done
+
+# measure NAME COMMAND...: runs COMMAND on the client core; the command's
+# stdout must contain "completed N" (or be ghz's JSON report).
+measure() {
+	local name=$1
+	shift
+	/usr/bin/time -f '%U %S' -o "$tmp/time" taskset -c "$CLIENT_CPU" "$@" >"$tmp/out" 2>"$tmp/err" || {
+		echo "$name failed:" >&2
+		cat "$tmp/err" >&2
+		return 1
+	}
+	python3 - "$name" "$tmp/out" "$tmp/time" "$DUR" <<'PY'
+import json, re, sys
+name, out, timef, dur = sys.argv[1:]
+secs = float(dur.rstrip("s"))
+text = open(out).read()
+m = re.search(r"completed (\d+)", text)
+if m:
+    n = int(m.group(1))
+else:
+    n = json.loads(text)["statusCodeDistribution"].get("OK", 0)
+user, sys_ = map(float, open(timef).read().split()[-2:])
+cpu = user + sys_
+print(f"{name:16s} completed {n:8d}  cpu {cpu:6.2f}s  {1e6 * cpu / max(n, 1):7.2f} µs/request  {n / secs:9.0f} req/s")
+with open(out + ".result", "a") as f:
+    f.write(f"{name} {1e6 * cpu / max(n, 1)}\n")
+PY
+	cat "$tmp/out.result" >>"$tmp/results"
+	rm -f "$tmp/out.result"
+}
+
+echo "closed loop, concurrency $CONC, $DUR each; server on CPU $SERVER_CPU, client on CPU $CLIENT_CPU"
+# A short warm-up so that the first measurement does not pay for the
+# server's start.
+taskset -c "$CLIENT_CPU" "$tmp/floor" -u "127.0.0.1:$PORT" -concurrency "$CONC" -d 1s >/dev/null
+measure tritontop "$tmp/tritontop-load" -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
+measure tritontop-stream "$tmp/tritontop-load" -streaming -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
+measure floor "$tmp/floor" -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
+if [ -x "$GHZ" ]; then
+	data=$(python3 -c 'import base64,json; print(json.dumps({"model_name":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,16]}],"raw_input_contents":[base64.b64encode(bytes(64)).decode()]}))')
+	measure ghz "$GHZ" --insecure --proto triton/proto/grpc_service.proto --import-paths triton/proto \
+		--call inference.GRPCInferenceService/ModelInfer -c "$CONC" --connections 1 -z "$DUR" \
+		-d "$data" --format json "127.0.0.1:$PORT"
+else
+	echo "ghz not found at $GHZ: skipped"
+fi
+python3 - "$tmp/results" <<'PY'
+import sys
+r = {}
+for line in open(sys.argv[1]):
+    k, v = line.split()
+    r[k] = float(v)
+t = r["tritontop"]
+print(f"tritontop/floor {t / r['floor']:.2f}x" + (f"   tritontop/ghz {t / r['ghz']:.2f}x" if "ghz" in r else ""))
+PY

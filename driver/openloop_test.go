@@ -1,0 +1,186 @@
+package driver
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tritontop/tritontop/sim"
+)
+
+func TestOpenLoopHoldsRate(t *testing.T) {
+	s := startSim(t)
+	c := dial(t, s, "grpc", 1)
+	const rate, seconds = 200, 5
+	probe := probeTimers(DefaultLateThreshold, seconds*time.Second)
+	run := start(t, context.Background(), Options{
+		Client:   c,
+		Requests: identityRequests(t, c),
+		Schedule: []Step{{Load: Load{Mode: RequestRate, Rate: rate}, Duration: seconds * time.Second}},
+	})
+	res := run.wait(t)
+	late, ok := 0, 0
+	var last time.Duration
+	for _, r := range res {
+		if r.Late {
+			late++
+		}
+		if r.OK() {
+			ok++
+		}
+		last = max(last, r.Scheduled)
+	}
+	want := float64(rate * seconds)
+	if got := float64(len(res)); got < want*0.98 || got > want*1.02 {
+		t.Errorf("%v requests in %ds at %d/s, want %v ±2%%", got, seconds, rate, want)
+	}
+	if ok != len(res) {
+		t.Errorf("%d of %d requests failed", len(res)-ok, len(res))
+	}
+	machineLate := <-probe
+	if frac := float64(late) / float64(len(res)); frac >= 0.01 {
+		if machineLate >= 0.01 {
+			// A bare timer on this machine woke late as often: the CPU is
+			// too busy to tell the driver's lateness from the machine's.
+			t.Logf("%.1f%% of sends late, but %.1f%% of bare timer wake-ups too: machine overloaded", 100*frac, 100*machineLate)
+		} else {
+			t.Errorf("%.1f%% of sends were late (bare timers: %.1f%%), want under 1%%", 100*frac, 100*machineLate)
+		}
+	}
+	// The schedule spaces sends 5ms apart: the last is due at 4.995s.
+	if last < 4990*time.Millisecond || last >= seconds*time.Second {
+		t.Errorf("last send scheduled at %v, want just under %ds", last, seconds)
+	}
+	success, _ := serverCounts(t, c, "identity")
+	if success != uint64(ok) {
+		t.Errorf("server counted %d successes, driver %d", success, ok)
+	}
+	var lateness []time.Duration
+	for _, r := range res {
+		lateness = append(lateness, r.Sent-r.Scheduled)
+	}
+	t.Logf("%d requests, %d late; send lateness p50 %v p99 %v max %v", len(res), late,
+		percentile(lateness, 50), percentile(lateness, 99), percentile(lateness, 100))
+}
+
+func TestStallShowsInScheduledLatency(t *testing.T) {
+	// With MaxInFlight 1 the driver has one request in flight, so while
+	// the server stalls, the sends due meanwhile cannot go out: they leave
+	// late, after the stall, and the server then answers them quickly.
+	// Latency from the send misses the stall for all of them (only the one
+	// request caught inside the stall saw it); latency from the schedule
+	// counts the time they waited to be sent, which is what a client
+	// sending at this rate would have seen. That is coordinated omission,
+	// and why open-loop latency is measured from the schedule.
+	s := startSim(t)
+	c := dial(t, s, "grpc", 1)
+	const rate, seconds = 200, 2
+	ctx := context.Background()
+	run := start(t, ctx, Options{
+		Client:   c,
+		Requests: identityRequests(t, c),
+		Schedule: []Step{{Load: Load{Mode: RequestRate, Rate: rate, MaxInFlight: 1}, Duration: seconds * time.Second}},
+	})
+	time.Sleep(500 * time.Millisecond)
+	s.Engine().SetFaults(sim.Faults{StallUntil: time.Now().Add(500 * time.Millisecond)})
+	res := run.wait(t)
+
+	var fromSchedule, fromSend []time.Duration
+	late := 0
+	for _, r := range res {
+		if !r.OK() {
+			t.Fatalf("request failed: %v", r.Err)
+		}
+		fromSchedule = append(fromSchedule, r.ScheduledLatency())
+		fromSend = append(fromSend, r.Latency())
+		if r.Late {
+			late++
+		}
+	}
+	if len(res) != rate*seconds {
+		// Every hit due within the step is sent, however late.
+		t.Errorf("%d requests, want %d", len(res), rate*seconds)
+	}
+	p99s, p99 := percentile(fromSchedule, 99), percentile(fromSend, 99)
+	t.Logf("%d requests, %d late; p99 from schedule %v, from send %v", len(res), late, p99s, p99)
+	if p99s < 400*time.Millisecond {
+		t.Errorf("p99 from the schedule is %v, want ≥ 400ms: the stall is hidden", p99s)
+	}
+	if p99 >= 100*time.Millisecond {
+		t.Errorf("p99 from the send is %v, want well under the stall", p99)
+	}
+	if late < rate/4 {
+		t.Errorf("%d late sends, want about %d (the stall's share)", late, rate/2)
+	}
+}
+
+func TestRateChangeTakesEffectAtOnce(t *testing.T) {
+	s := startSim(t)
+	c := dial(t, s, "grpc", 1)
+	d, err := New(Options{Client: c, Requests: identityRequests(t, c), Load: Load{Mode: RequestRate, Rate: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collected := make(chan []Result, 1)
+	go func() {
+		var all []Result
+		for b := range d.Results() {
+			all = append(all, b...)
+		}
+		collected <- all
+	}()
+	begin := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- d.Run(context.Background()) }()
+	time.Sleep(250 * time.Millisecond)
+	// At 2/s the next send is due at 500ms; the new rate must not wait
+	// for it.
+	changed := time.Since(begin)
+	d.SetRate(400)
+	time.Sleep(300 * time.Millisecond)
+	d.Stop(time.Second)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	res := <-collected
+	var after []time.Duration
+	for _, r := range res {
+		if r.Scheduled > changed-50*time.Millisecond {
+			after = append(after, r.Scheduled)
+		}
+	}
+	if len(after) == 0 {
+		t.Fatal("nothing sent after the rate change")
+	}
+	first := percentile(after, 0)
+	if first > changed+150*time.Millisecond {
+		t.Errorf("first send at the new rate scheduled %v after the change", first-changed)
+	}
+	// 300ms at 400/s is 120 sends.
+	if n := len(after); n < 90 || n > 130 {
+		t.Errorf("%d sends in 300ms at 400/s, want about 120", n)
+	}
+	if st := d.State(); st.Load.Mode != RequestRate || st.Load.Rate != 400 {
+		t.Errorf("state %+v, want rate 400", st.Load)
+	}
+}
+
+// probeTimers measures, for the given time, the share of 5ms sleeps that
+// overshoot by more than threshold: how late this machine itself is.
+func probeTimers(threshold, d time.Duration) <-chan float64 {
+	out := make(chan float64, 1)
+	go func() {
+		end := time.Now().Add(d)
+		n, late := 0, 0
+		for time.Now().Before(end) {
+			t := time.Now()
+			time.Sleep(5 * time.Millisecond)
+			if time.Since(t)-5*time.Millisecond > threshold {
+				late++
+			}
+			n++
+		}
+		out <- float64(late) / float64(max(n, 1))
+	}()
+	return out
+}

@@ -1,0 +1,100 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton"
+)
+
+// instance executes one batch at a time.
+type instance struct {
+	s       *scheduler
+	gpu     *gpu // nil for CPU instances
+	gpuUUID string
+	work    chan []*request
+	rng     *rand.Rand
+	sleeper *sleeper
+}
+
+// run is the instance goroutine: it executes the batches the batcher hands
+// it and then offers itself again.
+func (in *instance) run() {
+	defer in.s.wg.Done()
+	for batch := range in.work {
+		in.execute(batch)
+		in.s.free <- in
+	}
+}
+
+// execute runs one batch: it takes the latency model's time, computes the
+// outputs, records statistics and completes the requests.
+func (in *instance) execute(batch []*request) {
+	s := in.s
+	m := s.mv.model
+	f := s.e.currentFaults()
+	elems, itemLen := 0, 0
+	for _, r := range batch {
+		elems += r.batch
+		itemLen = max(itemLen, r.itemLen)
+	}
+	cin, cinf, cout := m.spec.Latency.durations(elems, itemLen, in.rng)
+	if f.SpikeRate > 0 && f.SpikeDelay > 0 && in.rng.Float64() < f.SpikeRate {
+		cinf += f.SpikeDelay
+	}
+	t0 := s.e.now()
+	if in.gpu != nil {
+		in.gpu.begin(t0)
+	}
+	ok := true
+	if total := cin + cinf + cout; total > 0 {
+		ok = in.sleeper.sleep(total, nil, s.stop)
+	}
+	t1 := s.e.now()
+	if in.gpu != nil {
+		in.gpu.end(t1)
+	}
+	if !ok {
+		in.fail(batch, errStopping, reasonOther)
+		return
+	}
+	var failed []bool
+	if f.ErrorRate > 0 {
+		failed = make([]bool, len(batch))
+		for i := range batch {
+			failed[i] = in.rng.Float64() < f.ErrorRate
+		}
+	}
+	for i, r := range batch {
+		if failed != nil && failed[i] {
+			r.err = &triton.Error{Code: codes.Internal, Message: simulatedFailure}
+			continue
+		}
+		r.resp = m.respond(r)
+	}
+	t2 := s.e.now()
+	ts := execTimes{start: t0, inputEnd: t0 + int64(cin), outputStart: max(t0+int64(cin), t1-int64(cout)), end: t2}
+	s.mv.stats.recordExecution(batch, ts, in.gpuUUID, s.e.now(), time.Now().UnixMilli())
+	for _, r := range batch {
+		close(r.done)
+	}
+}
+
+// fail completes every request of a batch with err.
+func (in *instance) fail(batch []*request, err error, reason int) {
+	now := in.s.e.now()
+	for _, r := range batch {
+		if r.state.CompareAndSwap(stateExecuting, stateDone) {
+			in.s.mv.stats.recordFailure(now-r.start, reason)
+			r.err = err
+			close(r.done)
+		}
+	}
+}
+
+// execTimes are one execution's timestamps on the engine clock.
+type execTimes struct {
+	start, inputEnd, outputStart, end int64
+}
