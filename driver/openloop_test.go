@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -183,4 +184,40 @@ func probeTimers(threshold, d time.Duration) <-chan float64 {
 		out <- float64(late) / float64(max(n, 1))
 	}()
 	return out
+}
+
+func TestPoissonOpenLoop(t *testing.T) {
+	s := startSim(t)
+	c := dial(t, s, "grpc", 1)
+	run := start(t, context.Background(), Options{
+		Client:   c,
+		Requests: identityRequests(t, c),
+		Seed:     5,
+		Schedule: []Step{{Load: Load{Mode: RequestRate, Rate: 300, Distribution: Poisson}, Duration: time.Second}},
+	})
+	res := run.wait(t)
+	// 300 expected, standard deviation √300 ≈ 17: ±60 is 3.5σ.
+	if n := len(res); n < 240 || n > 360 {
+		t.Errorf("%d Poisson arrivals in 1s at 300/s", n)
+	}
+	// Unlike a constant schedule, gaps vary: some are far shorter and
+	// some far longer than the mean 3.3ms.
+	sched := make([]time.Duration, len(res))
+	for i, r := range res {
+		sched[i] = r.Scheduled
+	}
+	slices.Sort(sched)
+	var short, long int
+	for i := 1; i < len(sched); i++ {
+		gap := sched[i] - sched[i-1]
+		if gap < time.Millisecond {
+			short++
+		}
+		if gap > 8*time.Millisecond {
+			long++
+		}
+	}
+	if short == 0 || long == 0 {
+		t.Errorf("gaps look constant: %d under 1ms, %d over 8ms", short, long)
+	}
 }

@@ -94,7 +94,7 @@ func TestCollectorAgainstSimulator(t *testing.T) {
 
 	var succ, queueNs, inferNs, inferences, executions int64
 	var gpuBusy bool
-	var serverMissing, idle int
+	var serverMissing, idle, metricsMissing int
 	// The first tick includes the driver's start and the last one is
 	// partial; the ticks between are at full load.
 	for _, s := range snaps[1 : len(snaps)-1] {
@@ -113,7 +113,10 @@ func TestCollectorAgainstSimulator(t *testing.T) {
 			t.Errorf("tick %d load = %+v", s.Seq, s.Load)
 		}
 		if !s.Metrics.Available {
-			t.Fatalf("tick %d metrics = %+v", s.Seq, s.Metrics)
+			// Only when no scrape has answered yet: later ticks repeat
+			// the last reading.
+			t.Logf("tick %d metrics = %+v", s.Seq, s.Metrics)
+			metricsMissing++
 		}
 		for _, g := range s.Metrics.GPUs {
 			gpuBusy = gpuBusy || g.Utilization > 0
@@ -148,6 +151,9 @@ func TestCollectorAgainstSimulator(t *testing.T) {
 	}
 	if serverMissing > 1 {
 		t.Errorf("%d of %d full ticks without server statistics", serverMissing, len(snaps)-2)
+	}
+	if metricsMissing > 1 {
+		t.Errorf("%d of %d full ticks without metrics", metricsMissing, len(snaps)-2)
 	}
 	if !gpuBusy {
 		t.Error("no tick showed a busy simulated GPU")
