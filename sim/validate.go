@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
-	"strconv"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -22,20 +21,6 @@ var varKeySeed = maphash.MakeSeed()
 
 func invalidArg(format string, args ...any) error {
 	return &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(format, args...)}
-}
-
-// dimsString formats dims as Triton's DimsListToString: "[-1,16]".
-func dimsString(dims []int64) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, d := range dims {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.FormatInt(d, 10))
-	}
-	b.WriteByte(']')
-	return b.String()
 }
 
 // prepare validates a request against the model the way Triton's gRPC
@@ -125,7 +110,7 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 		match := len(dims) == len(t.dims)
 		for k := 0; match && k < len(dims); k++ {
 			if dims[k] == -1 {
-				return nil, invalidArg("All input dimensions should be specified for input '%s' for model '%s', got %s", in.GetName(), m.name, dimsString(shape))
+				return nil, invalidArg("All input dimensions should be specified for input '%s' for model '%s', got %s", in.GetName(), m.name, triton.FormatDims(shape))
 			}
 			if t.dims[k] != -1 && t.dims[k] != dims[k] {
 				match = false
@@ -147,7 +132,7 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 				full = append([]int64{-1}, t.dims...)
 				note = "NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size."
 			}
-			return nil, invalidArg("unexpected shape for input '%s' for model '%s'. Expected %s, got %s. %s", in.GetName(), m.name, dimsString(full), dimsString(shape), note)
+			return nil, invalidArg("unexpected shape for input '%s' for model '%s'. Expected %s, got %s. %s", in.GetName(), m.name, triton.FormatDims(full), triton.FormatDims(shape), note)
 		}
 		if err := m.checkSize(t, shape, data[i]); err != nil {
 			return nil, err

@@ -158,15 +158,20 @@ type ServerMetrics struct {
 	Pending    float64 `json:"pending,omitempty"`
 }
 
-// GPU is one GPU's utilization, memory and power.
+// GPU is one GPU's utilization, memory and power. A source may report only
+// some of them: each Has* flag says whether its values were reported, so
+// that a missing gauge is shown as missing, never as zero.
 type GPU struct {
-	UUID        string  `json:"uuid"`
-	Name        string  `json:"name,omitempty"`
-	Utilization float64 `json:"utilization"` // 0..1
-	MemoryUsed  float64 `json:"memory_used_bytes"`
-	MemoryTotal float64 `json:"memory_total_bytes"`
-	PowerW      float64 `json:"power_w"`
-	PowerLimitW float64 `json:"power_limit_w,omitempty"`
+	UUID           string  `json:"uuid"`
+	Name           string  `json:"name,omitempty"`
+	Utilization    float64 `json:"utilization"` // 0..1
+	MemoryUsed     float64 `json:"memory_used_bytes"`
+	MemoryTotal    float64 `json:"memory_total_bytes"`
+	PowerW         float64 `json:"power_w"`
+	PowerLimitW    float64 `json:"power_limit_w,omitempty"`
+	HasUtilization bool    `json:"has_utilization,omitempty"`
+	HasMemory      bool    `json:"has_memory,omitempty"`
+	HasPower       bool    `json:"has_power,omitempty"`
 }
 
 // SystemStats is the client machine during the tick.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/tritontop/tritontop/triton/pb"
@@ -67,6 +68,21 @@ func ElementCount(shape []int64) int64 {
 		n *= d
 	}
 	return n
+}
+
+// FormatDims formats a shape the way Triton's messages print one
+// (DimsListToString): "[-1,16]".
+func FormatDims(dims []int64) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, d := range dims {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(d, 10))
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // EncodeBytes serialises BYTES elements in Triton's raw form: each element

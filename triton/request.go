@@ -199,7 +199,7 @@ func itemShape(name string, dims, fromData []int64, shapes map[string][]int64, m
 		for _, d := range dims {
 			if d < 0 {
 				return nil, fmt.Errorf("input '%s' of model '%s' has variable dims %s: give its shape with --shape %s:%s (without the batch dimension)",
-					name, model, formatDims(dims), name, exampleShape(dims))
+					name, model, FormatDims(dims), name, exampleShape(dims))
 			}
 		}
 		return dims, nil
@@ -210,22 +210,9 @@ func itemShape(name string, dims, fromData []int64, shapes map[string][]int64, m
 	}
 	if !ok {
 		return nil, fmt.Errorf("%s %s for input '%s' does not fit model '%s': expected dims %s (without the batch dimension; -1 is any size)",
-			flag, formatDims(given), name, model, formatDims(dims))
+			flag, FormatDims(given), name, model, FormatDims(dims))
 	}
 	return given, nil
-}
-
-func formatDims(dims []int64) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, d := range dims {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.FormatInt(d, 10))
-	}
-	b.WriteByte(']')
-	return b.String()
 }
 
 func exampleShape(dims []int64) string {

@@ -10,6 +10,12 @@ import (
 	"time"
 )
 
+// defaultMaxInflight caps open-loop requests in flight unless told
+// otherwise: a stalled server at a high rate would otherwise pile up a
+// goroutine and a call per scheduled request. Sends the cap holds back are
+// counted late, so the dashboard shows it.
+const defaultMaxInflight = 4096
+
 // loadFlags are the flags of a load run (live, headless or demo). Names
 // follow perf_analyzer where it has a flag for the same thing.
 type loadFlags struct {
@@ -82,7 +88,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.Float64Var(&f.rate, "request-rate", 0, "open loop: requests per second")
 	fs.StringVar(&f.rateRange, "request-rate-range", "", "stepped open loop, START[:END[:STEP]] requests per second")
 	fs.StringVar(&f.distribution, "request-distribution", "constant", "open-loop inter-arrival times: constant or poisson")
-	fs.IntVar(&f.maxInflight, "max-inflight", 0, "open loop: cap on requests in flight (0: no cap)")
+	fs.IntVar(&f.maxInflight, "max-inflight", defaultMaxInflight, "open loop: cap on requests in flight, a safety net against a stalled server (0: no cap)")
 	fs.DurationVar(&f.stepDuration, "step-duration", 10*time.Second, "length of each step of a range")
 	fs.IntVar(&f.connections, "connections", 1, "connections to the server, used round-robin")
 	fs.DurationVar(&f.timeout, "timeout", 0, "per-request timeout (0: none)")

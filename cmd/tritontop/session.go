@@ -316,7 +316,8 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 				Simulated: t.simulated, Recording: f.record,
 			},
 		}), tea.WithContext(ctx), tea.WithOutput(stdout))
-		go func() { <-runCtx.Done(); <-colDone; colDone <- nil; p.Quit() }()
+		// --duration, the end of a schedule or a signal also close the dashboard.
+		go func() { <-runCtx.Done(); p.Quit() }()
 		_, tuiErr = p.Run()
 		endRun()
 	}

@@ -1,7 +1,10 @@
 // Command tritontop-load drives the identity model with tritontop's driver
-// in closed loop, as `tritontop` does, and prints how many requests
-// completed; run under /usr/bin/time it gives the driver's CPU cost per
-// request.
+// in closed loop and feeds every result to a stats.Collector, as `tritontop
+// --headless` does: per-request latency histograms, tick, window and
+// whole-run summaries, and the server's statistics polled once per tick.
+// It prints how many requests the collector counted as successful; run
+// under /usr/bin/time it gives the client's CPU cost per request with full
+// statistics on.
 package main
 
 import (
@@ -13,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/stats"
 	"github.com/tritontop/tritontop/triton"
 )
 
@@ -50,23 +54,23 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	col := stats.NewCollector(stats.CollectorOptions{
+		Results: d.Results(),
+		Control: d,
+		Server:  stats.NewServerPoller(client, "identity", ""),
+	})
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
-	var ok, failed int
-	for batch := range d.Results() {
-		for i := range batch {
-			if batch[i].OK() {
-				ok++
-			} else {
-				failed++
-			}
-		}
+	var last stats.Snapshot
+	if err := col.Run(ctx, func(s stats.Snapshot) { last = s }); err != nil {
+		log.Fatal(err)
 	}
 	if err := <-done; err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("completed %d failed %d\n", ok, failed)
-	if ok == 0 {
+	fmt.Printf("completed %d failed %d ticks %d p99 %v\n",
+		last.Run.Successes, last.Run.Errors, last.Seq, last.Run.Latency.P99)
+	if last.Run.Successes == 0 {
 		os.Exit(1)
 	}
 }
