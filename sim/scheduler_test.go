@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/tritontop/tritontop/triton/pb"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -159,8 +160,20 @@ func TestThroughputSaturatesAtCapacity(t *testing.T) {
 	wg.Wait()
 
 	throughput := float64(after.InferenceCount-before.InferenceCount) / elapsed
+	// The batch time is the one the executions really took: on a starved
+	// machine timers fire late and every batch runs long, which is not the
+	// scheduler's doing. Gaps between batches would be, and they lower
+	// throughput below instances × batch / batch time.
+	computeNS := func(st *pb.ModelStatistics) uint64 {
+		is := st.InferenceStats
+		return is.ComputeInput.Ns + is.ComputeInfer.Ns + is.ComputeOutput.Ns
+	}
+	measured := time.Duration((computeNS(after) - computeNS(before)) / (after.InferenceStats.ComputeInfer.Count - before.InferenceStats.ComputeInfer.Count))
+	if measured > batchTime {
+		capacity = 2 * 4 / measured.Seconds()
+	}
 	if throughput < capacity*0.85 || throughput > capacity*1.15 {
-		t.Errorf("throughput %.0f/s, want %.0f/s ± 15%%", throughput, capacity)
+		t.Errorf("throughput %.0f/s, want %.0f/s ± 15%% (2 instances × 4 / %v per batch)", throughput, capacity, measured)
 	}
 	dq := after.InferenceStats.Queue.Ns - before.InferenceStats.Queue.Ns
 	dc := after.InferenceStats.Queue.Count - before.InferenceStats.Queue.Count

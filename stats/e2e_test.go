@@ -120,6 +120,10 @@ func TestCollectorAgainstSimulator(t *testing.T) {
 		}
 		for _, g := range s.Metrics.GPUs {
 			gpuBusy = gpuBusy || g.Utilization > 0
+			// The simulator exports every GPU gauge Triton does.
+			if !g.HasUtilization || !g.HasMemory || !g.HasPower {
+				t.Errorf("tick %d GPU %s lacks a gauge: %+v", s.Seq, g.UUID, g)
+			}
 		}
 		if s.System.ProcessCPU <= 0 || s.System.CPUPerRequest <= 0 || s.System.HostCPU <= 0 {
 			t.Errorf("tick %d client CPU = %+v", s.Seq, s.System)
@@ -213,10 +217,12 @@ func TestCollectorOpenLoopAgainstSimulator(t *testing.T) {
 		if s.Tick.Successes > 0 && (s.ScheduledHistogram == "" || s.Tick.Scheduled.Max < s.Tick.Latency.Max) {
 			t.Errorf("tick %d: scheduled latency %+v below latency from send %+v", s.Seq, *s.Tick.Scheduled, s.Tick.Latency)
 		}
-		sent += s.Tick.Requests
+		sent += s.Tick.Requests + s.Tick.Cancelled
 	}
-	// About 200 requests in 2 s; a loaded machine may fall behind.
-	if sent < 50 || sent > 260 {
-		t.Errorf("%d requests at 100/s for 2 s", sent)
+	// About 200 requests issued in 2 s: open loop sends every scheduled
+	// request however late, but on a starved machine many of them are
+	// still in flight at the end and the drain cancels them.
+	if sent < 100 || sent > 260 {
+		t.Errorf("%d requests issued at 100/s for 2 s", sent)
 	}
 }
