@@ -29,8 +29,9 @@ const (
 //
 // The first column is "Request Rate" for a rate-mode run. When the server's
 // metrics reported GPUs, four columns follow, each cell one
-// "<gpu uuid>:<value>;" per GPU: Avg GPU Utilization (0..1), Avg GPU Power
-// Usage (W), Max GPU Memory Usage and Total GPU Memory (bytes).
+// "<gpu uuid>:<value>;" per GPU that reported the gauge: Avg GPU Utilization
+// (0..1), Avg GPU Power Usage (W), Max GPU Memory Usage and Total GPU Memory
+// (bytes).
 //
 // There is one row per load step (see Step), sorted by increasing
 // Inferences/Second as perf_analyzer sorts them. Times are whole
@@ -126,19 +127,27 @@ func writeCSVRow(b *strings.Builder, st Step, rate, gpus bool) {
 
 // writeGPUCells writes perf_analyzer's per-GPU cells: ",uuid:v;uuid:v;" for
 // each of the four metrics, GPUs ordered by UUID as its std::map orders
-// them.
+// them. A GPU that did not report a gauge has no entry in that cell, as it
+// has none in perf_analyzer's map of that metric.
 func writeGPUCells(b *strings.Builder, gpus []GPUSummary) {
 	gpus = slices.Clone(gpus)
 	slices.SortFunc(gpus, func(a, b GPUSummary) int { return cmp.Compare(a.UUID, b.UUID) })
-	for _, value := range []func(GPUSummary) string{
-		func(g GPUSummary) string { return g6(g.UtilizationAvg) },
-		func(g GPUSummary) string { return g6(g.PowerAvgW) },
-		func(g GPUSummary) string { return strconv.FormatFloat(g.MemoryUsedMax, 'f', 0, 64) },
-		func(g GPUSummary) string { return strconv.FormatFloat(g.MemoryTotal, 'f', 0, 64) },
-	} {
+	// The four columns: whether a GPU reported the gauge, and its value.
+	cells := [...]struct {
+		has   func(GPUSummary) bool
+		value func(GPUSummary) string
+	}{
+		{func(g GPUSummary) bool { return g.HasUtilization }, func(g GPUSummary) string { return g6(g.UtilizationAvg) }},
+		{func(g GPUSummary) bool { return g.HasPower }, func(g GPUSummary) string { return g6(g.PowerAvgW) }},
+		{func(g GPUSummary) bool { return g.HasMemory }, func(g GPUSummary) string { return strconv.FormatFloat(g.MemoryUsedMax, 'f', 0, 64) }},
+		{func(g GPUSummary) bool { return g.HasMemory }, func(g GPUSummary) string { return strconv.FormatFloat(g.MemoryTotal, 'f', 0, 64) }},
+	}
+	for _, c := range cells {
 		b.WriteByte(',')
 		for _, g := range gpus {
-			b.WriteString(g.UUID + ":" + value(g) + ";")
+			if c.has(g) {
+				b.WriteString(g.UUID + ":" + c.value(g) + ";")
+			}
 		}
 	}
 }

@@ -40,8 +40,14 @@ func TestReadSchemaV1Fixture(t *testing.T) {
 		len(s.Metrics.GPUs) != 1 || s.Metrics.GPUs[0].MemoryTotal != 141e9 || s.Histogram == "" {
 		t.Errorf("snapshot 3 %+v", s)
 	}
+	if g := s.Metrics.GPUs[0]; !g.HasUtilization || !g.HasMemory || !g.HasPower {
+		t.Errorf("snapshot 3 GPU %+v, want every gauge reported", g)
+	}
 	if sum := run.Summary; sum.Ticks != 3 || sum.Client.Requests != 650 || len(sum.Steps) != 2 || sum.Server.SuccessCount != 650 {
 		t.Errorf("summary %+v", sum)
+	}
+	if gs := run.Summary.Metrics.GPUs; len(gs) != 1 || !gs[0].HasUtilization || !gs[0].HasMemory || !gs[0].HasPower || gs[0].UtilizationAvg != 0.5 {
+		t.Errorf("summary GPUs %+v", gs)
 	}
 
 	var b bytes.Buffer

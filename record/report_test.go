@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -57,9 +58,17 @@ func TestWriteCSVRateModeAndGPUs(t *testing.T) {
 		s.Load = stats.Load{Mode: "rate", Rate: 12.5 * float64(1+i/2), Distribution: "poisson"}
 		u := 0.5 + 0.2*float64(i%2) // alternating 0.5, 0.7
 		s.Metrics = stats.ServerMetrics{Available: true, GPUs: []stats.GPU{
-			{UUID: "GPU-b", Utilization: u, MemoryUsed: float64(1000 + i), MemoryTotal: 8000, PowerW: 100},
-			{UUID: "GPU-a", Utilization: u + 0.2, MemoryUsed: 2000, MemoryTotal: 16000, PowerW: 200 + float64(10*i)},
+			{UUID: "GPU-b", Utilization: u, MemoryUsed: float64(1000 + i), MemoryTotal: 8000,
+				HasUtilization: true, HasMemory: true},
+			{UUID: "GPU-a", Utilization: u + 0.2, MemoryUsed: 2000, MemoryTotal: 16000, PowerW: 200 + float64(10*i),
+				HasUtilization: true, HasMemory: true, HasPower: true},
+			// GPU-c reports memory only.
+			{UUID: "GPU-c", MemoryUsed: 500, MemoryTotal: 4000, HasMemory: true},
 		}}
+		// GPU-b's power is reported in even ticks only.
+		if i%2 == 0 {
+			s.Metrics.GPUs[0].PowerW, s.Metrics.GPUs[0].HasPower = 100, true
+		}
 	}
 	var b bytes.Buffer
 	if err := WriteCSV(&b, run); err != nil {
@@ -75,12 +84,14 @@ func TestWriteCSVRateModeAndGPUs(t *testing.T) {
 		t.Fatalf("%d rows, want 3 (rates 12.5, 25, 37.5)", len(lines)-1)
 	}
 	// Rate 12.5 is ticks 1-2 (400 requests in 2 s): GPU-b utilization
-	// (0.5+0.7)/2, GPU-a 0.2 more; GPU-a power (200+210)/2; memory max.
+	// (0.5+0.7)/2, GPU-a 0.2 more; GPU-a power (200+210)/2; GPU-b power
+	// 100 from the one tick that reported it, not (100+0)/2; memory max.
+	// GPU-c appears in the memory cells only.
 	row := lines[2]
 	if !strings.HasPrefix(row, "12.5,200,") {
 		t.Errorf("row %q does not start with the rate and throughput", row)
 	}
-	wantGPU := ",GPU-a:0.8;GPU-b:0.6;,GPU-a:205;GPU-b:100;,GPU-a:2000;GPU-b:1001;,GPU-a:16000;GPU-b:8000;"
+	wantGPU := ",GPU-a:0.8;GPU-b:0.6;,GPU-a:205;GPU-b:100;,GPU-a:2000;GPU-b:1001;GPU-c:500;,GPU-a:16000;GPU-b:8000;GPU-c:4000;"
 	if !strings.HasSuffix(row, wantGPU) {
 		t.Errorf("row %q\nwant GPU cells %q", row, wantGPU)
 	}
@@ -127,8 +138,10 @@ func TestServerAverageMatchesDeltaOverCount(t *testing.T) {
 
 func TestSummarize(t *testing.T) {
 	run := steppedRun(t)
-	run.Snapshots[4].Metrics = stats.ServerMetrics{Available: true, GPUs: []stats.GPU{{UUID: "GPU-x", Utilization: 0.75, PowerW: 300}}}
-	run.Snapshots[3].Metrics = stats.ServerMetrics{Available: true, GPUs: []stats.GPU{{UUID: "GPU-x", Utilization: 0.25, PowerW: 100}}}
+	run.Snapshots[4].Metrics = stats.ServerMetrics{Available: true, GPUs: []stats.GPU{
+		{UUID: "GPU-x", Utilization: 0.75, PowerW: 300, HasUtilization: true, HasPower: true}}}
+	run.Snapshots[3].Metrics = stats.ServerMetrics{Available: true, GPUs: []stats.GPU{
+		{UUID: "GPU-x", Utilization: 0.25, PowerW: 100, HasUtilization: true, HasPower: true}}}
 	sum := Summarize(run.Header, run.Snapshots)
 
 	if !reflect.DeepEqual(sum.Client, run.Snapshots[4].Run) {
@@ -146,8 +159,9 @@ func TestSummarize(t *testing.T) {
 	if len(sum.Metrics.GPUs) != 1 {
 		t.Fatalf("GPUs %+v", sum.Metrics.GPUs)
 	}
-	if g := sum.Metrics.GPUs[0]; g.UtilizationAvg != 0.5 || g.UtilizationMax != 0.75 || g.PowerAvgW != 200 {
-		t.Errorf("GPU summary %+v, want avg 0.5, max 0.75, power 200", g)
+	if g := sum.Metrics.GPUs[0]; g.UtilizationAvg != 0.5 || g.UtilizationMax != 0.75 || g.PowerAvgW != 200 ||
+		!g.HasUtilization || !g.HasPower || g.HasMemory {
+		t.Errorf("GPU summary %+v, want avg 0.5, max 0.75, power 200, no memory", g)
 	}
 	// 0.5 cores over 5 s = 2.5 CPU-seconds for 950 requests.
 	cpuSeconds := 2.5
@@ -213,6 +227,64 @@ func TestWriteText(t *testing.T) {
 	}
 	if n := strings.Count(out, "\n"); n > 40 {
 		t.Errorf("summary is %d lines, more than a screen", n)
+	}
+}
+
+// TestGPUGaugesMissing checks that a gauge is averaged over the ticks that
+// reported it, and that one never reported is left out of the text rather
+// than printed as zero.
+func TestGPUGaugesMissing(t *testing.T) {
+	run := steppedRun(t)
+	gpus := [][]stats.GPU{
+		{{UUID: "GPU-m", MemoryUsed: 3e9, MemoryTotal: 141e9, HasMemory: true},
+			{UUID: "GPU-u", Utilization: 0.4, HasUtilization: true}},
+		{{UUID: "GPU-m", MemoryUsed: 5e9, MemoryTotal: 141e9, HasMemory: true},
+			{UUID: "GPU-u", PowerW: 250, HasPower: true}}, // utilization not reported this tick
+		{{UUID: "GPU-m", MemoryUsed: 4e9, MemoryTotal: 141e9, HasMemory: true},
+			{UUID: "GPU-u", Utilization: 0.8, PowerW: 350, HasUtilization: true, HasPower: true}},
+	}
+	for i, g := range gpus {
+		run.Snapshots[i].Metrics = stats.ServerMetrics{Available: true, GPUs: g}
+	}
+	sum := Summarize(run.Header, run.Snapshots)
+	if len(sum.Metrics.GPUs) != 2 {
+		t.Fatalf("GPUs %+v", sum.Metrics.GPUs)
+	}
+	m, u := sum.Metrics.GPUs[0], sum.Metrics.GPUs[1]
+	if m.HasUtilization || m.HasPower || !m.HasMemory || m.MemoryUsedMax != 5e9 || m.MemoryTotal != 141e9 || m.Ticks != 3 {
+		t.Errorf("memory-only GPU %+v", m)
+	}
+	// Utilization over ticks 1 and 3, power over ticks 2 and 3.
+	if !u.HasUtilization || !u.HasPower || u.HasMemory || math.Abs(u.UtilizationAvg-0.6) > 1e-12 ||
+		u.UtilizationMax != 0.8 || u.PowerAvgW != 300 || u.PowerMaxW != 350 {
+		t.Errorf("GPU %+v, want utilization avg 0.6, max 0.8, power avg 300, max 350, no memory", u)
+	}
+
+	var b bytes.Buffer
+	if err := WriteText(&b, sum); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"    Avg GPU Utilization:\n      GPU-u : 60%\n    Avg GPU Power Usage:\n      GPU-u : 300 watts\n" +
+			"    Max GPU Memory Usage:\n      GPU-m : 5000000000 bytes\n    Total GPU Memory:\n      GPU-m : 141000000000 bytes\n" +
+			"    Max GPU Utilization:\n      GPU-u : 80%\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+
+	// With memory only, no utilization or power heading.
+	for i := range run.Snapshots {
+		run.Snapshots[i].Metrics = stats.ServerMetrics{Available: true, GPUs: []stats.GPU{{UUID: "GPU-m", MemoryUsed: 1, MemoryTotal: 2, HasMemory: true}}}
+	}
+	b.Reset()
+	if err := WriteText(&b, Summarize(run.Header, run.Snapshots)); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); strings.Contains(out, "Utilization") || strings.Contains(out, "Power") || !strings.Contains(out, "Total GPU Memory") {
+		t.Errorf("memory-only summary:\n%s", out)
 	}
 }
 

@@ -88,6 +88,9 @@ type ServerInfo struct {
 	Metadata json.RawMessage `json:"metadata,omitempty"`
 	// Simulated is set when the server was tritontop's own simulator.
 	Simulated bool `json:"simulated"`
+	// InProcess is set when the server ran inside tritontop's own process
+	// (tritontop demo): the recorded client CPU then includes the server's.
+	InProcess bool `json:"in_process,omitempty"`
 }
 
 // ModelInfo identifies the model a run measured.

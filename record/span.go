@@ -254,7 +254,8 @@ func (a *serverAcc) summary() ServerSummary {
 	return s
 }
 
-// metricsAcc averages Triton's metrics over the ticks that read them.
+// metricsAcc averages Triton's metrics over the ticks that read them, each
+// GPU gauge over the ticks that reported it.
 type metricsAcc struct {
 	ticks            int
 	gpus             []gpuAcc
@@ -266,6 +267,7 @@ type metricsAcc struct {
 
 type gpuAcc struct {
 	GPUSummary
+	utilN, powerN     int
 	utilSum, powerSum float64
 }
 
@@ -285,13 +287,22 @@ func (a *metricsAcc) add(m *stats.ServerMetrics) {
 			x.Name = g.Name
 		}
 		x.Ticks++
-		x.utilSum += g.Utilization
-		x.powerSum += g.PowerW
-		x.UtilizationMax = max(x.UtilizationMax, g.Utilization)
-		x.PowerMaxW = max(x.PowerMaxW, g.PowerW)
-		x.MemoryUsedMax = max(x.MemoryUsedMax, g.MemoryUsed)
-		if g.MemoryTotal > 0 {
-			x.MemoryTotal = g.MemoryTotal
+		if g.HasUtilization {
+			x.utilN++
+			x.utilSum += g.Utilization
+			x.UtilizationMax = max(x.UtilizationMax, g.Utilization)
+		}
+		if g.HasPower {
+			x.powerN++
+			x.powerSum += g.PowerW
+			x.PowerMaxW = max(x.PowerMaxW, g.PowerW)
+		}
+		if g.HasMemory {
+			x.HasMemory = true
+			x.MemoryUsedMax = max(x.MemoryUsedMax, g.MemoryUsed)
+			if g.MemoryTotal > 0 {
+				x.MemoryTotal = g.MemoryTotal
+			}
 		}
 	}
 	if m.HasCPU {
@@ -310,9 +321,11 @@ func (a *metricsAcc) summary() MetricsSummary {
 	s := MetricsSummary{Ticks: a.ticks}
 	for _, g := range a.gpus {
 		gs := g.GPUSummary
-		if gs.Ticks > 0 {
-			gs.UtilizationAvg = g.utilSum / float64(gs.Ticks)
-			gs.PowerAvgW = g.powerSum / float64(gs.Ticks)
+		if g.utilN > 0 {
+			gs.HasUtilization, gs.UtilizationAvg = true, g.utilSum/float64(g.utilN)
+		}
+		if g.powerN > 0 {
+			gs.HasPower, gs.PowerAvgW = true, g.powerSum/float64(g.powerN)
 		}
 		s.GPUs = append(s.GPUs, gs)
 	}

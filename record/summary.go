@@ -111,10 +111,13 @@ type MetricsSummary struct {
 
 // GPUSummary is one server GPU over a span of ticks: the averages and maxima
 // perf_analyzer reports (Avg GPU Utilization, Avg GPU Power Usage, Max GPU
-// Memory Usage, Total GPU Memory).
+// Memory Usage, Total GPU Memory). Each gauge is averaged over the ticks
+// that reported it, and is valid only when its Has* flag is set: a gauge the
+// server never reported is missing, not zero.
 type GPUSummary struct {
-	UUID           string  `json:"uuid"`
-	Name           string  `json:"name,omitempty"`
+	UUID string `json:"uuid"`
+	Name string `json:"name,omitempty"`
+	// Ticks counts the ticks that reported this GPU.
 	Ticks          int     `json:"ticks"`
 	UtilizationAvg float64 `json:"utilization_avg"` // 0..1
 	UtilizationMax float64 `json:"utilization_max"`
@@ -122,6 +125,9 @@ type GPUSummary struct {
 	PowerMaxW      float64 `json:"power_max_w"`
 	MemoryUsedMax  float64 `json:"memory_used_max_bytes"`
 	MemoryTotal    float64 `json:"memory_total_bytes"`
+	HasUtilization bool    `json:"has_utilization,omitempty"`
+	HasMemory      bool    `json:"has_memory,omitempty"`
+	HasPower       bool    `json:"has_power,omitempty"`
 }
 
 // ClientCPU is tritontop's own CPU cost over a span of ticks.

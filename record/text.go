@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,33 +124,39 @@ func writeMetrics(b *strings.Builder, m MetricsSummary) {
 		return
 	}
 	b.WriteString("  Server Prometheus Metrics: \n")
-	if len(m.GPUs) > 0 {
-		b.WriteString("    Avg GPU Utilization:\n")
-		for _, g := range m.GPUs {
-			fmt.Fprintf(b, "      %s : %s%%\n", g.UUID, g6(100*g.UtilizationAvg))
-		}
-		b.WriteString("    Avg GPU Power Usage:\n")
-		for _, g := range m.GPUs {
-			fmt.Fprintf(b, "      %s : %s watts\n", g.UUID, g6(g.PowerAvgW))
-		}
-		b.WriteString("    Max GPU Memory Usage:\n")
-		for _, g := range m.GPUs {
-			fmt.Fprintf(b, "      %s : %s bytes\n", g.UUID, strconv.FormatFloat(g.MemoryUsedMax, 'f', 0, 64))
-		}
-		b.WriteString("    Total GPU Memory:\n")
-		for _, g := range m.GPUs {
-			fmt.Fprintf(b, "      %s : %s bytes\n", g.UUID, strconv.FormatFloat(g.MemoryTotal, 'f', 0, 64))
-		}
-		b.WriteString("    Max GPU Utilization:\n")
-		for _, g := range m.GPUs {
-			fmt.Fprintf(b, "      %s : %s%%\n", g.UUID, g6(100*g.UtilizationMax))
-		}
-	}
+	// Each gauge lists the GPUs that reported it; a gauge that no GPU
+	// reported is left out rather than printed as zero.
+	util := func(g GPUSummary) bool { return g.HasUtilization }
+	power := func(g GPUSummary) bool { return g.HasPower }
+	memory := func(g GPUSummary) bool { return g.HasMemory }
+	writeGPUs(b, "Avg GPU Utilization", m.GPUs, util, func(g GPUSummary) string { return g6(100*g.UtilizationAvg) + "%" })
+	writeGPUs(b, "Avg GPU Power Usage", m.GPUs, power, func(g GPUSummary) string { return g6(g.PowerAvgW) + " watts" })
+	writeGPUs(b, "Max GPU Memory Usage", m.GPUs, memory, func(g GPUSummary) string {
+		return strconv.FormatFloat(g.MemoryUsedMax, 'f', 0, 64) + " bytes"
+	})
+	writeGPUs(b, "Total GPU Memory", m.GPUs, memory, func(g GPUSummary) string {
+		return strconv.FormatFloat(g.MemoryTotal, 'f', 0, 64) + " bytes"
+	})
+	writeGPUs(b, "Max GPU Utilization", m.GPUs, util, func(g GPUSummary) string { return g6(100*g.UtilizationMax) + "%" })
 	if m.HasCPU {
 		fmt.Fprintf(b, "    Server CPU: %s%% avg, %s%% max\n", g6(100*m.CPUAvg), g6(100*m.CPUMax))
 	}
 	if m.HasPending {
 		fmt.Fprintf(b, "    Pending requests: %s avg, %s max\n", g6(m.PendingAvg), g6(m.PendingMax))
+	}
+}
+
+// writeGPUs writes one gauge's heading and a "uuid : value" line per GPU
+// that reported it, nothing when none did.
+func writeGPUs(b *strings.Builder, title string, gpus []GPUSummary, has func(GPUSummary) bool, value func(GPUSummary) string) {
+	if !slices.ContainsFunc(gpus, has) {
+		return
+	}
+	b.WriteString("    " + title + ":\n")
+	for _, g := range gpus {
+		if has(g) {
+			fmt.Fprintf(b, "      %s : %s\n", g.UUID, value(g))
+		}
 	}
 }
 

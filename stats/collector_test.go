@@ -223,8 +223,12 @@ nv_gpu_utilization{gpu_uuid="GPU-a"} 0.75
 nv_gpu_utilization{gpu_uuid="GPU-b"} 0
 # TYPE nv_gpu_memory_used_bytes gauge
 nv_gpu_memory_used_bytes{gpu_uuid="GPU-a"} 1073741824
+nv_gpu_memory_used_bytes{gpu_uuid="GPU-c"} 0
 # TYPE nv_gpu_memory_total_bytes gauge
 nv_gpu_memory_total_bytes{gpu_uuid="GPU-a"} 85899345920
+nv_gpu_memory_total_bytes{gpu_uuid="GPU-c"} 42949672960
+# TYPE nv_energy_consumption counter
+nv_energy_consumption{gpu_uuid="GPU-d"} 1234
 # TYPE nv_gpu_power_usage gauge
 nv_gpu_power_usage{gpu_uuid="GPU-a"} 312.5
 # TYPE nv_gpu_power_limit gauge
@@ -241,16 +245,21 @@ nv_inference_pending_request_count{model="other",version="1"} 100
 	ctx := context.Background()
 
 	s := NewMetricsScraper(srv.URL, nil, "m", "2").Scrape(ctx)
-	if !s.Available || s.Err != "" || len(s.GPUs) != 2 {
+	// GPU-d has only an energy counter, no gauge: it is left out.
+	if !s.Available || s.Err != "" || len(s.GPUs) != 3 {
 		t.Fatalf("scrape = %+v", s)
 	}
-	a, b := s.GPUs[0], s.GPUs[1]
+	a, b, c := s.GPUs[0], s.GPUs[1], s.GPUs[2]
 	if a.UUID != "GPU-a" || a.Utilization != 0.75 || a.MemoryUsed != 1<<30 || a.MemoryTotal != 80<<30 ||
-		a.PowerW != 312.5 || a.PowerLimitW != 700 {
+		a.PowerW != 312.5 || a.PowerLimitW != 700 || !a.HasUtilization || !a.HasMemory || !a.HasPower {
 		t.Errorf("GPU-a = %+v", a)
 	}
-	if b.UUID != "GPU-b" || b.Utilization != 0 {
-		t.Errorf("GPU-b = %+v", b)
+	// An idle GPU reports 0 %, which is not the same as not reporting.
+	if b.UUID != "GPU-b" || b.Utilization != 0 || !b.HasUtilization || b.HasMemory || b.HasPower {
+		t.Errorf("GPU-b = %+v, want utilization 0 reported, memory and power missing", b)
+	}
+	if c.UUID != "GPU-c" || c.MemoryUsed != 0 || c.MemoryTotal != 40<<30 || c.HasUtilization || !c.HasMemory || c.HasPower {
+		t.Errorf("GPU-c = %+v, want memory only", c)
 	}
 	if s.HasCPU {
 		t.Error("HasCPU set without nv_cpu_utilization")

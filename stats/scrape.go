@@ -40,7 +40,8 @@ func (m *MetricsScraper) Scrape(ctx context.Context) ServerMetrics {
 
 // MetricsFrom selects what a Snapshot shows from a parsed metrics reading.
 // Families the server did not expose stay absent: no GPU entry for a GPU
-// with no gauge, HasCPU and HasPending false.
+// with no gauge, a GPU's Has* flag false for a gauge it lacks (a GPU that
+// reports only some gauges is kept), HasCPU and HasPending false.
 func MetricsFrom(tm *triton.Metrics, model, version string) ServerMetrics {
 	s := ServerMetrics{Available: true}
 	for _, g := range tm.GPUs {
@@ -48,12 +49,15 @@ func MetricsFrom(tm *triton.Metrics, model, version string) ServerMetrics {
 			continue
 		}
 		s.GPUs = append(s.GPUs, GPU{
-			UUID:        g.UUID,
-			Utilization: g.Utilization,
-			MemoryUsed:  g.MemoryUsed,
-			MemoryTotal: g.MemoryTotal,
-			PowerW:      g.PowerUsage,
-			PowerLimitW: g.PowerLimit,
+			UUID:           g.UUID,
+			Utilization:    g.Utilization,
+			MemoryUsed:     g.MemoryUsed,
+			MemoryTotal:    g.MemoryTotal,
+			PowerW:         g.PowerUsage,
+			PowerLimitW:    g.PowerLimit,
+			HasUtilization: g.HasUtilization,
+			HasMemory:      g.HasMemory,
+			HasPower:       g.HasPower,
 		})
 	}
 	if tm.HasCPU {

@@ -12,10 +12,12 @@ import (
 )
 
 // SystemSampler measures the client machine between ticks: tritontop's own
-// CPU use and cost per request, and the host's CPU use. It is used by one
-// goroutine at a time.
+// CPU use and cost per request, the host's CPU use, and the host's GPUs
+// when built with NVML (see LocalGPUSampler). It is used by one goroutine
+// at a time.
 type SystemSampler struct {
 	proc *process.Process
+	gpus *LocalGPUSampler
 	// prevProc and prevHost are the last readings; prevWall is when they
 	// were taken.
 	prevProc float64 // process CPU seconds (user + system)
@@ -28,7 +30,7 @@ type SystemSampler struct {
 type hostTimes struct{ busy, total float64 }
 
 // NewSystemSampler returns a sampler of this process and host, with its
-// first reading taken now.
+// first reading taken now. Close releases it.
 func NewSystemSampler(ctx context.Context) (*SystemSampler, error) {
 	p, err := process.NewProcessWithContext(ctx, int32(os.Getpid()))
 	if err != nil {
@@ -38,6 +40,7 @@ func NewSystemSampler(ctx context.Context) (*SystemSampler, error) {
 	if s.prevProc, err = s.processCPU(ctx); err != nil {
 		return nil, err
 	}
+	s.gpus = NewLocalGPUSampler()
 	s.prevHost, err = readHostTimes(ctx)
 	s.hasHost = err == nil
 	s.prevWall = time.Now()
@@ -46,10 +49,14 @@ func NewSystemSampler(ctx context.Context) (*SystemSampler, error) {
 
 // Sample returns the client's CPU use since the previous Sample (or since
 // NewSystemSampler); requests is the number of requests finished in that
-// span, for the CPU cost per request. Values that cannot be read stay zero.
+// span, for the CPU cost per request. CPU values that cannot be read stay
+// zero; local GPUs are read now.
 func (s *SystemSampler) Sample(ctx context.Context, requests int64) SystemStats {
 	now := time.Now()
 	out := SystemStats{NumCPU: runtime.NumCPU()}
+	if s.gpus != nil {
+		out.LocalGPUs = s.gpus.Sample()
+	}
 	wall := now.Sub(s.prevWall).Seconds()
 	s.prevWall = now
 	if procCPU, err := s.processCPU(ctx); err == nil {
@@ -69,6 +76,15 @@ func (s *SystemSampler) Sample(ctx context.Context, requests int64) SystemStats 
 		s.prevHost, s.hasHost = host, true
 	}
 	return out
+}
+
+// Close releases what the sampler holds (NVML, in a build with it). The
+// sampler reports no local GPUs afterwards.
+func (s *SystemSampler) Close() error {
+	if s.gpus == nil {
+		return nil
+	}
+	return s.gpus.Close()
 }
 
 // processCPU returns this process's CPU seconds so far.

@@ -67,9 +67,11 @@ func closedLoopRun(n int) []stats.Snapshot {
 				Available: true,
 				GPUs: []stats.GPU{
 					{UUID: "GPU-3f2a1b2c", Name: "NVIDIA H100 80GB HBM3", Utilization: util,
-						MemoryUsed: 18.2e9, MemoryTotal: 80e9, PowerW: 300 + 400*util, PowerLimitW: 700},
+						MemoryUsed: 18.2e9, MemoryTotal: 80e9, PowerW: 300 + 400*util, PowerLimitW: 700,
+						HasUtilization: true, HasMemory: true, HasPower: true},
 					{UUID: "GPU-77e0d9aa", Name: "NVIDIA H100 80GB HBM3", Utilization: util / 2,
-						MemoryUsed: 9.1e9, MemoryTotal: 80e9, PowerW: 150 + 200*util, PowerLimitW: 700},
+						MemoryUsed: 9.1e9, MemoryTotal: 80e9, PowerW: 150 + 200*util, PowerLimitW: 700,
+						HasUtilization: true, HasMemory: true, HasPower: true},
 				},
 				HasCPU: true, CPUUtilization: 0.20 + 0.1*util,
 				HasPending: true, Pending: float64(queue / time.Millisecond),
@@ -125,6 +127,39 @@ func degradedRun(n int) []stats.Snapshot {
 		s.Run.Errors, s.Run.ErrorsByCode = 42, codes
 	}
 	return out
+}
+
+// partialGPURun is closedLoopRun whose second GPU reports its memory only:
+// no utilization, no power.
+func partialGPURun(n int) []stats.Snapshot {
+	out := closedLoopRun(n)
+	for i := range out {
+		g := &out[i].Metrics.GPUs[1]
+		*g = stats.GPU{UUID: g.UUID, Name: g.Name, MemoryUsed: g.MemoryUsed, MemoryTotal: g.MemoryTotal, HasMemory: true}
+	}
+	return out
+}
+
+// localGPURun is closedLoopRun on a client host with GPUs of its own
+// (through NVML): n local GPUs, the second without a utilization reading.
+func localGPURun(n, gpus int) []stats.Snapshot {
+	out := closedLoopRun(n)
+	for i := range out {
+		local := make([]stats.GPU, gpus)
+		for j := range local {
+			local[j] = stats.GPU{UUID: "GPU-local-" + string(rune('a'+j)), Name: "NVIDIA L4",
+				Utilization: 0.12 + 0.3*float64(j), MemoryUsed: 3.4e9, MemoryTotal: 24e9, PowerW: 31, PowerLimitW: 72,
+				HasUtilization: j != 1, HasMemory: true, HasPower: true}
+		}
+		out[i].System.LocalGPUs = local
+	}
+	return out
+}
+
+// sharedHeader is the header of a demo: the simulator in this process.
+var sharedHeader = HeaderInfo{
+	Server: "127.0.0.1:41007", Protocol: "gRPC", Model: "resnet50", Version: "1",
+	MaxBatch: 32, DynamicBatching: true, Simulated: true, SharedProcess: true,
 }
 
 // feed returns a channel holding snaps, left open as a live run's is.

@@ -280,7 +280,7 @@ func (m Model) Render() string {
 	}
 
 	warn := ""
-	if ws := warnings(m.board.hist); len(ws) > 0 {
+	if ws := warnings(m.board.hist, m.board.header.SharedProcess); len(ws) > 0 {
 		warn = st.Warn.Render("⚠ "+ws[0]) + st.Dim.Render(otherWarnings(ws[1:]))
 	}
 	lines = append(lines, fit(" "+warn, w))

@@ -49,6 +49,11 @@ type HeaderInfo struct {
 	DynamicBatching bool
 	// Simulated marks a run against tritontop's own simulator.
 	Simulated bool
+	// SharedProcess says that the server runs inside this process (as in
+	// tritontop demo), so tritontop's own CPU includes the server's work:
+	// the dashboard labels it "tritontop+sim" and does not call the client
+	// the bottleneck.
+	SharedProcess bool
 	// Recording is the run file being written, if any.
 	Recording string
 }

@@ -2,13 +2,15 @@ package tui
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tritontop/tritontop/stats"
 )
 
 // cpuPane sets the server's CPU beside tritontop's own cost, so that a
-// client-bound run shows itself.
+// client-bound run shows itself, and shows the client host's own GPUs when
+// it has any.
 type cpuPane struct {
 	b    *board
 	w, h int
@@ -29,9 +31,21 @@ func (p *cpuPane) View() string {
 	if s == nil {
 		return box(st, "CPU", focused, p.w, p.h, []string{st.Dim.Render("waiting for data")})
 	}
-	iw := p.w - 4
-	const label = 10
+	iw, rows := p.w-4, p.h-2
 	sys := &s.System
+	// With the simulator in this process, the process's CPU is client and
+	// server together; the label says so.
+	self := "tritontop"
+	if p.b.header.SharedProcess {
+		self = "tritontop+sim"
+	}
+	// Local GPUs take a line of their own when there is a row for it, and
+	// otherwise a few cells of the client line.
+	gpuLine := len(sys.LocalGPUs) > 0 && rows >= 4
+	label := len(self) + 1
+	if gpuLine {
+		label = max(label, len("client GPU")+1)
+	}
 	server := st.Label.Render(fit("server", label))
 	if v, ok := serverCPU(s); ok {
 		server += st.Value.Render(padLeft(fmtPct(v), 4))
@@ -43,23 +57,71 @@ func (p *cpuPane) View() string {
 	} else {
 		server += st.Dim.Render("n/a (no metrics)")
 	}
-	self := st.Label.Render(fit("tritontop", label)) +
-		st.Value.Render(strconv.FormatFloat(sys.ProcessCPU, 'f', 2, 64)) + " cores"
+	cores := strconv.FormatFloat(sys.ProcessCPU, 'f', 2, 64)
+	own := st.Label.Render(fit(self, label)) + st.Value.Render(cores) + " cores"
 	if sys.CPUPerRequest > 0 {
-		per := " per request"
-		if iw < 40 {
-			per = "/req"
+		d := fmtDur(sys.CPUPerRequest.Round(time.Microsecond / 10))
+		// The cost per request in the words that fit, or not at all: a
+		// truncated duration would read as a different one.
+		used := label + len(cores) + len(" cores") + cellWidth(d)
+		switch {
+		case iw >= 40:
+			own += "  " + st.Value.Render(d) + " per request"
+		case used+len("  /req") <= iw:
+			own += "  " + st.Value.Render(d) + "/req"
+		case used+len(" /req") <= iw:
+			own += " " + st.Value.Render(d) + "/req"
 		}
-		self += "  " + st.Value.Render(fmtDur(sys.CPUPerRequest.Round(time.Microsecond/10))) + per
 	}
 	host := st.Label.Render(fit("client", label)) + st.Value.Render(fmtPct(sys.HostCPU))
 	if sys.NumCPU > 0 {
 		host += " of " + strconv.Itoa(sys.NumCPU) + " cores"
 	}
-	lines := []string{server, self, host}
-	if p.h-2 > len(lines) {
-		lines = append(lines, st.Label.Render(fit("tritontop", label))+
+	lines := []string{server, own, host}
+	switch {
+	case gpuLine:
+		lines = append(lines, st.Label.Render(fit("client GPU", label))+localGPUs(st, sys.LocalGPUs))
+	case len(sys.LocalGPUs) > 0:
+		lines[2] += "  " + st.Label.Render("GPU ") + localGPUUtil(st, sys.LocalGPUs)
+	}
+	if rows > len(lines) {
+		lines = append(lines, st.Label.Render(fit(self, label))+
 			sparkline(st.Series[1], p.b.hist, iw-label, processCPU, 0))
 	}
 	return box(st, "CPU", focused, p.w, p.h, lines)
+}
+
+// localGPUs is the client GPUs' line: utilization and memory for one GPU,
+// utilization by index for several; a gauge not reported is a dash.
+func localGPUs(st *Styles, gpus []stats.GPU) string {
+	if len(gpus) > 1 {
+		parts := make([]string, len(gpus))
+		for i := range gpus {
+			parts[i] = strconv.Itoa(i) + " " + gpuPct(st, &gpus[i])
+		}
+		return strings.Join(parts, "  ")
+	}
+	g := &gpus[0]
+	mem := ""
+	if g.HasMemory {
+		mem = st.Value.Render(fmtGB(g.MemoryUsed)) + "/" + fmtGB(g.MemoryTotal) + " GB"
+	}
+	return join(gpuPct(st, g), mem)
+}
+
+// localGPUUtil is the client GPUs' utilizations, space-separated.
+func localGPUUtil(st *Styles, gpus []stats.GPU) string {
+	parts := make([]string, len(gpus))
+	for i := range gpus {
+		parts[i] = gpuPct(st, &gpus[i])
+	}
+	return strings.Join(parts, " ")
+}
+
+// gpuPct is a GPU's utilization, or a dash when not reported.
+func gpuPct(st *Styles, g *stats.GPU) string {
+	if !g.HasUtilization {
+		return st.Dim.Render(missing)
+	}
+	return st.Value.Render(fmtPct(g.Utilization))
 }

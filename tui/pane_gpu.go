@@ -10,7 +10,8 @@ import (
 )
 
 // gpuPane shows each server GPU from Triton's metrics. A GPU the metrics do
-// not report is said to be missing, never drawn as idle.
+// not report is said to be missing, never drawn as idle, and so is a gauge
+// a GPU does not report.
 type gpuPane struct {
 	b    *board
 	w, h int
@@ -18,13 +19,18 @@ type gpuPane struct {
 
 func (p *gpuPane) SetSize(w, h int) { p.w, p.h = w, h }
 
-// gpuUtil reads GPU i's utilization when the snapshot has that GPU.
+// missing stands for a gauge the source did not report.
+const missing = "—"
+
+// gpuUtil reads GPU i's utilization when the snapshot has that GPU and it
+// reported its utilization.
 func gpuUtil(i int, uuid string) metric {
 	return func(s *stats.Snapshot) (float64, bool) {
 		if !s.Metrics.Available || i >= len(s.Metrics.GPUs) || s.Metrics.GPUs[i].UUID != uuid {
 			return 0, false
 		}
-		return s.Metrics.GPUs[i].Utilization, true
+		g := &s.Metrics.GPUs[i]
+		return g.Utilization, g.HasUtilization
 	}
 }
 
@@ -54,21 +60,46 @@ func (p *gpuPane) View() string {
 			id += " " + strings.TrimPrefix(g.Name, "NVIDIA ")
 		}
 		idw := min(ansi.StringWidth(id), iw/3-1) + 1
-		gw := min(20, max(5, (iw-idw-5)/2))
-		line := fit(id, idw-1) + " " + gauge(st.Series[0], g.Utilization, gw) + " " +
-			st.Value.Render(padLeft(fmtPct(g.Utilization), 4))
-		if sw := iw - idw - gw - 6; sw >= 4 {
-			line += " " + sparkline(st.Series[0], p.b.hist, sw, gpuUtil(i, g.UUID), 1)
+		mem, power := gpuMemory(st, g), gpuPower(st, g, iw)
+		line := fit(id, idw-1) + " "
+		if g.HasUtilization {
+			gw := min(20, max(5, (iw-idw-5)/2))
+			line += gauge(st.Series[0], g.Utilization, gw) + " " + st.Value.Render(padLeft(fmtPct(g.Utilization), 4))
+			if sw := iw - idw - gw - 6; sw >= 4 {
+				line += " " + sparkline(st.Series[0], p.b.hist, sw, gpuUtil(i, g.UUID), 1)
+			}
+		} else {
+			line += st.Label.Render("utilization ") + st.Dim.Render(missing+" not reported")
+			// On one line, memory is what this GPU can still show.
+			if !two && g.HasMemory {
+				line = fit(id, idw-1) + " " + st.Label.Render("util ") + st.Dim.Render(missing) + "  " + mem
+			}
 		}
 		lines = append(lines, line)
-		mem := st.Label.Render("memory ") + st.Value.Render(fmtGB(g.MemoryUsed)) + " / " + fmtGB(g.MemoryTotal) + " GB"
-		power := st.Label.Render("power ") + st.Value.Render(strconv.FormatFloat(g.PowerW, 'f', 0, 64)) + " W"
-		if g.PowerLimitW > 0 && iw >= 50 {
-			power += " / " + strconv.FormatFloat(g.PowerLimitW, 'f', 0, 64)
-		}
 		if two {
 			lines = append(lines, "  "+join(mem, power))
 		}
 	}
 	return box(st, "GPU", focused, p.w, p.h, lines)
+}
+
+// gpuMemory is "memory used / total GB", or a dash when not reported.
+func gpuMemory(st *Styles, g *stats.GPU) string {
+	if !g.HasMemory {
+		return st.Label.Render("memory ") + st.Dim.Render(missing)
+	}
+	return st.Label.Render("memory ") + st.Value.Render(fmtGB(g.MemoryUsed)) + " / " + fmtGB(g.MemoryTotal) + " GB"
+}
+
+// gpuPower is "power W / limit", or a dash when not reported; the limit
+// shows from iw ≥ 50 cells.
+func gpuPower(st *Styles, g *stats.GPU, iw int) string {
+	if !g.HasPower {
+		return st.Label.Render("power ") + st.Dim.Render(missing)
+	}
+	power := st.Label.Render("power ") + st.Value.Render(strconv.FormatFloat(g.PowerW, 'f', 0, 64)) + " W"
+	if g.PowerLimitW > 0 && iw >= 50 {
+		power += " / " + strconv.FormatFloat(g.PowerLimitW, 'f', 0, 64)
+	}
+	return power
 }

@@ -46,8 +46,15 @@ func (p *headerPane) View() string {
 		recording(st, hi.Recording),
 	)
 
+	// In a shared process the simulator's work is in the process's CPU,
+	// which the label must not let pass for the client's cost.
 	cpuLabel := "tritontop cpu "
-	if p.w < 100 {
+	switch {
+	case hi.SharedProcess && p.w < 100:
+		cpuLabel = "cpu+sim "
+	case hi.SharedProcess:
+		cpuLabel = "tritontop+sim cpu "
+	case p.w < 100:
 		cpuLabel = "cpu "
 	}
 	var line2 string

@@ -74,6 +74,12 @@ func TestScreen(t *testing.T) {
 		{"replay", Options{Header: HeaderInfo{Server: "run.jsonl", Model: "resnet50", Simulated: true}}, closedLoopRun(64)},
 		{"nocolor", Options{Control: newFakeControl(32), NoColor: true}, closedLoopRun(64)},
 		{"empty", Options{Control: newFakeControl(1)}, nil},
+		{"partialgpu", Options{Control: newFakeControl(32)}, partialGPURun(64)},
+		{"localgpu", Options{Control: newFakeControl(32)}, localGPURun(64, 1)},
+		{"localgpus", Options{Control: newFakeControl(32)}, localGPURun(64, 2)},
+		// The demo: client and simulator in one process that uses most of
+		// the host, which is no reason to call the client the bottleneck.
+		{"shared", Options{Control: newFakeRateControl(800), Header: sharedHeader}, openLoopRun(64)},
 	}
 	for _, c := range cases {
 		for _, sz := range sizes {

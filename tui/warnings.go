@@ -23,8 +23,10 @@ const (
 
 // warnings returns the saturation cues the history shows, most important
 // first: the server saturated (queue time rising while compute stays flat),
-// late open-loop sends, tritontop itself near its CPU limit.
-func warnings(h *history) []string {
+// late open-loop sends, tritontop itself near its CPU limit. With the server
+// in the same process (shared) the process CPU is mostly the server's, so
+// the client-bound cue is not given.
+func warnings(h *history, shared bool) []string {
 	s := h.latest()
 	if s == nil {
 		return nil
@@ -37,7 +39,7 @@ func warnings(h *history) []string {
 		out = append(out, "late sends "+fmtPct(s.Window.LateShare)+
 			": the client or the schedule cannot keep up; latency counts from the schedule")
 	}
-	if limit := cpuLimit(s.System.NumCPU); s.System.ProcessCPU >= limit {
+	if limit := cpuLimit(s.System.NumCPU); !shared && s.System.ProcessCPU >= limit {
 		out = append(out, "tritontop uses "+strconv.FormatFloat(s.System.ProcessCPU, 'f', 1, 64)+
 			" cores of "+strconv.Itoa(max(1, s.System.NumCPU))+": the client may limit throughput")
 	}

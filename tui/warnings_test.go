@@ -42,7 +42,7 @@ func TestWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := warnings(historyOf(tt.snaps))
+			got := warnings(historyOf(tt.snaps), false)
 			if len(got) != len(tt.want) {
 				t.Fatalf("warnings %q, want %d matching %q", got, len(tt.want), tt.want)
 			}
@@ -52,6 +52,19 @@ func TestWarnings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSharedProcessIsNotClientBound checks that with the simulator in the
+// process, its CPU use is not blamed on the client; the other cues stay.
+func TestSharedProcessIsNotClientBound(t *testing.T) {
+	h := historyOf(openLoopRun(80))
+	if got := warnings(h, false); len(got) != 2 || !strings.Contains(got[1], "tritontop uses 15.2 cores") {
+		t.Fatalf("separate process: warnings %q, want late sends and client bound", got)
+	}
+	got := warnings(h, true)
+	if len(got) != 1 || !strings.Contains(got[0], "late sends") {
+		t.Errorf("shared process: warnings %q, want late sends only", got)
 	}
 }
 

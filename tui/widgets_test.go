@@ -9,6 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tritontop/tritontop/stats"
 )
 
 func TestSparklineGapsAndAlignment(t *testing.T) {
@@ -34,6 +36,34 @@ func TestGPUMissingIsNeverZero(t *testing.T) {
 	}
 }
 
+// TestGPUMemoryOnly checks a GPU that reports its memory and nothing else:
+// memory shown, utilization and power a dash, never 0 %, in the two-line
+// and the one-line layouts.
+func TestGPUMemoryOnly(t *testing.T) {
+	snaps := closedLoopRun(8)
+	for i := range snaps {
+		snaps[i].Metrics.GPUs = []stats.GPU{{UUID: "GPU-m", Name: "NVIDIA H200", MemoryUsed: 31.5e9, MemoryTotal: 141e9, HasMemory: true}}
+	}
+	m := loaded(t, Options{Control: newFakeControl(32)}, snaps, 120, 40)
+	p := m.panes[focusGPU]
+	for _, h := range []int{4, 3} {
+		p.SetSize(44, h)
+		out := ansi.Strip(p.View())
+		if strings.Contains(out, "0%") || strings.Contains(out, "0 W") || strings.Contains(out, "░") ||
+			!strings.Contains(out, "31.5 / 141 GB") || !strings.Contains(out, "—") {
+			t.Errorf("memory-only GPU at height %d:\n%s", h, out)
+		}
+	}
+	p.SetSize(44, 4)
+	if out := ansi.Strip(p.View()); !strings.Contains(out, "power —") || !strings.Contains(out, "utilization — not reported") {
+		t.Errorf("memory-only GPU, two lines:\n%s", out)
+	}
+	// No point of its sparkline comes from a tick without utilization.
+	if v, ok := gpuUtil(0, "GPU-m")(&snaps[0]); ok {
+		t.Errorf("utilization %v read from a GPU that did not report it", v)
+	}
+}
+
 func TestStackedBarFillsWidth(t *testing.T) {
 	st := NewStyles(false)
 	for _, w := range []int{1, 5, 17, 80, 113} {
@@ -55,10 +85,20 @@ func TestCellWidthAgreesWithAnsi(t *testing.T) {
 }
 
 func TestEverySizeKeepsItsShape(t *testing.T) {
-	snaps := openLoopRun(40)
+	open := openLoopRun(40)
+	// A demo on a host with GPUs of its own, one of whose server GPUs
+	// reports memory only: every optional line at once.
+	demo := localGPURun(40, 2)
+	for i := range demo {
+		demo[i].Metrics.GPUs[1] = partialGPURun(1)[0].Metrics.GPUs[1]
+	}
 	for w := 1; w <= 220; w += 7 {
 		for h := 1; h <= 64; h += 5 {
-			m := loaded(t, Options{Control: newFakeRateControl(800)}, snaps, w, h)
+			snaps, o := open, Options{Control: newFakeRateControl(800)}
+			if (w+h)%2 == 0 {
+				snaps, o = demo, Options{Control: newFakeControl(8), Header: sharedHeader}
+			}
+			m := loaded(t, o, snaps, w, h)
 			out := m.Render()
 			lines := strings.Split(out, "\n")
 			if len(lines) != h {

@@ -54,6 +54,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			f.url = srv.HTTPAddr()
 		}
 	}
+	f.inProcessServer = true
 	if f.metricsURL == "" {
 		f.metricsURL = "http://" + srv.MetricsAddr() + "/metrics"
 	}

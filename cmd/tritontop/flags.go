@@ -56,6 +56,10 @@ type loadFlags struct {
 	connectTimout time.Duration
 	fps           int
 
+	// inProcessServer is set by demo: the simulator shares this process,
+	// so the process's CPU is not the client's alone.
+	inProcessServer bool
+
 	set map[string]bool // flags given on the command line
 }
 

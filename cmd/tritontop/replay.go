@@ -74,7 +74,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	h := run.Header
 	info := tui.HeaderInfo{
 		Server: h.Server.URL, Protocol: h.Server.Protocol, Model: h.Model.Name, Version: h.Model.Version,
-		Simulated: h.Server.Simulated, Recording: "replay of " + fs.Arg(0),
+		Simulated: h.Server.Simulated, SharedProcess: h.Server.InProcess, Recording: "replay of " + fs.Arg(0),
 	}
 	if cfg, err := triton.ParseConfigJSON(h.Model.Config); err == nil {
 		info.MaxBatch = int(cfg.GetMaxBatchSize())

@@ -234,6 +234,8 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	if err != nil {
 		fmt.Fprintf(stderr, "tritontop: warning: client CPU unavailable: %s\n", oneLine(err.Error()))
 		sampler = nil
+	} else {
+		defer sampler.Close()
 	}
 	col := stats.NewCollector(stats.CollectorOptions{
 		Interval: interval, Window: f.window,
@@ -247,7 +249,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		TritontopVersion: version,
 		Args:             args,
 		StartTime:        time.Now(),
-		Server:           record.ServerInfo{URL: f.url, Protocol: protocolName(f), Simulated: t.simulated},
+		Server:           record.ServerInfo{URL: f.url, Protocol: protocolName(f), Simulated: t.simulated, InProcess: f.inProcessServer},
 		Model:            record.ModelInfo{Name: f.model, Version: f.modelVersion},
 		Load:             stats.Load{Mode: load.Mode.String(), Concurrency: load.Concurrency, Rate: load.Rate, Distribution: load.Distribution.String()},
 		Interval:         interval,
@@ -313,7 +315,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 			Header: tui.HeaderInfo{
 				Server: f.url, Protocol: protocolName(f), Model: f.model, Version: f.modelVersion,
 				MaxBatch: int(t.config.GetMaxBatchSize()), DynamicBatching: t.config.GetDynamicBatching() != nil,
-				Simulated: t.simulated, Recording: f.record,
+				Simulated: t.simulated, SharedProcess: f.inProcessServer, Recording: f.record,
 			},
 		}), tea.WithContext(ctx), tea.WithOutput(stdout))
 		// --duration, the end of a schedule or a signal also close the dashboard.
@@ -375,7 +377,9 @@ func progressLine(w io.Writer, s stats.Snapshot) {
 		line += fmt.Sprintf("  queue %s  compute %s  batch %.1f", ms(s.Server.Queue), ms(s.Server.ComputeInput+s.Server.ComputeInfer+s.Server.ComputeOutput), s.Server.AvgBatch)
 	}
 	for _, g := range s.Metrics.GPUs {
-		line += fmt.Sprintf("  gpu %.0f%%", 100*g.Utilization)
+		if g.HasUtilization {
+			line += fmt.Sprintf("  gpu %.0f%%", 100*g.Utilization)
+		}
 	}
 	fmt.Fprintln(w, line)
 }
