@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/tritontop/tritontop/triton/pb"
@@ -38,6 +40,10 @@ type Config struct {
 	Repository Repository
 	// Engine tunes the simulated server.
 	Engine EngineOptions
+	// GRPCTLS, when set, serves gRPC over TLS with this configuration
+	// (ClientAuth set for mutual TLS). Like Triton, only the gRPC endpoint
+	// speaks TLS: HTTP/REST and metrics stay plaintext.
+	GRPCTLS *tls.Config
 }
 
 // Server is a running simulated Triton: an Engine behind Triton's gRPC,
@@ -100,10 +106,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	go s.cpu.run(cpuCtx, interval)
 
 	// Triton raises both limits to INT32_MAX so that large tensors pass.
-	s.grpc = grpc.NewServer(
+	grpcOpts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(math.MaxInt32),
 		grpc.MaxSendMsgSize(math.MaxInt32),
-	)
+	}
+	if cfg.GRPCTLS != nil {
+		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(cfg.GRPCTLS)))
+	}
+	s.grpc = grpc.NewServer(grpcOpts...)
 	settings := &settingsStore{}
 	pb.RegisterGRPCInferenceServiceServer(s.grpc, &grpcService{engine: engine, settings: settings})
 	grpc_health_v1.RegisterHealthServer(s.grpc, &healthService{engine: engine})

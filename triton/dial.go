@@ -83,7 +83,7 @@ func Dial(ctx context.Context, url string, opts Options) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkReachable(ctx, c, ep, timeout); err != nil {
+	if err := checkReachable(ctx, c, ep, tlsConf, timeout); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -91,8 +91,9 @@ func Dial(ctx context.Context, url string, opts Options) (Client, error) {
 }
 
 // checkReachable turns the many ways a first call can fail into one line
-// that names the address, the protocol and the likely fix.
-func checkReachable(ctx context.Context, c Client, ep endpoint, timeout time.Duration) error {
+// that names the address, the protocol and the likely fix. With TLS on
+// (tlsConf not nil), a handshake problem gets its own line.
+func checkReachable(ctx context.Context, c Client, ep endpoint, tlsConf *tls.Config, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	proto := "gRPC"
@@ -110,7 +111,16 @@ func checkReachable(ctx context.Context, c Client, ep endpoint, timeout time.Dur
 	if err != nil {
 		return fail(dialReason(err))
 	}
-	conn.Close()
+	if tlsConf != nil {
+		if err := checkTLS(ctx, conn, tlsConf, ep); err != nil {
+			if ctx.Err() != nil {
+				return fail("no answer to the TLS handshake (timed out)")
+			}
+			return err
+		}
+	} else {
+		conn.Close()
+	}
 	_, err = c.ServerLive(ctx)
 	if err == nil {
 		return nil
@@ -122,6 +132,9 @@ func checkReachable(ctx context.Context, c Client, ep endpoint, timeout time.Dur
 	if errors.As(err, &te) && te.HTTPStatus != 0 {
 		return fmt.Errorf("%s at %s answered HTTP %d to GET /v2/health/live: %s (is this Triton's HTTP port? check -u)",
 			proto, ep.addr, te.HTTPStatus, oneLine(te.Message))
+	}
+	if tlsConf == nil && speaksTLS(ctx, ep.addr) {
+		return fmt.Errorf("Triton at %s serves TLS on this port: turn TLS on (--ssl with --ssl-ca CA, or a grpcs:// or https:// URL)", ep.addr)
 	}
 	return fail(oneLine(err.Error()))
 }

@@ -6,6 +6,7 @@
 #
 #   bench/clientcost/run.sh            # defaults: CONC=8 DUR=10s
 #   CONC=16 DUR=20s SERVER_CPU=0 CLIENT_CPU=1 bench/clientcost/run.sh
+#   REPS=3 DUR=5s bench/clientcost/run.sh  # 3 interleaved rounds, medians
 #
 # ghz: go install github.com/bojand/ghz/cmd/ghz@v0.93.0 (or GHZ=/path/to/ghz;
 # skipped when absent).
@@ -14,6 +15,7 @@ cd "$(dirname "$0")/../.."
 
 CONC=${CONC:-8}
 DUR=${DUR:-10s}
+REPS=${REPS:-1}
 PORT=${PORT:-18001}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
@@ -38,6 +40,11 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 
+# tritontop-load feeds every result to a stats.Collector (histograms, tick,
+# window and run summaries, server statistics once per tick), as tritontop
+# does; tritontop-nostats runs the same driver and only counts the results,
+# which separates the driver's cost from the statistics'.
+#
 # measure NAME COMMAND...: runs COMMAND on the client core; the command's
 # stdout must contain "completed N" (or be ghz's JSON report).
 measure() {
@@ -68,27 +75,54 @@ PY
 	rm -f "$tmp/out.result"
 }
 
-echo "closed loop, concurrency $CONC, $DUR each; server on CPU $SERVER_CPU, client on CPU $CLIENT_CPU"
+echo "closed loop, concurrency $CONC, $DUR each, $REPS round(s); server on CPU $SERVER_CPU, client on CPU $CLIENT_CPU"
 # A short warm-up so that the first measurement does not pay for the
 # server's start.
 taskset -c "$CLIENT_CPU" "$tmp/floor" -u "127.0.0.1:$PORT" -concurrency "$CONC" -d 1s >/dev/null
-measure tritontop "$tmp/tritontop-load" -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
-measure tritontop-stream "$tmp/tritontop-load" -streaming -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
-measure floor "$tmp/floor" -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
-if [ -x "$GHZ" ]; then
-	data=$(python3 -c 'import base64,json; print(json.dumps({"model_name":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,16]}],"raw_input_contents":[base64.b64encode(bytes(64)).decode()]}))')
-	measure ghz "$GHZ" --insecure --proto triton/proto/grpc_service.proto --import-paths triton/proto \
-		--call inference.GRPCInferenceService/ModelInfer -c "$CONC" --connections 1 -z "$DUR" \
-		-d "$data" --format json "127.0.0.1:$PORT"
-else
-	echo "ghz not found at $GHZ: skipped"
-fi
+data=$(python3 -c 'import base64,json; print(json.dumps({"model_name":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,16]}],"raw_input_contents":[base64.b64encode(bytes(64)).decode()]}))')
+# Rounds interleave the clients so that a burst of load from other processes
+# on a shared machine hits all of them alike; ratios are taken per round.
+for round in $(seq "$REPS"); do
+	[ "$REPS" -gt 1 ] && echo "round $round"
+	measure tritontop "$tmp/tritontop-load" -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
+	measure tritontop-nostats "$tmp/tritontop-load" -stats=false -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
+	measure tritontop-stream "$tmp/tritontop-load" -streaming -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
+	measure floor "$tmp/floor" -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
+	if [ -x "$GHZ" ]; then
+		measure ghz "$GHZ" --insecure --proto triton/proto/grpc_service.proto --import-paths triton/proto \
+			--call inference.GRPCInferenceService/ModelInfer -c "$CONC" --connections 1 -z "$DUR" \
+			-d "$data" --format json "127.0.0.1:$PORT"
+	elif [ "$round" = 1 ]; then
+		echo "ghz not found at $GHZ: skipped"
+	fi
+	echo "end-of-round" >>"$tmp/results"
+done
 python3 - "$tmp/results" <<'PY'
-import sys
-r = {}
+import statistics, sys
+rounds, cur = [], {}
 for line in open(sys.argv[1]):
+    if line.strip() == "end-of-round":
+        rounds.append(cur)
+        cur = {}
+        continue
     k, v = line.split()
-    r[k] = float(v)
-t = r["tritontop"]
-print(f"tritontop/floor {t / r['floor']:.2f}x" + (f"   tritontop/ghz {t / r['ghz']:.2f}x" if "ghz" in r else ""))
+    cur[k] = float(v)
+
+def ratio(a, b):
+    vals = [r[a] / r[b] for r in rounds if a in r and b in r]
+    return statistics.median(vals) if vals else None
+
+for r in rounds:
+    line = f"tritontop/floor {r['tritontop'] / r['floor']:.2f}x"
+    if "ghz" in r:
+        line += f"   tritontop/ghz {r['tritontop'] / r['ghz']:.2f}x"
+    line += f"   nostats/floor {r['tritontop-nostats'] / r['floor']:.2f}x   statistics add {r['tritontop'] - r['tritontop-nostats']:.2f} µs/request"
+    print(line)
+if len(rounds) > 1:
+    print("median over rounds: " + "  ".join(
+        f"{k} {statistics.median(r[k] for r in rounds):.2f} µs" for k in rounds[0]))
+    line = f"median ratios: tritontop/floor {ratio('tritontop', 'floor'):.2f}x"
+    if ratio("tritontop", "ghz") is not None:
+        line += f"   tritontop/ghz {ratio('tritontop', 'ghz'):.2f}x"
+    print(line)
 PY

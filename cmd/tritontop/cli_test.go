@@ -74,6 +74,7 @@ func TestBadInput(t *testing.T) {
 		{"bad distribution", []string{"-m", "simple", "--request-rate", "5", "--request-distribution", "gamma"}, 2, []string{"constant or poisson"}},
 		{"bad header", []string{"-m", "simple", "-H", "novalue"}, 2, []string{"KEY:VALUE"}},
 		{"bad range", []string{"-m", "simple", "--concurrency-range", "4:2"}, 2, []string{"END is below START"}},
+		{"missing TLS CA file", []string{"-m", "simple", "-u", grpcURL, "--ssl-ca", filepath.Join(dir, "ca.pem")}, 2, []string{"--ssl-ca", "ca.pem"}},
 		{"replay missing file", []string{"replay", filepath.Join(dir, "nope.jsonl")}, 2, []string{"nope.jsonl"}},
 	}
 	for _, c := range cases {

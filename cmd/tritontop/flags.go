@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +56,7 @@ type loadFlags struct {
 	drain         time.Duration
 	connectTimout time.Duration
 	fps           int
+	cpuProfile    string
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -114,6 +116,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&f.drain, "drain", 5*time.Second, "on stop, wait this long for in-flight requests")
 	fs.DurationVar(&f.connectTimout, "connect-timeout", 5*time.Second, "how long to wait for the server")
 	fs.IntVar(&f.fps, "fps", 10, "dashboard frames per second")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of tritontop itself to FILE")
 	return fs
 }
 
@@ -173,6 +176,14 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	}
 	if (f.sslCert == "") != (f.sslKey == "") {
 		return nil, errors.New("--ssl-cert and --ssl-key go together: give both or neither")
+	}
+	for _, tf := range []struct{ flag, path string }{{"--ssl-ca", f.sslCA}, {"--ssl-cert", f.sslCert}, {"--ssl-key", f.sslKey}} {
+		if tf.path == "" {
+			continue
+		}
+		if _, err := os.Stat(tf.path); err != nil {
+			return nil, fmt.Errorf("cannot read %s %s: %v", tf.flag, tf.path, errors.Unwrap(err))
+		}
 	}
 	for _, h := range f.headers {
 		if k, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(k) == "" {

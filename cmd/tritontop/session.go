@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -205,6 +206,13 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	if err != nil {
 		return err
 	}
+	if f.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return usageError{err}
+		}
+		defer stopProfile()
+	}
 	t, err := connect(ctx, f)
 	if err != nil {
 		return err
@@ -392,3 +400,17 @@ func loadLabel(l stats.Load) string {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
+
+// startCPUProfile profiles tritontop's own CPU until the returned func runs:
+// the way to see what the client spends its time on.
+func startCPUProfile(path string) (func(), error) {
+	out, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot write --cpuprofile %s: %w", path, err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); out.Close() }, nil
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +31,9 @@ type simOptions struct {
 	slowStart                             time.Duration
 	metricsIntervalMS                     int
 	seed                                  int64
+
+	grpcUseSSL, grpcUseSSLMutual             bool
+	grpcServerCert, grpcServerKey, grpcRoots string
 }
 
 const simUsage = `Usage: tritontop sim [flags]
@@ -59,6 +64,11 @@ func newSimFlags(o *simOptions) *flag.FlagSet {
 	fs.DurationVar(&o.slowStart, "slow-start", 0, "stay not-ready (models LOADING) this long after start")
 	fs.IntVar(&o.metricsIntervalMS, "metrics-interval-ms", 2000, "GPU and CPU metrics refresh interval in milliseconds")
 	fs.Int64Var(&o.seed, "seed", 1, "random seed for latency jitter and faults")
+	fs.BoolVar(&o.grpcUseSSL, "grpc-use-ssl", false, "serve gRPC over TLS (needs --grpc-server-cert and --grpc-server-key); HTTP and metrics stay plaintext, as in Triton")
+	fs.BoolVar(&o.grpcUseSSLMutual, "grpc-use-ssl-mutual", false, "serve gRPC over mutual TLS: clients must present a certificate signed by --grpc-root-cert (implies --grpc-use-ssl)")
+	fs.StringVar(&o.grpcServerCert, "grpc-server-cert", "", "PEM file of the gRPC server's certificate (chain)")
+	fs.StringVar(&o.grpcServerKey, "grpc-server-key", "", "PEM file of the gRPC server certificate's private key")
+	fs.StringVar(&o.grpcRoots, "grpc-root-cert", "", "PEM file of the CA certificates that sign client certificates (--grpc-use-ssl-mutual)")
 	return fs
 }
 
@@ -86,7 +96,51 @@ func (o *simOptions) check() error {
 	case o.metricsIntervalMS <= 0:
 		return fmt.Errorf("--metrics-interval-ms %d: must be positive", o.metricsIntervalMS)
 	}
+	return o.checkTLS()
+}
+
+// checkTLS rejects TLS flags that cannot work together. Like Triton,
+// --grpc-use-ssl-mutual turns TLS on by itself.
+func (o *simOptions) checkTLS() error {
+	if o.grpcUseSSLMutual {
+		o.grpcUseSSL = true
+	}
+	switch {
+	case !o.grpcUseSSL && (o.grpcServerCert != "" || o.grpcServerKey != "" || o.grpcRoots != ""):
+		return errors.New("--grpc-server-cert, --grpc-server-key and --grpc-root-cert need --grpc-use-ssl (or --grpc-use-ssl-mutual)")
+	case o.grpcUseSSL && (o.grpcServerCert == "" || o.grpcServerKey == ""):
+		return errors.New("--grpc-use-ssl needs --grpc-server-cert and --grpc-server-key (PEM files)")
+	case o.grpcUseSSLMutual && o.grpcRoots == "":
+		return errors.New("--grpc-use-ssl-mutual needs --grpc-root-cert (the CA certificates that sign client certificates)")
+	}
 	return nil
+}
+
+// grpcTLS loads the TLS flags' files into the gRPC server's configuration;
+// nil without --grpc-use-ssl. As in Triton, --grpc-root-cert matters only
+// with --grpc-use-ssl-mutual.
+func (o *simOptions) grpcTLS() (*tls.Config, error) {
+	if !o.grpcUseSSL {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(o.grpcServerCert, o.grpcServerKey)
+	if err != nil {
+		return nil, fmt.Errorf("cannot load --grpc-server-cert/--grpc-server-key: %w", err)
+	}
+	conf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if o.grpcUseSSLMutual {
+		pem, err := os.ReadFile(o.grpcRoots)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read --grpc-root-cert: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--grpc-root-cert %s holds no PEM certificate", o.grpcRoots)
+		}
+		conf.ClientAuth = tls.RequireAndVerifyClientCert
+		conf.ClientCAs = pool
+	}
+	return conf, nil
 }
 
 // runSim is `tritontop sim`: it serves a simulated Triton until SIGINT or
@@ -106,6 +160,12 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
+		if _, err := strconv.ParseBool(fs.Arg(0)); err == nil {
+			// Triton's boolean flags take a value ("--grpc-use-ssl true");
+			// here the value must be attached.
+			fmt.Fprintf(stderr, "tritontop sim: unexpected argument %q: give a boolean flag's value with = (--grpc-use-ssl=%s)\n", fs.Arg(0), fs.Arg(0))
+			return 2
+		}
 		fmt.Fprintf(stderr, "tritontop sim: unexpected argument %q (see tritontop sim -h)\n", fs.Arg(0))
 		return 2
 	}
@@ -128,6 +188,11 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	if o.gpus > 0 {
 		repo.GPUs = make([]sim.GPUSpec, o.gpus)
 	}
+	grpcTLS, err := o.grpcTLS()
+	if err != nil {
+		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
+		return 1
+	}
 
 	or := func(s, def string) string {
 		if s != "" {
@@ -141,6 +206,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		HTTPAddr:    net.JoinHostPort(httpHost, strconv.Itoa(o.httpPort)),
 		MetricsAddr: net.JoinHostPort(or(o.metricsAddr, httpHost), strconv.Itoa(o.metricsPort)),
 		Repository:  repo,
+		GRPCTLS:     grpcTLS,
 		Engine: sim.EngineOptions{
 			MetricsInterval: time.Duration(o.metricsIntervalMS) * time.Millisecond,
 			Seed:            o.seed,
@@ -161,6 +227,12 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "gRPC     %s\n", srv.GRPCAddr())
+	switch {
+	case o.grpcUseSSLMutual:
+		fmt.Fprintln(stdout, "gRPC uses mutual TLS: clients need a certificate signed by --grpc-root-cert")
+	case o.grpcUseSSL:
+		fmt.Fprintln(stdout, "gRPC uses TLS")
+	}
 	fmt.Fprintf(stdout, "HTTP     %s\n", srv.HTTPAddr())
 	fmt.Fprintf(stdout, "metrics  %s\n", srv.MetricsAddr())
 	fmt.Fprintln(stdout, "simulated Triton (tritontop simulator) ready")

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"github.com/tritontop/tritontop/internal/testcerts"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +15,10 @@ import (
 	"github.com/tritontop/tritontop/triton"
 )
 
-// TestSimCommandServesAndStopsOnSIGINT builds the real binary, runs
-// `tritontop sim` on free ports, talks to it, and stops it with SIGINT.
-func TestSimCommandServesAndStopsOnSIGINT(t *testing.T) {
+// TestSimCommandServesAndStopsOnSignals builds the real binary, runs
+// `tritontop sim` on free ports, talks to it, and stops it: once with
+// SIGINT in plaintext, once with SIGTERM serving gRPC over mutual TLS.
+func TestSimCommandServesAndStopsOnSignals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -26,17 +28,44 @@ func TestSimCommandServesAndStopsOnSIGINT(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "sim", "--grpc-port", "0", "--http-port", "0", "--metrics-port", "0")
+	t.Run("SIGINT", func(t *testing.T) {
+		cmd, addrs, stderr := startSimCommand(t, bin)
+		for _, proto := range []string{"grpc", "http"} {
+			addr := addrs["gRPC"]
+			if proto == "http" {
+				addr = addrs["HTTP"]
+			}
+			checkLive(t, addr, triton.Options{Protocol: proto})
+		}
+		stopSimCommand(t, cmd, syscall.SIGINT, stderr)
+	})
+	t.Run("SIGTERM", func(t *testing.T) {
+		certs := testcerts.New(t)
+		cmd, addrs, stderr := startSimCommand(t, bin, "--grpc-use-ssl-mutual",
+			"--grpc-server-cert", certs.ServerCert, "--grpc-server-key", certs.ServerKey, "--grpc-root-cert", certs.CA)
+		checkLive(t, addrs["gRPC"], triton.Options{TLS: &triton.TLSOptions{
+			CAFile: certs.CA, CertFile: certs.ClientCert, KeyFile: certs.ClientKey,
+		}})
+		checkLive(t, addrs["HTTP"], triton.Options{Protocol: "http"})
+		stopSimCommand(t, cmd, syscall.SIGTERM, stderr)
+	})
+}
+
+// startSimCommand starts `tritontop sim` on free ports and returns it once
+// it says it is ready, with the addresses it printed.
+func startSimCommand(t *testing.T, bin string, args ...string) (*exec.Cmd, map[string]string, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"sim", "--grpc-port", "0", "--http-port", "0", "--metrics-port", "0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := new(strings.Builder)
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 	addrs := map[string]string{}
 	lines := bufio.NewScanner(stdout)
@@ -58,37 +87,41 @@ func TestSimCommandServesAndStopsOnSIGINT(t *testing.T) {
 		for lines.Scan() {
 		}
 	}()
+	return cmd, addrs, stderr
+}
 
+// checkLive dials addr and asks whether the server is live.
+func checkLive(t *testing.T, addr string, opts triton.Options) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for _, proto := range []string{"grpc", "http"} {
-		addr := addrs["gRPC"]
-		if proto == "http" {
-			addr = addrs["HTTP"]
-		}
-		c, err := triton.Dial(ctx, addr, triton.Options{Protocol: proto})
-		if err != nil {
-			t.Fatalf("Dial %s %s: %v", proto, addr, err)
-		}
-		live, err := c.ServerLive(ctx)
-		c.Close()
-		if err != nil || !live {
-			t.Fatalf("%s ServerLive = %v, %v", proto, live, err)
-		}
+	c, err := triton.Dial(ctx, addr, opts)
+	if err != nil {
+		t.Fatalf("Dial %s: %v", addr, err)
 	}
+	live, err := c.ServerLive(ctx)
+	c.Close()
+	if err != nil || !live {
+		t.Fatalf("%s ServerLive = %v, %v", addr, live, err)
+	}
+}
 
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+// stopSimCommand sends sig and wants a clean exit: status 0, nothing on
+// stderr, within a bound well above the simulator's drain timeout.
+func stopSimCommand(t *testing.T, cmd *exec.Cmd, sig syscall.Signal, stderr *strings.Builder) {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit after SIGINT: %v; stderr: %s", err, stderr.String())
+		if err != nil || stderr.Len() != 0 {
+			t.Fatalf("exit after %v: %v; stderr: %s", sig, err, stderr.String())
 		}
 	case <-time.After(15 * time.Second):
-		t.Fatal("tritontop sim did not stop within 15 s of SIGINT")
+		t.Fatalf("tritontop sim did not stop within 15 s of %v", sig)
 	}
 }
 
