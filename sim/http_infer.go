@@ -139,7 +139,17 @@ func readBody(r *http.Request) ([]byte, error) {
 	default:
 		return nil, &triton.Error{Code: codes.Unimplemented, Message: fmt.Sprintf("Unsupported Content-Encoding: '%s'", enc)}
 	}
-	b, err := io.ReadAll(io.LimitReader(src, maxInputSize+1))
+	// A plain body of known length is read into one buffer of that size:
+	// io.ReadAll's doubling costs more than the rest of a large request
+	// (a resnet50 image is 600 KB).
+	var b []byte
+	var err error
+	if src == r.Body && r.ContentLength >= 0 && r.ContentLength <= maxInputSize {
+		b = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, b)
+	} else {
+		b, err = io.ReadAll(io.LimitReader(src, maxInputSize+1))
+	}
 	if err != nil {
 		return nil, badRequest("failed to read the request body: %v", err)
 	}

@@ -96,7 +96,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.distribution, "request-distribution", "constant", "open-loop inter-arrival times: constant or poisson")
 	fs.IntVar(&f.maxInflight, "max-inflight", defaultMaxInflight, "open loop: cap on requests in flight, a safety net against a stalled server (0: no cap)")
 	fs.DurationVar(&f.stepDuration, "step-duration", 10*time.Second, "length of each step of a range")
-	fs.IntVar(&f.connections, "connections", 1, "connections to the server, used round-robin")
+	fs.IntVar(&f.connections, "connections", 1, "gRPC connections, used round-robin; with -i http, the most connections (default: one per request in flight)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "per-request timeout (0: none)")
 	fs.IntVar(&f.retries, "retries", 0, "retries of a failed request, with backoff (counted apart)")
 	fs.Var(repeated{&f.headers}, "H", "header (gRPC metadata or HTTP header) KEY:VALUE (repeatable)")

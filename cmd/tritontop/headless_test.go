@@ -169,3 +169,28 @@ func TestRecordSurvivesKill(t *testing.T) {
 		t.Error("a killed run has a summary line")
 	}
 }
+
+// TestHTTPConcurrency: over HTTP/1.1 each request in flight needs its own
+// connection; --concurrency 8 must reach the server as 8 concurrent
+// requests, which the dynamic batcher then groups (a serialized client
+// would leave every batch at size 1).
+func TestHTTPConcurrency(t *testing.T) {
+	srv := startSim(t)
+	code, _, stderr := runCLI("-m", "resnet50", "-i", "http", "-u", srv.HTTPAddr(),
+		"--metrics-url", "http://"+srv.MetricsAddr()+"/metrics",
+		"--concurrency", "8", "--duration", "2s", "--headless")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	st, err := srv.Engine().ModelStatistics("resnet50", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := st.ModelStats[0]
+	if ms.ExecutionCount == 0 {
+		t.Fatal("no executions")
+	}
+	if avg := float64(ms.InferenceCount) / float64(ms.ExecutionCount); avg < 1.5 {
+		t.Errorf("average batch %.2f over HTTP at concurrency 8: requests did not arrive concurrently", avg)
+	}
+}

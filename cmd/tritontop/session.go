@@ -89,9 +89,15 @@ type target struct {
 // connect dials the server, reads the model's metadata and config, and
 // builds the requests. Errors name what was wrong and what to do.
 func connect(ctx context.Context, f *loadFlags) (*target, error) {
+	conns := f.connections
+	if f.protocol == "http" && !f.set["connections"] {
+		// HTTP/1.1 carries one request at a time per connection: a cap
+		// of one would serialize every request in flight.
+		conns = 0
+	}
 	opts := triton.Options{
 		Protocol:       f.protocol,
-		Connections:    f.connections,
+		Connections:    conns,
 		Headers:        headerMap(f.headers),
 		ConnectTimeout: f.connectTimout,
 	}

@@ -31,6 +31,7 @@ type simOptions struct {
 	slowStart                             time.Duration
 	metricsIntervalMS                     int
 	seed                                  int64
+	cpuProfile                            string
 
 	grpcUseSSL, grpcUseSSLMutual             bool
 	grpcServerCert, grpcServerKey, grpcRoots string
@@ -62,6 +63,7 @@ func newSimFlags(o *simOptions) *flag.FlagSet {
 	fs.DurationVar(&o.stallAfter, "stall-after", 0, "stall the server this long after start (needs --stall-for)")
 	fs.DurationVar(&o.stallFor, "stall-for", 0, "how long a stall holds all executions")
 	fs.DurationVar(&o.slowStart, "slow-start", 0, "stay not-ready (models LOADING) this long after start")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the simulator to FILE")
 	fs.IntVar(&o.metricsIntervalMS, "metrics-interval-ms", 2000, "GPU and CPU metrics refresh interval in milliseconds")
 	fs.Int64Var(&o.seed, "seed", 1, "random seed for latency jitter and faults")
 	fs.BoolVar(&o.grpcUseSSL, "grpc-use-ssl", false, "serve gRPC over TLS (needs --grpc-server-cert and --grpc-server-key); HTTP and metrics stay plaintext, as in Triton")
@@ -219,6 +221,14 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		},
 	}
 
+	if o.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
+			return 2
+		}
+		defer stopProfile()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, err := sim.Start(ctx, cfg)
