@@ -32,34 +32,44 @@ func Create(path string, h Header) (*Writer, error) {
 	if path == "" {
 		return nil, errors.New("record: empty run file name; give a path, or - for standard output")
 	}
-	w := &Writer{path: path}
 	if path == "-" {
-		w.out = os.Stdout
-	} else {
-		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
-			return nil, fmt.Errorf("record: run file %s already exists and is not empty; choose another name or remove it", path)
-		}
-		// O_APPEND makes each line's single write land whole at the end
-		// even if something else appends, and a crash tears at most the
-		// last line.
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("record: create run file: %w", err)
-		}
-		w.file, w.out = f, f
+		return NewWriter(os.Stdout, h)
 	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+		return nil, fmt.Errorf("record: run file %s already exists and is not empty; choose another name or remove it", path)
+	}
+	// O_APPEND makes each line's single write land whole at the end even if
+	// something else appends, and a crash tears at most the last line.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("record: create run file: %w", err)
+	}
+	w := &Writer{path: path, file: f, out: f}
+	if err := w.start(h); err != nil {
+		w.file.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// NewWriter writes a run to out (standard output, a pipe), starting with
+// its header line; Path reports "-". Lines reach out whole, one Write each.
+func NewWriter(out io.Writer, h Header) (*Writer, error) {
+	w := &Writer{path: "-", out: out}
+	if err := w.start(h); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// start writes the header line.
+func (w *Writer) start(h Header) error {
 	h.Schema = SchemaVersion
 	h.Args = RedactArgs(h.Args)
 	if h.Args == nil {
 		h.Args = []string{}
 	}
-	if err := w.writeLine(headerLine{Type: TypeHeader, Header: h}); err != nil {
-		if w.file != nil {
-			w.file.Close()
-		}
-		return nil, err
-	}
-	return w, nil
+	return w.writeLine(headerLine{Type: TypeHeader, Header: h})
 }
 
 // Path is the file the writer appends to ("-" for standard output).

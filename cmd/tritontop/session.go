@@ -274,7 +274,13 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	header.Model.Config, _ = record.ProtoJSON(t.config)
 
 	var rec *record.Writer
-	if f.record != "" {
+	switch f.record {
+	case "":
+	case "-":
+		if rec, err = record.NewWriter(stdout, header); err != nil {
+			return fmt.Errorf("writing the run to standard output: %w", err)
+		}
+	default:
 		if rec, err = record.Create(f.record, header); err != nil {
 			return usageError{fmt.Errorf("cannot write --record %s: %w", f.record, err)}
 		}
