@@ -194,3 +194,46 @@ func TestHTTPConcurrency(t *testing.T) {
 		t.Errorf("average batch %.2f over HTTP at concurrency 8: requests did not arrive concurrently", avg)
 	}
 }
+
+// TestHeadlessStopsOnSignal: a headless run without --duration runs until
+// SIGINT or SIGTERM, then drains, writes the summary line and exits 0.
+func TestHeadlessStopsOnSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	srv := startSim(t)
+	bin := buildBinary(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		runFile := filepath.Join(t.TempDir(), "run.jsonl")
+		cmd := exec.Command(bin, "-m", "simple", "-u", srv.GRPCAddr(), "--concurrency", "2",
+			"--measurement-interval", "200", "--record", runFile)
+		var out strings.Builder
+		cmd.Stdout = &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		cmd.Process.Signal(sig)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%v: exit %v", sig, err)
+			}
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("%v: did not stop", sig)
+		}
+		run, err := record.ReadAll(runFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Summary == nil || run.Truncated || len(run.Snapshots) < 3 {
+			t.Errorf("%v: summary %v, truncated %v, %d ticks", sig, run.Summary != nil, run.Truncated, len(run.Snapshots))
+		}
+		if !strings.Contains(out.String(), "Request count") {
+			t.Errorf("%v: no summary printed:\n%s", sig, out.String())
+		}
+	}
+}
