@@ -32,13 +32,14 @@ const (
 // so that a client can tell it from a real Triton.
 const SimulatorExtension = "tritontop_simulator"
 
-// tritonExtensions are the extensions Triton always reports, in order, plus
-// "statistics", which the simulator supports.
+// tritonExtensions are the extensions Triton always reports, in order, then
+// those of a standard build ("statistics", "trace", "logging"), whose
+// endpoints the simulator serves.
 var tritonExtensions = []string{
 	"classification", "sequence", "model_repository",
 	"model_repository(unload_dependents)", "schedule_policy",
 	"model_configuration", "system_shared_memory", "cuda_shared_memory",
-	"binary_tensor_data", "parameters", "statistics",
+	"binary_tensor_data", "parameters", "statistics", "trace", "logging",
 }
 
 // EngineOptions configure an Engine.

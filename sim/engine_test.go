@@ -438,17 +438,28 @@ func TestServerMetadata(t *testing.T) {
 	if len(md.Extensions) == 0 || md.Extensions[0] != "classification" || md.Extensions[len(md.Extensions)-1] != SimulatorExtension {
 		t.Errorf("extensions %v", md.Extensions)
 	}
-	if !slices.Contains(md.Extensions, "statistics") {
-		t.Errorf("extensions %v lack statistics", md.Extensions)
+	// A standard Triton build reports statistics, trace and logging after
+	// the fixed list; the simulator serves all three endpoints.
+	want := []string{"classification", "sequence", "model_repository", "model_repository(unload_dependents)",
+		"schedule_policy", "model_configuration", "system_shared_memory", "cuda_shared_memory",
+		"binary_tensor_data", "parameters", "statistics", "trace", "logging", SimulatorExtension}
+	if !slices.Equal(md.Extensions, want) {
+		t.Errorf("extensions %v, want %v", md.Extensions, want)
 	}
 }
 
 func TestRequestTimeoutExpiresInQueue(t *testing.T) {
-	repo := Repository{Models: []ModelSpec{engTimedModel("timed", time.Millisecond, 4, 1, &DynamicBatchingSpec{})}}
+	withTimeout := func(us int64) *pb.ModelInferRequest {
+		req := engFP32Request("timed", 1, 4)
+		req.Parameters = map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: us}}}
+		return req
+	}
+	// Triton's queue policy: a default timeout, which a request's
+	// "timeout" parameter may shorten when overrides are allowed.
+	policy := &DynamicBatchingSpec{DefaultTimeoutMicroseconds: 10_000_000, AllowTimeoutOverride: true}
+	repo := Repository{Models: []ModelSpec{engTimedModel("timed", time.Millisecond, 4, 1, policy)}}
 	e := engNew(t, repo, EngineOptions{Faults: Faults{StallUntil: time.Now().Add(100 * time.Millisecond)}})
-	req := engFP32Request("timed", 1, 4)
-	req.Parameters = map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 20000}}}
-	_, err := engInfer(t, e, req)
+	_, err := engInfer(t, e, withTimeout(20000))
 	if te, ok := err.(*triton.Error); !ok || te.Code != codes.Unavailable || te.Message != "Request timeout expired" {
 		t.Fatalf("err = %v, want UNAVAILABLE Request timeout expired", err)
 	}
@@ -456,9 +467,31 @@ func TestRequestTimeoutExpiresInQueue(t *testing.T) {
 	if m.FailureByReason["REJECTED"] != 1 || m.Pending != 0 {
 		t.Errorf("REJECTED %d pending %d, want 1 and 0", m.FailureByReason["REJECTED"], m.Pending)
 	}
-	req.Parameters["timeout"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 10_000_000}}
-	if _, err := engInfer(t, e, req); err != nil {
-		t.Errorf("request with a long timeout: %v", err)
+	if _, err := engInfer(t, e, withTimeout(50_000_000)); err != nil {
+		t.Errorf("request with a timeout longer than the default: %v", err)
 	}
 	engCheckInvariants(t, e, "timed")
+	if qp := engConfig(t, e, "timed").GetDynamicBatching().GetDefaultQueuePolicy(); qp.GetDefaultTimeoutMicroseconds() != 10_000_000 || !qp.GetAllowTimeoutOverride() {
+		t.Errorf("config default_queue_policy = %v", qp)
+	}
+
+	// Without a queue policy (or without the override) Triton ignores the
+	// parameter: the request waits out the stall.
+	for _, db := range []*DynamicBatchingSpec{{}, {DefaultTimeoutMicroseconds: 10_000_000}} {
+		repo := Repository{Models: []ModelSpec{engTimedModel("timed", time.Millisecond, 4, 1, db)}}
+		e := engNew(t, repo, EngineOptions{Faults: Faults{StallUntil: time.Now().Add(50 * time.Millisecond)}})
+		if _, err := engInfer(t, e, withTimeout(1000)); err != nil {
+			t.Errorf("policy %+v: request with a 1 ms timeout failed: %v", db, err)
+		}
+	}
+}
+
+// engConfig returns a model's configuration.
+func engConfig(t testing.TB, e *Engine, model string) *pb.ModelConfig {
+	t.Helper()
+	c, err := e.ModelConfig(model, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

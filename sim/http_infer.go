@@ -24,6 +24,11 @@ const maxInputSize = 64 << 20
 // of the JSON part of a body.
 const headerLengthKey = "Inference-Header-Content-Length"
 
+// errDecoupledHTTP is Triton's answer to HTTP infer on a decoupled model,
+// given before the body is read.
+var errDecoupledHTTP = &triton.Error{Code: codes.Unimplemented,
+	Message: "HTTP end point doesn't support models with decoupled transaction policy"}
+
 func badRequest(format string, args ...any) error {
 	return &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(format, args...)}
 }
@@ -65,6 +70,10 @@ func (f *outputForm) isBinary(name string) bool {
 
 // infer answers POST /v2/models/{m}[/versions/{v}]/infer.
 func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, version string) {
+	if mv, err := h.engine.readyVersion(model, version); err == nil && mv.model.spec.Decoupled {
+		writeError(w, errDecoupledHTTP)
+		return
+	}
 	body, err := readBody(r)
 	if err != nil {
 		writeError(w, err)
@@ -72,12 +81,17 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 	}
 	headerLen := -1
 	if v := r.Header.Get(headerLengthKey); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > len(body) {
+		// Triton reads the header with std::stoi.
+		n, ok := parseCInt(v, 32)
+		if !ok {
+			writeError(w, badRequest("Unable to parse %s, got: %s", headerLengthKey, v))
+			return
+		}
+		if n < 0 || n > int64(len(body)) {
 			writeError(w, badRequest("inference header size should be in range (0, %d), got: %s", len(body), v))
 			return
 		}
-		headerLen = n
+		headerLen = int(n)
 	}
 	var (
 		req  *pb.ModelInferRequest

@@ -103,8 +103,12 @@ func TestHTTPInferErrorsThroughClient(t *testing.T) {
 			if !ok {
 				t.Fatalf("error %v (%T), want *triton.Error", err, err)
 			}
-			if te.HTTPStatus != triton.HTTPStatusFor(tc.code) || !hasMessage(te.Message, tc.msg) {
-				t.Fatalf("got %d %q\nwant %d %q", te.HTTPStatus, te.Message, triton.HTTPStatusFor(tc.code), tc.msg)
+			msg := tc.msg
+			if tc.name == "decoupled" {
+				msg = errDecoupledHTTP.Message // the HTTP frontend's own words
+			}
+			if te.HTTPStatus != triton.HTTPStatusFor(tc.code) || !hasMessage(te.Message, msg) {
+				t.Fatalf("got %d %q\nwant %d %q", te.HTTPStatus, te.Message, triton.HTTPStatusFor(tc.code), msg)
 			}
 		})
 	}
@@ -297,6 +301,16 @@ func TestHTTPBinaryTensorExtension(t *testing.T) {
 	if code != 400 || !strings.HasPrefix(string(resp), `{"error":"inference header size should be in range`) {
 		t.Fatalf("oversized header length = %d %s", code, resp)
 	}
+	// Triton parses the header with std::stoi: text is an error of its
+	// own, trailing text after digits is ignored.
+	code, _, resp = httpDo(t, "POST", url, body, map[string]string{headerLengthKey: "abc"})
+	if code != 400 || string(resp) != `{"error":"Unable to parse Inference-Header-Content-Length, got: abc"}` {
+		t.Fatalf("header length abc = %d %s", code, resp)
+	}
+	code, _, resp = httpDo(t, "POST", url, body, map[string]string{headerLengthKey: strconv.Itoa(hlen) + "x"})
+	if code != 200 {
+		t.Fatalf("header length %dx = %d %s", hlen, code, resp)
+	}
 	// Binary data missing its last bytes.
 	code, _, resp = httpDo(t, "POST", url, body[:len(body)-4], map[string]string{headerLengthKey: strconv.Itoa(hlen)})
 	if code != 400 || !strings.Contains(string(resp), "unexpected size for input 'INPUT1'") {
@@ -367,8 +381,13 @@ func TestHTTPJSONInference(t *testing.T) {
 	}
 	// Decoupled models refuse HTTP infer with 501.
 	code, _, resp = httpDo(t, "POST", base+"decoupled/infer", []byte(`{"inputs":[{"name":"IN","shape":[2],"datatype":"FP32","data":[1,2]}]}`), nil)
-	if code != 501 || string(resp) != `{"error":"ModelInfer RPC doesn't support models with decoupled transaction policy"}` {
+	if code != 501 || string(resp) != `{"error":"HTTP end point doesn't support models with decoupled transaction policy"}` {
 		t.Fatalf("decoupled = %d %s", code, resp)
+	}
+	// Triton refuses a decoupled model before it reads the body.
+	code, _, resp = httpDo(t, "POST", base+"decoupled/infer", []byte(`{"inputs":`), nil)
+	if code != 501 || !strings.Contains(string(resp), "HTTP end point doesn't support") {
+		t.Fatalf("decoupled with a bad body = %d %s", code, resp)
 	}
 }
 

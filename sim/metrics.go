@@ -2,7 +2,6 @@ package sim
 
 import (
 	"net/http"
-	"slices"
 	"strconv"
 )
 
@@ -99,29 +98,63 @@ func appendLabelValue(b []byte, s string) []byte {
 	return b
 }
 
-// modelFamily is one per-model counter or gauge and how to read it.
+// modelFamily is one per-model counter or gauge and how to read one of
+// its series; model is set for the families only the model's own reporter
+// moves (the others' series stay 0, as on Triton).
 type modelFamily struct {
 	name, typ, help string
-	value           func(*ModelMetricsState) uint64
+	value           func(*ModelSeriesState) uint64
+	model           func(*ModelMetricsState) float64
 }
 
+// modelFamilies are the per-model families after success and failure, in
+// the order Triton prints them.
 var modelFamilies = []modelFamily{
-	{"nv_inference_count", "counter", "Number of inferences performed (does not include cached requests)",
-		func(m *ModelMetricsState) uint64 { return m.InferenceCount }},
-	{"nv_inference_exec_count", "counter", "Number of model executions performed (does not include cached requests)",
-		func(m *ModelMetricsState) uint64 { return m.ExecutionCount }},
-	{"nv_inference_pending_request_count", "gauge", "Instantaneous number of pending requests awaiting execution per-model.",
-		func(m *ModelMetricsState) uint64 { return m.Pending }},
-	{"nv_inference_request_duration_us", "counter", "Cumulative inference request duration in microseconds (includes cached requests)",
-		func(m *ModelMetricsState) uint64 { return m.RequestUS }},
-	{"nv_inference_queue_duration_us", "counter", "Cumulative inference queuing duration in microseconds (includes cached requests)",
-		func(m *ModelMetricsState) uint64 { return m.QueueUS }},
-	{"nv_inference_compute_input_duration_us", "counter", "Cumulative compute input duration in microseconds (does not include cached requests)",
-		func(m *ModelMetricsState) uint64 { return m.ComputeInputUS }},
-	{"nv_inference_compute_infer_duration_us", "counter", "Cumulative compute inference duration in microseconds (does not include cached requests)",
-		func(m *ModelMetricsState) uint64 { return m.ComputeInferUS }},
-	{"nv_inference_compute_output_duration_us", "counter", "Cumulative inference compute output duration in microseconds (does not include cached requests)",
-		func(m *ModelMetricsState) uint64 { return m.ComputeOutputUS }},
+	{name: "nv_inference_count", typ: "counter", help: "Number of inferences performed (does not include cached requests)",
+		value: func(m *ModelSeriesState) uint64 { return m.InferenceCount }},
+	{name: "nv_inference_exec_count", typ: "counter", help: "Number of model executions performed (does not include cached requests)",
+		value: func(m *ModelSeriesState) uint64 { return m.ExecutionCount }},
+	{name: "nv_inference_request_duration_us", typ: "counter", help: "Cumulative inference request duration in microseconds (includes cached requests)",
+		value: func(m *ModelSeriesState) uint64 { return m.RequestUS }},
+	{name: "nv_inference_queue_duration_us", typ: "counter", help: "Cumulative inference queuing duration in microseconds (includes cached requests)",
+		value: func(m *ModelSeriesState) uint64 { return m.QueueUS }},
+	{name: "nv_inference_compute_input_duration_us", typ: "counter", help: "Cumulative compute input duration in microseconds (does not include cached requests)",
+		value: func(m *ModelSeriesState) uint64 { return m.ComputeInputUS }},
+	{name: "nv_inference_compute_infer_duration_us", typ: "counter", help: "Cumulative compute inference duration in microseconds (does not include cached requests)",
+		value: func(m *ModelSeriesState) uint64 { return m.ComputeInferUS }},
+	{name: "nv_inference_compute_output_duration_us", typ: "counter", help: "Cumulative inference compute output duration in microseconds (does not include cached requests)",
+		value: func(m *ModelSeriesState) uint64 { return m.ComputeOutputUS }},
+	{name: "nv_inference_pending_request_count", typ: "gauge", help: "Instantaneous number of pending requests awaiting execution per-model.",
+		model: func(m *ModelMetricsState) float64 { return float64(m.Pending) }},
+	{name: "nv_model_load_duration_secs", typ: "gauge", help: "Model load time in seconds",
+		model: func(m *ModelMetricsState) float64 { return m.LoadSeconds }},
+}
+
+// seriesOf returns a model's series; a state built without them is one
+// series holding the totals.
+func seriesOf(m *ModelMetricsState) []ModelSeriesState {
+	if len(m.Series) > 0 {
+		return m.Series
+	}
+	return []ModelSeriesState{{
+		Success: m.Success, InferenceCount: m.InferenceCount, ExecutionCount: m.ExecutionCount,
+		FailureByReason: m.FailureByReason, RequestUS: m.RequestUS, QueueUS: m.QueueUS,
+		ComputeInputUS: m.ComputeInputUS, ComputeInferUS: m.ComputeInferUS, ComputeOutputUS: m.ComputeOutputUS,
+	}}
+}
+
+// modelSample writes one sample of a per-model family, with gpu_uuid first
+// when the series has one (labels in alphabetical order), and extra (the
+// failure reason) between model and version.
+func (x *exposition) modelSample(name string, v float64, m *ModelMetricsState, gpuUUID string, extra ...label) {
+	labels := make([]label, 0, 4)
+	if gpuUUID != "" {
+		labels = append(labels, label{"gpu_uuid", gpuUUID})
+	}
+	labels = append(labels, label{"model", m.Model})
+	labels = append(labels, extra...)
+	labels = append(labels, label{"version", m.Version})
+	x.sample(name, v, labels...)
 }
 
 // gpuFamily is one per-GPU gauge or counter and how to read it.
@@ -146,7 +179,7 @@ var gpuFamilies = []gpuFamily{
 }
 
 // appendExposition writes the whole /metrics text: per-model families in
-// the order core registers them, then pinned memory, GPU and CPU gauges.
+// the order Triton prints them, then pinned memory, GPU and CPU gauges.
 // Families without series are left out, as prometheus-cpp does.
 func appendExposition(b []byte, st MetricsState, cpu cpuState) []byte {
 	x := exposition{b: b}
@@ -155,37 +188,33 @@ func appendExposition(b []byte, st MetricsState, cpu cpuState) []byte {
 		x.family("nv_inference_request_success", "counter", "Number of successful inference requests, all batch sizes")
 		for i := range models {
 			m := &models[i]
-			if len(m.SuccessByGPU) == 0 {
-				x.sample("nv_inference_request_success", float64(m.Success), label{"model", m.Model}, label{"version", m.Version})
-				continue
-			}
-			uuids := make([]string, 0, len(m.SuccessByGPU))
-			for u := range m.SuccessByGPU {
-				uuids = append(uuids, u)
-			}
-			slices.Sort(uuids)
-			for _, u := range uuids {
-				v := float64(m.SuccessByGPU[u])
-				if u == "" {
-					x.sample("nv_inference_request_success", v, label{"model", m.Model}, label{"version", m.Version})
-				} else {
-					x.sample("nv_inference_request_success", v, label{"gpu_uuid", u}, label{"model", m.Model}, label{"version", m.Version})
-				}
+			for _, sr := range seriesOf(m) {
+				x.modelSample("nv_inference_request_success", float64(sr.Success), m, sr.GPUUUID)
 			}
 		}
 		x.family("nv_inference_request_failure", "counter", "Number of failed inference requests, all batch sizes")
 		for i := range models {
 			m := &models[i]
-			for _, reason := range failureReasons {
-				x.sample("nv_inference_request_failure", float64(m.FailureByReason[reason]),
-					label{"model", m.Model}, label{"reason", reason}, label{"version", m.Version})
+			for _, sr := range seriesOf(m) {
+				for _, reason := range failureReasons {
+					x.modelSample("nv_inference_request_failure", float64(sr.FailureByReason[reason]), m, sr.GPUUUID, label{"reason", reason})
+				}
 			}
 		}
 		for _, f := range modelFamilies {
 			x.family(f.name, f.typ, f.help)
 			for i := range models {
 				m := &models[i]
-				x.sample(f.name, float64(f.value(m)), label{"model", m.Model}, label{"version", m.Version})
+				for _, sr := range seriesOf(m) {
+					var v float64
+					switch {
+					case f.value != nil:
+						v = float64(f.value(&sr))
+					case sr.GPUUUID == "":
+						v = f.model(m)
+					}
+					x.modelSample(f.name, v, m, sr.GPUUUID)
+				}
 			}
 		}
 	}

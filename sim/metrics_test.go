@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,12 +13,14 @@ import (
 func TestExpositionText(t *testing.T) {
 	st := MetricsState{
 		Models: []ModelMetricsState{{
-			Model: "m", Version: "1", GPUUUIDs: []string{"GPU-b", "GPU-a"},
-			SuccessByGPU:    map[string]uint64{"GPU-b": 2, "GPU-a": 3},
-			Success:         5,
-			FailureByReason: map[string]uint64{"BACKEND": 1, "REJECTED": 0, "CANCELED": 0, "OTHER": 0},
-			InferenceCount:  9, ExecutionCount: 4, Pending: 2,
-			RequestUS: 1234567, QueueUS: 1000, ComputeInputUS: 10, ComputeInferUS: 20000000, ComputeOutputUS: 5,
+			Model: "m", Version: "1", Pending: 2, LoadSeconds: 1.5,
+			Series: []ModelSeriesState{
+				{FailureByReason: map[string]uint64{"REJECTED": 4}},
+				{GPUUUID: "GPU-a", Success: 3, InferenceCount: 5, ExecutionCount: 3,
+					FailureByReason: map[string]uint64{"BACKEND": 1},
+					RequestUS:       1234567, QueueUS: 1000, ComputeInputUS: 10, ComputeInferUS: 20000000, ComputeOutputUS: 5},
+				{GPUUUID: "GPU-b", Success: 2, InferenceCount: 4, ExecutionCount: 1, RequestUS: 7},
+			},
 		}},
 		GPUs: []GPUState{{UUID: "GPU-a", Utilization: 0.25, MemoryUsed: 1234567168, MemoryTotal: 85899345920,
 			PowerW: 312.5, PowerLimitW: 700, EnergyJ: 1500000}},
@@ -25,38 +28,68 @@ func TestExpositionText(t *testing.T) {
 	got := string(appendExposition(nil, st, cpuState{Utilization: 0.5, MemoryTotal: 150000000000, MemoryUsed: 1000000, Valid: true}))
 	want := `# HELP nv_inference_request_success Number of successful inference requests, all batch sizes
 # TYPE nv_inference_request_success counter
+nv_inference_request_success{model="m",version="1"} 0
 nv_inference_request_success{gpu_uuid="GPU-a",model="m",version="1"} 3
 nv_inference_request_success{gpu_uuid="GPU-b",model="m",version="1"} 2
 # HELP nv_inference_request_failure Number of failed inference requests, all batch sizes
 # TYPE nv_inference_request_failure counter
-nv_inference_request_failure{model="m",reason="REJECTED",version="1"} 0
+nv_inference_request_failure{model="m",reason="REJECTED",version="1"} 4
 nv_inference_request_failure{model="m",reason="CANCELED",version="1"} 0
-nv_inference_request_failure{model="m",reason="BACKEND",version="1"} 1
+nv_inference_request_failure{model="m",reason="BACKEND",version="1"} 0
 nv_inference_request_failure{model="m",reason="OTHER",version="1"} 0
+nv_inference_request_failure{gpu_uuid="GPU-a",model="m",reason="REJECTED",version="1"} 0
+nv_inference_request_failure{gpu_uuid="GPU-a",model="m",reason="CANCELED",version="1"} 0
+nv_inference_request_failure{gpu_uuid="GPU-a",model="m",reason="BACKEND",version="1"} 1
+nv_inference_request_failure{gpu_uuid="GPU-a",model="m",reason="OTHER",version="1"} 0
+nv_inference_request_failure{gpu_uuid="GPU-b",model="m",reason="REJECTED",version="1"} 0
+nv_inference_request_failure{gpu_uuid="GPU-b",model="m",reason="CANCELED",version="1"} 0
+nv_inference_request_failure{gpu_uuid="GPU-b",model="m",reason="BACKEND",version="1"} 0
+nv_inference_request_failure{gpu_uuid="GPU-b",model="m",reason="OTHER",version="1"} 0
 # HELP nv_inference_count Number of inferences performed (does not include cached requests)
 # TYPE nv_inference_count counter
-nv_inference_count{model="m",version="1"} 9
+nv_inference_count{model="m",version="1"} 0
+nv_inference_count{gpu_uuid="GPU-a",model="m",version="1"} 5
+nv_inference_count{gpu_uuid="GPU-b",model="m",version="1"} 4
 # HELP nv_inference_exec_count Number of model executions performed (does not include cached requests)
 # TYPE nv_inference_exec_count counter
-nv_inference_exec_count{model="m",version="1"} 4
+nv_inference_exec_count{model="m",version="1"} 0
+nv_inference_exec_count{gpu_uuid="GPU-a",model="m",version="1"} 3
+nv_inference_exec_count{gpu_uuid="GPU-b",model="m",version="1"} 1
+# HELP nv_inference_request_duration_us Cumulative inference request duration in microseconds (includes cached requests)
+# TYPE nv_inference_request_duration_us counter
+nv_inference_request_duration_us{model="m",version="1"} 0
+nv_inference_request_duration_us{gpu_uuid="GPU-a",model="m",version="1"} 1234567
+nv_inference_request_duration_us{gpu_uuid="GPU-b",model="m",version="1"} 7
+# HELP nv_inference_queue_duration_us Cumulative inference queuing duration in microseconds (includes cached requests)
+# TYPE nv_inference_queue_duration_us counter
+nv_inference_queue_duration_us{model="m",version="1"} 0
+nv_inference_queue_duration_us{gpu_uuid="GPU-a",model="m",version="1"} 1000
+nv_inference_queue_duration_us{gpu_uuid="GPU-b",model="m",version="1"} 0
+# HELP nv_inference_compute_input_duration_us Cumulative compute input duration in microseconds (does not include cached requests)
+# TYPE nv_inference_compute_input_duration_us counter
+nv_inference_compute_input_duration_us{model="m",version="1"} 0
+nv_inference_compute_input_duration_us{gpu_uuid="GPU-a",model="m",version="1"} 10
+nv_inference_compute_input_duration_us{gpu_uuid="GPU-b",model="m",version="1"} 0
+# HELP nv_inference_compute_infer_duration_us Cumulative compute inference duration in microseconds (does not include cached requests)
+# TYPE nv_inference_compute_infer_duration_us counter
+nv_inference_compute_infer_duration_us{model="m",version="1"} 0
+nv_inference_compute_infer_duration_us{gpu_uuid="GPU-a",model="m",version="1"} 20000000
+nv_inference_compute_infer_duration_us{gpu_uuid="GPU-b",model="m",version="1"} 0
+# HELP nv_inference_compute_output_duration_us Cumulative inference compute output duration in microseconds (does not include cached requests)
+# TYPE nv_inference_compute_output_duration_us counter
+nv_inference_compute_output_duration_us{model="m",version="1"} 0
+nv_inference_compute_output_duration_us{gpu_uuid="GPU-a",model="m",version="1"} 5
+nv_inference_compute_output_duration_us{gpu_uuid="GPU-b",model="m",version="1"} 0
 # HELP nv_inference_pending_request_count Instantaneous number of pending requests awaiting execution per-model.
 # TYPE nv_inference_pending_request_count gauge
 nv_inference_pending_request_count{model="m",version="1"} 2
-# HELP nv_inference_request_duration_us Cumulative inference request duration in microseconds (includes cached requests)
-# TYPE nv_inference_request_duration_us counter
-nv_inference_request_duration_us{model="m",version="1"} 1234567
-# HELP nv_inference_queue_duration_us Cumulative inference queuing duration in microseconds (includes cached requests)
-# TYPE nv_inference_queue_duration_us counter
-nv_inference_queue_duration_us{model="m",version="1"} 1000
-# HELP nv_inference_compute_input_duration_us Cumulative compute input duration in microseconds (does not include cached requests)
-# TYPE nv_inference_compute_input_duration_us counter
-nv_inference_compute_input_duration_us{model="m",version="1"} 10
-# HELP nv_inference_compute_infer_duration_us Cumulative compute inference duration in microseconds (does not include cached requests)
-# TYPE nv_inference_compute_infer_duration_us counter
-nv_inference_compute_infer_duration_us{model="m",version="1"} 20000000
-# HELP nv_inference_compute_output_duration_us Cumulative inference compute output duration in microseconds (does not include cached requests)
-# TYPE nv_inference_compute_output_duration_us counter
-nv_inference_compute_output_duration_us{model="m",version="1"} 5
+nv_inference_pending_request_count{gpu_uuid="GPU-a",model="m",version="1"} 0
+nv_inference_pending_request_count{gpu_uuid="GPU-b",model="m",version="1"} 0
+# HELP nv_model_load_duration_secs Model load time in seconds
+# TYPE nv_model_load_duration_secs gauge
+nv_model_load_duration_secs{model="m",version="1"} 1.5
+nv_model_load_duration_secs{gpu_uuid="GPU-a",model="m",version="1"} 0
+nv_model_load_duration_secs{gpu_uuid="GPU-b",model="m",version="1"} 0
 # HELP nv_pinned_memory_pool_total_bytes Pinned memory pool total memory size, in bytes
 # TYPE nv_pinned_memory_pool_total_bytes gauge
 nv_pinned_memory_pool_total_bytes 268435456
@@ -208,4 +241,72 @@ func checkMetricsMatchStats(t *testing.T, s *Server, m *triton.Metrics, model st
 	within("compute input", mm.ComputeInputUS, is.GetComputeInput(), n)
 	within("compute infer", mm.ComputeInferUS, is.GetComputeInfer(), n)
 	within("compute output", mm.ComputeOutputUS, is.GetComputeOutput(), n)
+}
+
+// TestMetricsEveryModelFamilySplitByGPU checks Triton's label sets: each
+// KIND_GPU instance's reporter adds a gpu_uuid series to every per-model
+// family, next to the model's own series without gpu_uuid, and the work
+// its instances did is counted under gpu_uuid, not under the model's own.
+func TestMetricsEveryModelFamilySplitByGPU(t *testing.T) {
+	s := startSim(t, testRepository(), EngineOptions{})
+	raw, _ := rawGRPC(t, s)
+	for range 3 {
+		if _, err := raw.ModelInfer(ctxT(t), simpleRequest(2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uuid := s.Engine().Metrics().GPUs[0].UUID
+	_, _, body := httpDo(t, "GET", "http://"+s.MetricsAddr()+"/metrics", nil, nil)
+	for _, want := range []string{
+		`nv_inference_request_success{model="simple",version="1"} 0`,
+		`nv_inference_count{model="simple",version="1"} 0`,
+		`nv_inference_request_failure{gpu_uuid="` + uuid + `",model="simple",reason="BACKEND",version="1"} 0`,
+		`nv_inference_pending_request_count{model="simple",version="1"} 0`,
+		`nv_inference_pending_request_count{gpu_uuid="` + uuid + `",model="simple",version="1"} 0`,
+		`nv_inference_compute_infer_duration_us{model="simple",version="1"} 0`,
+		"# TYPE nv_model_load_duration_secs gauge",
+	} {
+		if !strings.Contains(string(body), "\n"+want+"\n") {
+			t.Errorf("missing line %q", want)
+		}
+	}
+	for _, family := range []string{"nv_inference_request_duration_us", "nv_inference_queue_duration_us",
+		"nv_inference_compute_input_duration_us", "nv_inference_compute_output_duration_us", "nv_model_load_duration_secs"} {
+		if !strings.Contains(string(body), "\n"+family+`{gpu_uuid="`+uuid+`",model="simple",version="1"} `) {
+			t.Errorf("%s has no gpu_uuid series for the GPU model", family)
+		}
+	}
+	// "simple" has one instance on each GPU: their series share the work.
+	for family, want := range map[string]float64{"nv_inference_request_success": 3, "nv_inference_count": 6, "nv_inference_exec_count": 3} {
+		if got := gpuSeriesSum(string(body), family, "simple"); got != want {
+			t.Errorf("Σ %s over gpu_uuid series = %v, want %v", family, got, want)
+		}
+	}
+	// A CPU-only model has the model's own series alone.
+	if strings.Contains(string(body), `gpu_uuid="`+uuid+`",model="nobatch"`) {
+		t.Errorf("CPU model with a gpu_uuid series:\n%s", body)
+	}
+	m, err := triton.ParseMetrics(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMetricsMatchStats(t, s, m, "simple")
+	if t.Failed() {
+		t.Logf("exposition:\n%s", body)
+	}
+}
+
+// gpuSeriesSum adds up the values of a family's gpu_uuid series for model.
+func gpuSeriesSum(body, family, model string) float64 {
+	var sum float64
+	for line := range strings.SplitSeq(body, "\n") {
+		if !strings.HasPrefix(line, family+`{gpu_uuid="`) || !strings.Contains(line, `,model="`+model+`",`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err == nil {
+			sum += v
+		}
+	}
+	return sum
 }

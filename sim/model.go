@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -156,8 +158,9 @@ func buildConfig(spec ModelSpec) *pb.ModelConfig {
 		for _, p := range db.PreferredBatchSize {
 			d.PreferredBatchSize = append(d.PreferredBatchSize, int32(p))
 		}
-		if db.MaxQueueSize > 0 {
-			d.DefaultQueuePolicy = &pb.ModelQueuePolicy{MaxQueueSize: db.MaxQueueSize}
+		if db.MaxQueueSize > 0 || db.DefaultTimeoutMicroseconds > 0 || db.AllowTimeoutOverride {
+			d.DefaultQueuePolicy = &pb.ModelQueuePolicy{MaxQueueSize: db.MaxQueueSize,
+				DefaultTimeoutMicroseconds: db.DefaultTimeoutMicroseconds, AllowTimeoutOverride: db.AllowTimeoutOverride}
 		}
 		c.SchedulingChoice = &pb.ModelConfig_DynamicBatching{DynamicBatching: d}
 	}
@@ -180,10 +183,20 @@ func (e *Engine) load(m *model) {
 	if m.versions != nil {
 		return
 	}
+	var uuids []string
+	for _, p := range m.placements {
+		if p.gpu >= 0 && !slices.Contains(uuids, e.gpus[p.gpu].uuid) {
+			uuids = append(uuids, e.gpus[p.gpu].uuid)
+		}
+	}
 	for _, v := range m.spec.Versions {
+		start := time.Now()
 		mv := &modelVersion{model: m, version: v, label: strconv.FormatInt(v, 10)}
-		mv.stats.init(m)
+		mv.stats.init(uuids)
 		mv.sched = newScheduler(e, mv)
+		// A real load takes milliseconds at least; the floor also keeps
+		// the gauge a plain decimal.
+		mv.stats.loadNanos = int64(max(time.Since(start), time.Millisecond))
 		e.scheds[mv.sched] = struct{}{}
 		m.versions = append(m.versions, mv)
 	}
@@ -213,17 +226,45 @@ func (e *Engine) allocate(m *model, sign int64) {
 	}
 }
 
-// parseVersion parses a request's version string; "" is -1, the latest.
+// parseVersion parses a request's version string as Triton's
+// GetModelVersionFromString does, with std::stol: leading space, a sign and
+// the leading digits count, the rest is ignored. "" is -1, the latest.
 func parseVersion(version string) (int64, error) {
 	if version == "" {
 		return -1, nil
 	}
-	v, err := strconv.ParseInt(version, 10, 64)
-	if err != nil || v < 0 {
-		return 0, &triton.Error{Code: codes.InvalidArgument,
-			Message: fmt.Sprintf("failed to get model version from specified version string '%s'", version)}
+	v, ok := parseCInt(version, 64)
+	if !ok {
+		// std::stol throws invalid_argument or out_of_range, both "stol".
+		return 0, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(
+			"failed to get model version from specified version string '%s' (details: stol), version should be an integral value > 0", version)}
+	}
+	if v < 0 {
+		return 0, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(
+			"invalid model version specified '%s' , version should be an integral value > 0", version)}
 	}
 	return v, nil
+}
+
+// parseCInt parses s as C++'s std::stol and std::stoi do: leading white
+// space, an optional sign and at least one digit; what follows the digits
+// is ignored. It reports false where they would throw (no digits, or a
+// value that does not fit in bits).
+func parseCInt(s string, bits int) (int64, bool) {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	end := 0
+	if end < len(s) && (s[end] == '+' || s[end] == '-') {
+		end++
+	}
+	digits := end
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		end++
+	}
+	if end == digits {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s[:end], 10, bits)
+	return v, err == nil
 }
 
 func unknownModel(name string) error {

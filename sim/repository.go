@@ -31,7 +31,9 @@ import (
 //	     "outputs": [{"name": "OUTPUT0", "data_type": "INT32", "dims": [16]}],
 //	     "dynamic_batching": {"preferred_batch_size": [4, 8],
 //	                          "max_queue_delay_microseconds": 100,
-//	                          "max_queue_size": 0},   // absent = no dynamic batcher
+//	                          "max_queue_size": 0,
+//	                          "default_timeout_microseconds": 0,
+//	                          "allow_timeout_override": false},   // absent = no dynamic batcher
 //	     "instance_group": [{"count": 1, "kind": "KIND_GPU", "gpus": [0]}],
 //	     "latency": {"fixed_us": 100, "per_item_us": 10, "exponent": 1,
 //	                 "jitter": 0.05, "compute_input_us": 2, "compute_output_us": 1,
@@ -96,6 +98,12 @@ type DynamicBatchingSpec struct {
 	PreferredBatchSize        []int  `json:"preferred_batch_size"`
 	MaxQueueDelayMicroseconds uint64 `json:"max_queue_delay_microseconds"`
 	MaxQueueSize              uint32 `json:"max_queue_size"`
+	// DefaultTimeoutMicroseconds and AllowTimeoutOverride are the default
+	// queue policy's: a request still queued after the timeout is rejected,
+	// and with the override a request's "timeout" parameter may shorten
+	// (never lengthen or set) it, as on Triton.
+	DefaultTimeoutMicroseconds uint64 `json:"default_timeout_microseconds"`
+	AllowTimeoutOverride       bool   `json:"allow_timeout_override"`
 }
 
 // InstanceGroupSpec is one of Triton's instance groups.

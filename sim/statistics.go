@@ -47,6 +47,24 @@ type ModelMetricsState struct {
 	// Durations are cumulative µs, each request's ns/1000 truncated, summed
 	// over successful requests.
 	RequestUS, QueueUS, ComputeInputUS, ComputeInferUS, ComputeOutputUS uint64
+	// LoadSeconds is how long loading the version took.
+	LoadSeconds float64
+	// Series split the counters by the reporter Triton counts them under:
+	// the model's own ("" gpu_uuid: CPU instances, requests that fail
+	// before they execute, the pending gauge) first, then one per GPU of
+	// its KIND_GPU instances, by UUID. Every family is printed once per
+	// series; they sum to the totals above.
+	Series []ModelSeriesState
+}
+
+// ModelSeriesState is one label set's share of a model version's
+// counters: the series without gpu_uuid when GPUUUID is "", else the
+// series of the instances on that GPU.
+type ModelSeriesState struct {
+	GPUUUID                                                             string
+	Success, InferenceCount, ExecutionCount                             uint64
+	FailureByReason                                                     map[string]uint64
+	RequestUS, QueueUS, ComputeInputUS, ComputeInferUS, ComputeOutputUS uint64
 }
 
 // GPUState is one simulated GPU's gauges as last refreshed.
@@ -75,6 +93,14 @@ type batchStat struct {
 	inputNS, inferNS, outNS uint64
 }
 
+// seriesCounters are the metric counters of one reporter: the model's own
+// (gpu_uuid "") or the instances' on one GPU.
+type seriesCounters struct {
+	success, inferenceCount, executionCount     uint64
+	failures                                    [len(reasonNames)]uint64
+	requestUS, queueUS, cInUS, cInferUS, cOutUS uint64
+}
+
 // statistics are one model version's cumulative statistics, kept with
 // Triton's invariants: queue and compute counts equal the success count,
 // batch_stats counts sum to execution_count, and Σ batch_size × count equals
@@ -85,18 +111,18 @@ type statistics struct {
 	inferenceCount, executionCount, lastInferMS uint64
 	batches                                     map[uint64]*batchStat
 
-	successByGPU                                map[string]uint64
-	failures                                    [len(reasonNames)]uint64
-	requestUS, queueUS, cInUS, cInferUS, cOutUS uint64
+	// series are keyed by gpu_uuid; "" (the model's own) always exists.
+	series    map[string]*seriesCounters
+	loadNanos int64
 }
 
-func (st *statistics) init(m *model) {
+// init starts empty statistics for a version whose KIND_GPU instances run
+// on the GPUs gpuUUIDs.
+func (st *statistics) init(gpuUUIDs []string) {
 	st.batches = map[uint64]*batchStat{}
-	st.successByGPU = map[string]uint64{}
-	for _, p := range m.placements {
-		if p.gpu < 0 {
-			st.successByGPU[""] = 0
-		}
+	st.series = map[string]*seriesCounters{"": {}}
+	for _, u := range gpuUUIDs {
+		st.series[u] = &seriesCounters{}
 	}
 }
 
@@ -105,7 +131,7 @@ func (st *statistics) recordFailure(ns int64, reason int) {
 	st.mu.Lock()
 	st.fail.count++
 	st.fail.ns += uint64(max(0, ns))
-	st.failures[reason]++
+	st.series[""].failures[reason]++
 	st.mu.Unlock()
 }
 
@@ -119,6 +145,11 @@ func (st *statistics) recordExecution(batch []*request, ts execTimes, gpuUUID st
 	cout := uint64(max(0, ts.end-ts.outputStart))
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	sc := st.series[gpuUUID]
+	if sc == nil {
+		sc = &seriesCounters{}
+		st.series[gpuUUID] = sc
+	}
 	var elems uint64
 	for _, r := range batch {
 		if !r.state.CompareAndSwap(stateExecuting, stateDone) {
@@ -128,7 +159,7 @@ func (st *statistics) recordExecution(batch []*request, ts execTimes, gpuUUID st
 		if r.err != nil {
 			st.fail.count++
 			st.fail.ns += total
-			st.failures[reasonBackend]++
+			sc.failures[reasonBackend]++
 			continue
 		}
 		q := uint64(max(0, ts.start-r.queueStart))
@@ -142,12 +173,12 @@ func (st *statistics) recordExecution(batch []*request, ts execTimes, gpuUUID st
 		st.cInfer.ns += cinf
 		st.cOut.count++
 		st.cOut.ns += cout
-		st.requestUS += total / 1000
-		st.queueUS += q / 1000
-		st.cInUS += cin / 1000
-		st.cInferUS += cinf / 1000
-		st.cOutUS += cout / 1000
-		st.successByGPU[gpuUUID]++
+		sc.success++
+		sc.requestUS += total / 1000
+		sc.queueUS += q / 1000
+		sc.cInUS += cin / 1000
+		sc.cInferUS += cinf / 1000
+		sc.cOutUS += cout / 1000
 		elems += uint64(r.batch)
 	}
 	if elems == 0 {
@@ -155,6 +186,8 @@ func (st *statistics) recordExecution(batch []*request, ts execTimes, gpuUUID st
 	}
 	st.inferenceCount += elems
 	st.executionCount++
+	sc.inferenceCount += elems
+	sc.executionCount++
 	st.lastInferMS = uint64(wallMS)
 	b := st.batches[elems]
 	if b == nil {
@@ -208,20 +241,46 @@ func (st *statistics) metrics(mv *modelVersion) ModelMetricsState {
 	s := ModelMetricsState{
 		Model:           mv.model.name,
 		Version:         mv.label,
-		SuccessByGPU:    maps.Clone(st.successByGPU),
+		SuccessByGPU:    make(map[string]uint64, len(st.series)),
 		Success:         st.success.count,
 		FailureByReason: make(map[string]uint64, len(reasonNames)),
 		InferenceCount:  st.inferenceCount,
 		ExecutionCount:  st.executionCount,
 		Pending:         uint64(max(0, mv.sched.pending.Load())),
-		RequestUS:       st.requestUS,
-		QueueUS:         st.queueUS,
-		ComputeInputUS:  st.cInUS,
-		ComputeInferUS:  st.cInferUS,
-		ComputeOutputUS: st.cOutUS,
+		LoadSeconds:     float64(st.loadNanos) / 1e9,
 	}
-	for i, n := range reasonNames {
-		s.FailureByReason[n] = st.failures[i]
+	for _, n := range reasonNames {
+		s.FailureByReason[n] = 0
+	}
+	uuids := slices.Sorted(maps.Keys(st.series))
+	for _, u := range uuids {
+		sc := st.series[u]
+		ss := ModelSeriesState{
+			GPUUUID:         u,
+			Success:         sc.success,
+			InferenceCount:  sc.inferenceCount,
+			ExecutionCount:  sc.executionCount,
+			FailureByReason: make(map[string]uint64, len(reasonNames)),
+			RequestUS:       sc.requestUS,
+			QueueUS:         sc.queueUS,
+			ComputeInputUS:  sc.cInUS,
+			ComputeInferUS:  sc.cInferUS,
+			ComputeOutputUS: sc.cOutUS,
+		}
+		for i, n := range reasonNames {
+			ss.FailureByReason[n] = sc.failures[i]
+			s.FailureByReason[n] += sc.failures[i]
+		}
+		if u != "" {
+			s.GPUUUIDs = append(s.GPUUUIDs, u)
+		}
+		s.SuccessByGPU[u] = sc.success
+		s.RequestUS += sc.requestUS
+		s.QueueUS += sc.queueUS
+		s.ComputeInputUS += sc.cInUS
+		s.ComputeInferUS += sc.cInferUS
+		s.ComputeOutputUS += sc.cOutUS
+		s.Series = append(s.Series, ss)
 	}
 	return s
 }
@@ -274,18 +333,7 @@ func (e *Engine) ModelStatistics(name, version string) (*pb.ModelStatisticsRespo
 func (e *Engine) Metrics() MetricsState {
 	var s MetricsState
 	for _, mv := range e.readyVersions() {
-		mm := mv.stats.metrics(mv)
-		seen := map[string]bool{}
-		for _, in := range mv.sched.instances {
-			if in.gpu != nil && !seen[in.gpuUUID] {
-				seen[in.gpuUUID] = true
-				mm.GPUUUIDs = append(mm.GPUUUIDs, in.gpuUUID)
-				if _, ok := mm.SuccessByGPU[in.gpuUUID]; !ok {
-					mm.SuccessByGPU[in.gpuUUID] = 0
-				}
-			}
-		}
-		s.Models = append(s.Models, mm)
+		s.Models = append(s.Models, mv.stats.metrics(mv))
 	}
 	for _, g := range e.gpus {
 		s.GPUs = append(s.GPUs, g.state())

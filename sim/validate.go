@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"math/bits"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -144,11 +145,26 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 		}
 	}
 	r.batch = max(1, int(batch))
-	if p, ok := req.GetParameters()["timeout"]; ok && m.spec.DynamicBatching != nil {
-		r.timeout = p.GetInt64Param() * 1000
-	}
+	r.timeout = m.queueTimeout(req.GetParameters()["timeout"].GetInt64Param())
 	r.varKey = hash.Sum64()
 	return r, nil
+}
+
+// queueTimeout is how long, in ns, a request may wait in the queue (0: no
+// limit), from the default queue policy and the request's "timeout"
+// parameter (µs) as Triton's PolicyQueue::Enqueue decides: the parameter
+// counts only when the policy allows an override, and only to shorten a
+// default timeout.
+func (m *model) queueTimeout(requestUS int64) int64 {
+	db := m.spec.DynamicBatching
+	if db == nil {
+		return 0
+	}
+	us := db.DefaultTimeoutMicroseconds
+	if db.AllowTimeoutOverride && requestUS > 0 && uint64(requestUS) < us {
+		us = uint64(requestUS)
+	}
+	return int64(min(us, math.MaxInt64/1000)) * 1000
 }
 
 // allOutputs lists every output index.
@@ -373,10 +389,29 @@ func elementCount(dims []int64) int64 {
 	return n
 }
 
+// checkedElementCount is the product of dims (all ≥ 0), and whether that
+// product times size fits in an int64.
+func checkedElementCount(dims []int64, size int) (int64, bool) {
+	n := uint64(1)
+	for _, d := range dims {
+		hi, lo := bits.Mul64(n, uint64(d))
+		if hi != 0 || lo > math.MaxInt64 {
+			return 0, false
+		}
+		n = lo
+	}
+	hi, lo := bits.Mul64(n, uint64(size))
+	return int64(n), hi == 0 && lo <= math.MaxInt64
+}
+
 // checkSize checks an input's data against its shape: the exact byte size,
 // or for BYTES the framing and the element count.
 func (m *model) checkSize(t *tensorInfo, shape []int64, data []byte) error {
-	n := elementCount(shape)
+	n, ok := checkedElementCount(shape, max(1, t.size))
+	if !ok {
+		// The product wrapped around: no data can be that large.
+		return invalidArg("input byte size mismatch for input '%s' for model '%s'. Expected more than %d, got %d", t.name, m.name, int64(math.MaxInt64), len(data))
+	}
 	if t.size > 0 {
 		if want := n * int64(t.size); int64(len(data)) != want {
 			return invalidArg("input byte size mismatch for input '%s' for model '%s'. Expected %d, got %d", t.name, m.name, want, len(data))

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -53,7 +54,13 @@ func TestValidationErrors(t *testing.T) {
 		{"unknown model", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.ModelName = "foo"; return r },
 			codes.NotFound, "Request for unknown model: 'foo' is not found", false},
 		{"bad version string", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.ModelVersion = "v1"; return r },
-			codes.InvalidArgument, "failed to get model version from specified version string 'v1'", false},
+			codes.InvalidArgument, "failed to get model version from specified version string 'v1' (details: stol), version should be an integral value > 0", false},
+		{"negative version", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.ModelVersion = "-1"; return r },
+			codes.InvalidArgument, "invalid model version specified '-1' , version should be an integral value > 0", false},
+		{"version out of range", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.ModelVersion = "99999999999999999999"; return r },
+			codes.InvalidArgument, "failed to get model version from specified version string '99999999999999999999' (details: stol), version should be an integral value > 0", false},
+		{"version parsed as std::stol does", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.ModelVersion = " 7x"; return r },
+			codes.NotFound, "Request for unknown model: 'simple' version 7 is not found", false},
 		{"unknown version", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.ModelVersion = "7"; return r },
 			codes.NotFound, "Request for unknown model: 'simple' version 7 is not found", false},
 		{"batch too large", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
@@ -289,5 +296,28 @@ func TestMetadataAndConfig(t *testing.T) {
 	}
 	if c, _ := e.ModelConfig("identity", ""); c.GetDynamicBatching() != nil {
 		t.Errorf("identity has dynamic batching")
+	}
+}
+
+// TestShapeWhoseByteSizeOverflowsIsRejected sends shapes whose byte size
+// does not fit in 64 bits, with no data: the size check must not wrap
+// around to the (empty) data's size and let the model allocate the shape.
+func TestShapeWhoseByteSizeOverflowsIsRejected(t *testing.T) {
+	e := engNew(t, Repository{Models: []ModelSpec{{
+		Name: "var", Backend: "python", MaxBatchSize: 4,
+		Inputs:         []TensorSpec{{Name: "IN", DataType: "FP32", Dims: []int64{-1}}},
+		Outputs:        []TensorSpec{{Name: "OUT", DataType: "FP32", Dims: []int64{-1}}},
+		InstanceGroups: []InstanceGroupSpec{{Count: 1, Kind: "KIND_CPU"}},
+		Behaviour:      BehaviourZeros,
+	}}}, EngineOptions{})
+	for _, shape := range [][]int64{{1, 1 << 62}, {2, 1 << 62}, {1, 1<<62 + 1}} {
+		_, err := engInfer(t, e, &pb.ModelInferRequest{
+			ModelName:        "var",
+			Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "IN", Datatype: "FP32", Shape: shape}},
+			RawInputContents: [][]byte{{}},
+		})
+		if triton.ErrorCode(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "input byte size mismatch for input 'IN' for model 'var'") {
+			t.Errorf("shape %v: %v, want INVALID_ARGUMENT input byte size mismatch", shape, err)
+		}
 	}
 }
