@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,8 +144,24 @@ func TestSummarize(t *testing.T) {
 		{UUID: "GPU-x", Utilization: 0.25, PowerW: 100, HasUtilization: true, HasPower: true}}}
 	sum := Summarize(run.Header, run.Snapshots)
 
-	if !reflect.DeepEqual(sum.Client, run.Snapshots[4].Run) {
-		t.Errorf("client %+v, want the last snapshot's Run %+v", sum.Client, run.Snapshots[4].Run)
+	// The whole run is merged from the ticks, not taken from the last
+	// snapshot's Run, which the dashboard's r key resets.
+	var want stats.ClientStats
+	for _, s := range run.Snapshots {
+		want.Requests += s.Tick.Requests
+		want.Inferences += s.Tick.Inferences
+		want.Duration += s.Tick.Duration
+	}
+	if sum.Client.Requests != want.Requests || sum.Client.Inferences != want.Inferences || sum.Client.Duration != want.Duration {
+		t.Errorf("client %+v, want the ticks' totals %+v", sum.Client, want)
+	}
+	if sum.Client.Latency.Count != sum.Client.Successes || sum.Client.Latency.P50 == 0 {
+		t.Errorf("client latency %+v not merged from the ticks' histograms", sum.Client.Latency)
+	}
+	reset := slices.Clone(run.Snapshots)
+	reset[4].Run = stats.ClientStats{Requests: 1} // r pressed just before the last tick
+	if got := Summarize(run.Header, reset).Client; got.Requests != want.Requests {
+		t.Errorf("after a reset of the windows the summary counts %d requests, want %d", got.Requests, want.Requests)
 	}
 	if len(sum.Steps) != 3 {
 		t.Fatalf("%d steps, want 3", len(sum.Steps))
@@ -193,10 +209,8 @@ func TestStepWithoutHistogramsIsApproximate(t *testing.T) {
 func TestWriteText(t *testing.T) {
 	run := steppedRun(t)
 	last := &run.Snapshots[4]
-	last.Run.Errors = 7
-	last.Run.ErrorsByCode = []stats.ErrorCount{{Code: "UNAVAILABLE", Count: 7, Message: "connection refused"}}
-	last.Run.Latency = stats.Latency{Count: 950, Mean: 2105 * time.Microsecond, P50: 2000 * time.Microsecond,
-		P90: 3000 * time.Microsecond, P95: 3001 * time.Microsecond, P99: 3002 * time.Microsecond}
+	last.Tick.Errors = 7
+	last.Tick.ErrorsByCode = []stats.ErrorCount{{Code: "UNAVAILABLE", Count: 7, Message: "connection refused"}}
 	sum := Summarize(run.Header, run.Snapshots)
 	var b bytes.Buffer
 	if err := WriteText(&b, sum); err != nil {
@@ -210,8 +224,8 @@ func TestWriteText(t *testing.T) {
 		"Request count: 950\n",
 		"Throughput: 190 infer/sec\n",
 		"p50 latency: 2000 usec\n",
-		"p95 latency: 3001 usec\n",
-		"p99 latency: 3002 usec\n",
+		"p95 latency: 3000 usec\n",
+		"p99 latency: 3000 usec\n",
 		"Inference count: 950\n",
 		"Successful request count: 950\n",
 		"Avg request latency: 1442 usec (overhead ",

@@ -13,7 +13,6 @@ import (
 // span accumulates consecutive ticks into a Step.
 type span struct {
 	load      stats.Load
-	withHist  bool // merge client latency histograms (steps, not the whole run)
 	firstSeq  int
 	lastSeq   int
 	ticks     int
@@ -26,8 +25,8 @@ type span struct {
 	cpu       cpuAcc
 }
 
-func newSpan(load stats.Load, withHist bool) span {
-	return span{load: load, withHist: withHist}
+func newSpan(load stats.Load) span {
+	return span{load: load}
 }
 
 func (p *span) add(s stats.Snapshot) {
@@ -57,11 +56,9 @@ func (p *span) add(s stats.Snapshot) {
 	for _, e := range t.ErrorsByCode {
 		p.addError(e)
 	}
-	if p.withHist {
-		p.latency.add(t.Latency, s.Histogram)
-		if t.Scheduled != nil {
-			p.scheduled.add(*t.Scheduled, s.ScheduledHistogram)
-		}
+	p.latency.add(t.Latency, s.Histogram)
+	if t.Scheduled != nil {
+		p.scheduled.add(*t.Scheduled, s.ScheduledHistogram)
 	}
 	p.server.add(&s.Server)
 	p.metrics.add(&s.Metrics)
@@ -103,15 +100,13 @@ func (p *span) step() Step {
 		Metrics:   p.metrics.summary(),
 		ClientCPU: p.cpu.summary(),
 	}
-	if p.withHist {
-		var approx bool
-		c.Latency, approx = p.latency.summary()
-		st.Approximate = approx
-		if p.scheduled.count > 0 {
-			l, a := p.scheduled.summary()
-			c.Scheduled = &l
-			st.Approximate = st.Approximate || a
-		}
+	var approx bool
+	c.Latency, approx = p.latency.summary()
+	st.Approximate = approx
+	if p.scheduled.count > 0 {
+		l, a := p.scheduled.summary()
+		c.Scheduled = &l
+		st.Approximate = st.Approximate || a
 	}
 	st.Client = c
 	return st

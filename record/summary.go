@@ -21,7 +21,9 @@ type Summary struct {
 	// Load is the load profile at the end of the run.
 	Load stats.Load `json:"load"`
 
-	// Client is the whole run as the client saw it: the last snapshot's Run.
+	// Client is the whole run as the client saw it, merged from every tick
+	// (histograms included), so that a reset of the dashboard's windows
+	// during the run does not shorten it.
 	Client stats.ClientStats `json:"client"`
 	// Server, Metrics and ClientCPU aggregate every tick of the run.
 	Server    ServerSummary  `json:"server"`
@@ -167,7 +169,7 @@ type Summarizer struct {
 
 // NewSummarizer starts a summary of the run described by h.
 func NewSummarizer(h Header) *Summarizer {
-	return &Summarizer{h: h, whole: newSpan(stats.Load{}, false)}
+	return &Summarizer{h: h, whole: newSpan(stats.Load{})}
 }
 
 // Add includes the next tick.
@@ -183,7 +185,7 @@ func (z *Summarizer) Add(s stats.Snapshot) {
 		z.cur = nil
 	}
 	if z.cur == nil {
-		c := newSpan(s.Load, true)
+		c := newSpan(s.Load)
 		z.cur = &c
 	}
 	z.cur.add(s)
@@ -209,9 +211,8 @@ func (z *Summarizer) Summary() Summary {
 	sum.End = z.last.Time
 	sum.Duration = z.last.Elapsed
 	sum.Load = z.last.Load
-	sum.Client = z.last.Run
 	w := z.whole.step()
-	sum.Server, sum.Metrics, sum.ClientCPU = w.Server, w.Metrics, w.ClientCPU
+	sum.Client, sum.Server, sum.Metrics, sum.ClientCPU = w.Client, w.Server, w.Metrics, w.ClientCPU
 	sum.Steps = append(append([]Step(nil), z.steps...), z.cur.step())
 	return sum
 }

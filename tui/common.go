@@ -30,22 +30,23 @@ type uiState struct {
 	inFlight int
 	speed    float64 // replay speed
 	ended    bool    // the snapshot feed closed
+	atEnd    bool    // the replay has played its last snapshot
 }
 
 // board is the state the panes render: the snapshot history, the UI state
 // and the run's fixed facts. Views read it and never change it.
 type board struct {
-	common  *Common
-	hist    *history
-	ui      *uiState
-	header  HeaderInfo
-	windows bool // a WindowControl exists, so Snapshot.Window follows w
+	common *Common
+	hist   *history
+	ui     *uiState
+	header HeaderInfo
 }
 
 // windowStats returns the client statistics for the selected window and its
-// name. Without a WindowControl the whole-run choice reads Snapshot.Run.
+// name. The whole-run choice reads Snapshot.Run: the sliding window has a
+// length, the run's totals are already kept.
 func (b *board) windowStats(s *stats.Snapshot) (*stats.ClientStats, string) {
-	if windowChoices[b.ui.window] == 0 && !b.windows {
+	if windowChoices[b.ui.window] == 0 {
 		return &s.Run, "whole run"
 	}
 	return &s.Window, fmtWindow(s.WindowLength)

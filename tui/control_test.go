@@ -93,10 +93,15 @@ func (f *fakeWindows) ResetWindows() {
 	f.calls = append(f.calls, "ResetWindows")
 }
 
-// fakeReplay records replay calls.
+// fakeReplay records replay calls and keeps the state a replay reports: a
+// step pauses it, as record.Replay's does.
 type fakeReplay struct {
-	mu    sync.Mutex
-	calls []string
+	mu     sync.Mutex
+	calls  []string
+	paused bool
+	speed  float64
+	index  int
+	total  int
 }
 
 func (f *fakeReplay) add(c string) {
@@ -105,10 +110,39 @@ func (f *fakeReplay) add(c string) {
 	f.calls = append(f.calls, c)
 }
 
-func (f *fakeReplay) Pause()             { f.add("Pause") }
-func (f *fakeReplay) Resume()            { f.add("Resume") }
-func (f *fakeReplay) Step(n int)         { f.add(fmt.Sprintf("Step(%d)", n)) }
-func (f *fakeReplay) SetSpeed(s float64) { f.add(fmt.Sprintf("SetSpeed(%g)", s)) }
+func (f *fakeReplay) Pause()  { f.set(func() { f.paused = true }, "Pause") }
+func (f *fakeReplay) Resume() { f.set(func() { f.paused = false }, "Resume") }
+func (f *fakeReplay) Step(n int) {
+	f.set(func() { f.paused = true; f.index = min(max(f.index+n, 0), max(f.total-1, 0)) }, fmt.Sprintf("Step(%d)", n))
+}
+func (f *fakeReplay) SetSpeed(s float64) {
+	f.set(func() { f.speed = s }, fmt.Sprintf("SetSpeed(%g)", s))
+}
+
+func (f *fakeReplay) set(change func(), call string) {
+	f.mu.Lock()
+	change()
+	f.mu.Unlock()
+	f.add(call)
+}
+
+func (f *fakeReplay) Paused() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.paused
+}
+
+func (f *fakeReplay) Speed() float64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.speed
+}
+
+func (f *fakeReplay) Position() (int, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.index, f.total
+}
 
 func (f *fakeReplay) Calls() []string {
 	f.mu.Lock()

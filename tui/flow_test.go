@@ -93,7 +93,7 @@ func TestRateKeys(t *testing.T) {
 }
 
 func TestReplayIgnoresLoadKeys(t *testing.T) {
-	rp := &fakeReplay{}
+	rp := &fakeReplay{speed: 1}
 	ch := make(chan stats.Snapshot, 64)
 	for _, s := range closedLoopRun(10) {
 		ch <- s
@@ -106,11 +106,12 @@ func TestReplayIgnoresLoadKeys(t *testing.T) {
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyRight})
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyLeft})
 	tm.Type("+")
+	// The steps paused the replay: space resumes it.
 	tm.Send(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
-	waitCalls(t, rp.Calls, "Pause")
+	waitCalls(t, rp.Calls, "Resume")
 	tm.Type("q")
 	m := tm.FinalModel(t, teatest.WithFinalTimeout(flowTimeout)).(Model)
-	want := []string{"Step(1)", "Step(-1)", "SetSpeed(2)", "Pause"}
+	want := []string{"Step(1)", "Step(-1)", "SetSpeed(2)", "Resume"}
 	if got := rp.Calls(); !slices.Equal(got, want) {
 		t.Errorf("replay calls %v, want %v", got, want)
 	}
@@ -137,10 +138,15 @@ func TestWindowAndResetKeys(t *testing.T) {
 func TestWholeRunWithoutWindowControlReadsRun(t *testing.T) {
 	m := loaded(t, Options{}, closedLoopRun(30), 120, 40)
 	next, _ := m.Update(tea.KeyPressMsg{Code: 'w', Text: "w"})
-	next, _ = next.Update(tea.KeyPressMsg{Code: 'w', Text: "w"})
 	out := next.(Model).Render()
 	if !strings.Contains(out, "Latency · whole run") {
-		t.Errorf("whole-run window not shown:\n%s", out)
+		t.Errorf("whole-run window not shown after one w:\n%s", out)
+	}
+	// The recorded window and the whole run are the only two choices: a
+	// second w goes back, never through a span the run file lacks.
+	next, _ = next.Update(tea.KeyPressMsg{Code: 'w', Text: "w"})
+	if out := next.(Model).Render(); !strings.Contains(out, "Latency · last 10 s") {
+		t.Errorf("second w did not go back to the recorded window:\n%s", out)
 	}
 }
 
@@ -215,5 +221,35 @@ func TestClosedFeedStopsDraining(t *testing.T) {
 	}
 	if out := m.Render(); !strings.Contains(out, "stopped") {
 		t.Errorf("header does not say stopped:\n%s", out)
+	}
+}
+
+// The aggregator's window has a length; the whole run is Snapshot.Run, so
+// the third w must show it in a live run too.
+func TestWholeRunWithWindowControlReadsRun(t *testing.T) {
+	snaps := closedLoopRun(30)
+	m := loaded(t, Options{Control: newFakeControl(8), Windows: &fakeWindows{}}, snaps, 120, 40)
+	next, _ := m.Update(tea.KeyPressMsg{Code: 'w', Text: "w"})
+	next, _ = next.Update(tea.KeyPressMsg{Code: 'w', Text: "w"})
+	out := next.(Model).Render()
+	if !strings.Contains(out, "Latency · whole run") {
+		t.Errorf("whole-run window not shown:\n%s", out)
+	}
+	want := "whole run " + fmtRate(snaps[29].Run.RequestsPerS) + " req/s"
+	if !strings.Contains(ansi.Strip(out), want) {
+		t.Errorf("throughput does not show the run's rate %q:\n%s", want, out)
+	}
+}
+
+// The footer says what p does now.
+func TestPauseHintSaysResumeWhilePaused(t *testing.T) {
+	m := loaded(t, Options{Control: newFakeControl(8)}, closedLoopRun(5), 120, 40)
+	next, _ := m.Update(tea.KeyPressMsg{Code: 'p', Text: "p"})
+	if out := ansi.Strip(next.(Model).Render()); !strings.Contains(out, "p resume") {
+		t.Errorf("footer while paused:\n%s", out)
+	}
+	next, _ = next.Update(tea.KeyPressMsg{Code: 'p', Text: "p"})
+	if out := ansi.Strip(next.(Model).Render()); !strings.Contains(out, "p pause") {
+		t.Errorf("footer after resume:\n%s", out)
 	}
 }

@@ -22,7 +22,8 @@ type KeyMap struct {
 }
 
 // NewKeyMap returns the key map for a live run (replay false) or a replay,
-// where the load keys are disabled and + and - change the playback speed.
+// where the load and reset keys are disabled and + and - change the
+// playback speed.
 func NewKeyMap(replay bool) *KeyMap {
 	k := &KeyMap{
 		Up:     key.NewBinding(key.WithKeys("up", "+", "="), key.WithHelp("↑/↓", "load")),
@@ -42,7 +43,8 @@ func NewKeyMap(replay bool) *KeyMap {
 	}
 	off := []*key.Binding{&k.ReplayPause, &k.StepBack, &k.StepForward, &k.Faster, &k.Slower}
 	if replay {
-		off = []*key.Binding{&k.Up, &k.Down, &k.Pause}
+		// A replay's windows are the ones recorded: nothing to reset.
+		off = []*key.Binding{&k.Up, &k.Down, &k.Pause, &k.Reset}
 	}
 	for _, b := range off {
 		b.SetEnabled(false)

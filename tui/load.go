@@ -60,10 +60,18 @@ func floorPow2(n int) int {
 }
 
 // nextSpeed is the replay speed after a + (faster) or - press: halving and
-// doubling between 1/8 and 64 times real time.
+// doubling between 1/8 and 64 times real time. Zero (as fast as possible)
+// is above every speed: - from it goes to 64. A speed given outside the
+// range is never moved the wrong way by a press.
 func nextSpeed(s float64, faster bool) float64 {
-	if faster {
-		return min(64, s*2)
+	switch {
+	case s <= 0 && faster:
+		return 0
+	case s <= 0:
+		return 64
+	case faster:
+		return max(s, min(64, s*2))
+	default:
+		return min(s, max(0.125, s/2))
 	}
-	return max(0.125, s/2)
 }

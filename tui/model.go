@@ -51,11 +51,10 @@ func New(o Options) Model {
 	noColor := o.NoColor || os.Getenv("NO_COLOR") != ""
 	c := &Common{Width: 80, Height: 24, Styles: NewStyles(!noColor), KeyMap: NewKeyMap(replay)}
 	b := &board{
-		common:  c,
-		hist:    newHistory(HistoryLength),
-		ui:      &uiState{replay: replay, focus: -1, speed: 1},
-		header:  o.Header,
-		windows: o.Windows != nil,
+		common: c,
+		hist:   newHistory(HistoryLength),
+		ui:     &uiState{replay: replay, focus: -1, speed: 1},
+		header: o.Header,
 	}
 	m := Model{
 		opts:    o,
@@ -72,6 +71,8 @@ func New(o Options) Model {
 	}
 	m.setStyles(c.Styles)
 	m.readControl()
+	m.readReplay()
+	m.pauseHelp()
 	return m
 }
 
@@ -90,6 +91,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case frameMsg:
 		m.drain()
 		m.readControl()
+		m.readReplay()
+		m.pauseHelp()
 		return m, m.tick()
 	case tea.WindowSizeMsg:
 		m.common.Width, m.common.Height = msg.Width, msg.Height
@@ -147,6 +150,19 @@ func (m *Model) readControl() {
 	ui.haveLoad, ui.load, ui.paused, ui.inFlight = true, st.Load, st.Paused, st.InFlight
 }
 
+// readReplay refreshes the replay's state: a step pauses it, and it may
+// have started at any speed or reached its end.
+func (m *Model) readReplay() {
+	r := m.opts.Replay
+	if r == nil {
+		return
+	}
+	ui := m.board.ui
+	ui.paused, ui.speed = r.Paused(), r.Speed()
+	i, n := r.Position()
+	ui.atEnd = n > 0 && i >= n-1
+}
+
 func (m *Model) setStyles(st *Styles) {
 	m.common.Styles = st
 	m.help.Styles = help.Styles{
@@ -187,6 +203,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 				n = -1
 			}
 			m.opts.Replay.Step(n)
+			ui.paused = true // a step pauses the replay
 		}
 	case key.Matches(msg, k.Faster), key.Matches(msg, k.Slower):
 		ui.speed = nextSpeed(ui.speed, key.Matches(msg, k.Faster))
@@ -198,7 +215,16 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.opts.Windows.ResetWindows()
 		}
 	case key.Matches(msg, k.Window):
-		ui.window = (ui.window + 1) % len(windowChoices)
+		switch {
+		case m.opts.Windows != nil:
+			ui.window = (ui.window + 1) % len(windowChoices)
+		case ui.window == 0:
+			// Without a WindowControl the window is the one recorded:
+			// w toggles between it and the whole run.
+			ui.window = len(windowChoices) - 1
+		default:
+			ui.window = 0
+		}
 		if m.opts.Windows != nil {
 			m.opts.Windows.SetWindow(windowChoices[ui.window])
 		}
@@ -215,7 +241,20 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Help):
 		m.help.ShowAll = !m.help.ShowAll
 	}
+	m.pauseHelp()
 	return m, nil
+}
+
+// pauseHelp names what the pause keys do now: resume once paused.
+func (m *Model) pauseHelp() {
+	k := m.common.KeyMap
+	if m.board.ui.paused {
+		k.Pause.SetHelp("p", "resume")
+		k.ReplayPause.SetHelp("space", "play")
+	} else {
+		k.Pause.SetHelp("p", "pause")
+		k.ReplayPause.SetHelp("space", "pause")
+	}
 }
 
 // changeLoad moves the load one step up or down, from the driver's current
@@ -271,7 +310,9 @@ func (m Model) Render() string {
 		rects := bodyLayout(w, body, m.board.ui.focus, gpus)
 		var views [paneCount]string
 		for i, p := range m.panes {
-			if rects[i].w > 0 {
+			// A pane needs its frame's two rows; a body shorter than
+			// that (a tiny terminal) stays blank.
+			if rects[i].w > 0 && rects[i].h >= 2 {
 				p.SetSize(rects[i].w, rects[i].h)
 				views[i] = p.View()
 			}

@@ -28,12 +28,20 @@ type WindowControl interface {
 }
 
 // ReplayControl drives a replay source: pause, resume, step by whole ticks
-// (negative steps go back) and playback speed (1 is real time).
+// (negative steps go back) and playback speed (1 is real time, 0 as fast
+// as possible). The dashboard reads Paused, Speed and Position every frame,
+// so the header follows the source's own state (a step pauses it, a
+// replay may start at any speed and holds at its end).
 type ReplayControl interface {
 	Pause()
 	Resume()
 	Step(n int)
 	SetSpeed(f float64)
+	Paused() bool
+	Speed() float64
+	// Position is the index of the last snapshot played (-1 before the
+	// first) and the number of snapshots.
+	Position() (index, total int)
 }
 
 // HeaderInfo is what the header says about the server and the run; it does

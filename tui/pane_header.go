@@ -43,7 +43,7 @@ func (p *headerPane) View() string {
 		hi.Server,
 		strings.Join(id, " · "),
 		hi.Protocol,
-		recording(st, hi.Recording),
+		recording(st, hi.Recording, p.b.ui.replay),
 	)
 
 	// In a shared process the simulator's work is in the process's CPU,
@@ -79,9 +79,14 @@ func badge(st *Styles, simulated bool) string {
 	return st.Badge.Render(" SIMULATED ")
 }
 
-func recording(st *Styles, path string) string {
-	if path == "" {
+// recording marks a run being written; a replay names its file instead,
+// without the red dot of a recording.
+func recording(st *Styles, path string, replay bool) string {
+	switch {
+	case path == "":
 		return ""
+	case replay:
+		return st.Dim.Render(path)
 	}
 	return st.Bad.Render("●") + " rec " + path
 }
@@ -134,10 +139,12 @@ func (p *headerPane) state(s *stats.Snapshot) string {
 	ui := p.b.ui
 	if ui.replay {
 		switch {
-		case ui.ended:
+		case ui.ended || ui.atEnd:
 			return st.Dim.Render("■ replay ended")
 		case ui.paused:
 			return st.Warn.Render("⏸ replay paused")
+		case ui.speed <= 0:
+			return st.Good.Render("▶ replay max speed")
 		default:
 			return st.Good.Render("▶ replay " + strconv.FormatFloat(ui.speed, 'g', 3, 64) + "×")
 		}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,7 +78,7 @@ func (p *latencyPane) View() string {
 			return b.String()
 		}
 		for _, d := range [...]time.Duration{l.P50, l.P90, l.P95, l.P99, l.P999, l.Max} {
-			b.WriteString(st.Value.Render(padLeft(fmtMs(d), col)))
+			b.WriteString(st.Value.Render(padLeft(fmtMsIn(d, col-1), col)))
 		}
 		return b.String()
 	}
@@ -101,6 +102,20 @@ func (p *latencyPane) View() string {
 		lines = append(lines, fit(st.Label.Render("p99"), label)+sparkline(st.Series[2], p.b.hist, iw-label, latP99, 0))
 	}
 	return box(st, title, focused, p.w, p.h, lines)
+}
+
+// fmtMsIn is fmtMs in at most w cells where fewer decimals make it fit, so
+// that neighbouring table cells never run together: 0.393 becomes 0.39 in
+// four cells.
+func fmtMsIn(d time.Duration, w int) string {
+	s := fmtMs(d)
+	if len(s) <= w {
+		return s
+	}
+	if v := float64(d) / 1e6; v < 1 {
+		return strconv.FormatFloat(v, 'f', max(0, w-2), 64)
+	}
+	return s
 }
 
 // padLeft right-aligns s in w cells.

@@ -31,11 +31,16 @@ func (p *throughputPane) View() string {
 	if iw < 44 {
 		runAvg = "avg "
 	}
-	lines = append(lines, join(
-		st.Value.Render(fmtRate(s.Tick.InferPerS))+" infer/s",
-		st.Value.Render(fmtRate(s.Tick.RequestsPerS))+" req/s",
-		st.Label.Render(runAvg)+st.Value.Render(fmtRate(s.Run.RequestsPerS)),
-	))
+	infer := st.Value.Render(fmtRate(s.Tick.InferPerS)) + " infer/s"
+	req := st.Value.Render(fmtRate(s.Tick.RequestsPerS)) + " req/s"
+	avg := st.Label.Render(runAvg) + st.Value.Render(fmtRate(s.Run.RequestsPerS))
+	first := join(infer, req, avg)
+	if cellWidth(first) > iw && s.Tick.InferPerS == s.Tick.RequestsPerS {
+		// Unbatched, the two rates are one: better said once than have
+		// the average cut.
+		first = join(req, avg)
+	}
+	lines = append(lines, first)
 	batched := s.Run.Inferences != s.Run.Requests
 	legend := ""
 	if rows >= 6 {

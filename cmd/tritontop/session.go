@@ -373,7 +373,8 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		return driveErr
 	case recErr != nil:
 		return fmt.Errorf("writing the run: %w", recErr)
-	case tuiErr != nil && !errors.Is(tuiErr, tea.ErrProgramKilled) && !errors.Is(tuiErr, context.Canceled):
+	case tuiErr != nil && (errors.Is(tuiErr, tea.ErrProgramPanic) ||
+		!errors.Is(tuiErr, tea.ErrProgramKilled) && !errors.Is(tuiErr, context.Canceled)):
 		return fmt.Errorf("dashboard: %w", tuiErr)
 	}
 	return nil
