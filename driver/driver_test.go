@@ -173,3 +173,14 @@ func TestResultsArriveWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestTinyResultMaxAge(t *testing.T) {
+	// Any positive ResultMaxAge is valid, even one too short to halve.
+	run := start(t, context.Background(), Options{Client: &nopClient{}, Requests: []*triton.InferRequest{{Model: "m"}},
+		Load: Load{Mode: Concurrency, Concurrency: 1}, ResultMaxAge: 1})
+	time.Sleep(20 * time.Millisecond)
+	run.d.Stop(time.Second)
+	if res := run.wait(t); len(res) == 0 {
+		t.Error("no results")
+	}
+}

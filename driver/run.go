@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -171,8 +172,21 @@ func (r *run) pace(ctx context.Context) time.Duration {
 func (r *run) dispatch(ctx context.Context, scheduled time.Duration, st *runState) bool {
 	select {
 	case r.tickets <- scheduled:
+		r.idle.Add(-1)
 		return true
 	default:
+	}
+	// Workers just handed tickets may be about to finish and wait again
+	// (a fast server): letting them run first keeps an overloaded pacer
+	// from starting a goroutine per ticket.
+	if r.idle.Load() == 0 {
+		runtime.Gosched()
+		select {
+		case r.tickets <- scheduled:
+			r.idle.Add(-1)
+			return true
+		default:
+		}
 	}
 	// A worker about to take a ticket is not worth a new goroutine.
 	if c := st.load.MaxInFlight; r.idle.Load() == 0 && (c == 0 || r.open < c) {
@@ -181,6 +195,7 @@ func (r *run) dispatch(ctx context.Context, scheduled time.Duration, st *runStat
 	}
 	select {
 	case r.tickets <- scheduled:
+		r.idle.Add(-1)
 		return true
 	case <-st.wake:
 	case <-r.d.stopReq:
@@ -208,7 +223,7 @@ func (r *run) spawn(open bool, index int) {
 func (r *run) flushLoop(stop, done chan struct{}) {
 	defer close(done)
 	age := r.d.opts.ResultMaxAge
-	t := time.NewTicker(age / 2)
+	t := time.NewTicker(max(age/2, 1)) // a 1ns ResultMaxAge must not panic
 	defer t.Stop()
 	for {
 		select {

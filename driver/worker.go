@@ -82,10 +82,13 @@ func (w *worker) loop() {
 			w.do(now, now)
 			continue
 		}
+		// The pacer, not this worker, takes the ticket's worker off the
+		// idle count: it dispatches the next ticket before this goroutine
+		// may run, and a stale count would make it wait for a busy worker
+		// instead of starting a new one.
 		r.idle.Add(1)
 		select {
 		case scheduled := <-r.tickets:
-			r.idle.Add(-1)
 			w.do(scheduled, r.now())
 		case <-st.wake:
 			r.idle.Add(-1)
