@@ -184,3 +184,33 @@ func TestTinyResultMaxAge(t *testing.T) {
 		t.Error("no results")
 	}
 }
+
+// TestClosedLoopPausesWhileUnavailable: once the server is gone every
+// request fails at once; the closed loop must not spin on it (the client
+// would become the bottleneck it measures), but every failure still counts.
+func TestClosedLoopPausesWhileUnavailable(t *testing.T) {
+	s := startSim(t)
+	c := dial(t, s, "grpc", 1)
+	reqs := identityRequests(t, c)
+	s.Close()
+	run := start(t, context.Background(), Options{
+		Client:   c,
+		Requests: reqs,
+		Schedule: []Step{{Load: Load{Mode: Concurrency, Concurrency: 2}, Duration: time.Second}},
+	})
+	res := run.wait(t)
+	unavailable := 0
+	for _, r := range res {
+		if r.Code == codes.Unavailable {
+			unavailable++
+		}
+	}
+	if unavailable == 0 {
+		t.Fatalf("no UNAVAILABLE results against a closed server (%d results)", len(res))
+	}
+	// Two workers pausing 1, 2, 4 … 100 ms make about 2 × 17 tries in a
+	// second; spinning makes tens of thousands.
+	if len(res) > 200 {
+		t.Errorf("%d requests in 1 s against a dead server: the closed loop spins", len(res))
+	}
+}

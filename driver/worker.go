@@ -23,6 +23,9 @@ type worker struct {
 	open  bool // open-loop (ticket) worker
 	next  int  // next request to send, rotating through the prepared ones
 	timer *time.Timer
+	// unavailable is the closed-loop pause after an UNAVAILABLE answer,
+	// doubled while they last; 0 after a request that was not.
+	unavailable time.Duration
 
 	// Unary timeouts: a context cancelled by ttimer, see try.
 	tctx   context.Context
@@ -39,6 +42,13 @@ type worker struct {
 	pending atomic.Uint64 // seq of the request awaiting its response; 0: none
 	reply   chan streamReply
 }
+
+// The closed-loop pause after an UNAVAILABLE answer starts at
+// minUnavailableBackoff and doubles up to maxUnavailableBackoff.
+const (
+	minUnavailableBackoff = time.Millisecond
+	maxUnavailableBackoff = 100 * time.Millisecond
+)
 
 type streamReply struct {
 	size int
@@ -79,7 +89,16 @@ func (w *worker) loop() {
 		}
 		if !w.open {
 			now := r.now()
-			w.do(now, now)
+			if w.do(now, now) == codes.Unavailable {
+				// An unreachable or refusing server fails requests at
+				// once: without a pause a closed loop would spin, turning
+				// the client into the bottleneck it measures. The failures
+				// still count.
+				w.unavailable = min(max(2*w.unavailable, minUnavailableBackoff), maxUnavailableBackoff)
+				w.sleep(w.unavailable)
+			} else {
+				w.unavailable = 0
+			}
 			continue
 		}
 		// The pacer, not this worker, takes the ticket's worker off the
@@ -109,8 +128,9 @@ func (w *worker) wanted(st *runState) bool {
 	return st.load.Mode == Concurrency && w.index < st.load.Concurrency
 }
 
-// do sends one request, with its retries, and records its Result.
-func (w *worker) do(scheduled, sent time.Duration) {
+// do sends one request, with its retries, records its Result and returns
+// its code.
+func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 	r := w.r
 	d := r.d
 	d.inFlight.Add(1)
@@ -149,6 +169,7 @@ func (w *worker) do(scheduled, sent time.Duration) {
 	res.Done = r.now()
 	d.inFlight.Add(-1)
 	w.add(res)
+	return res.Code
 }
 
 // try sends once, over the worker's stream or as a unary call.

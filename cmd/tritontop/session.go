@@ -237,7 +237,10 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 
 	interval := time.Duration(f.intervalMS) * time.Millisecond
 	poller := stats.NewServerPoller(t.client, f.model, f.modelVersion)
-	if err := poller.Prime(ctx); err != nil {
+	primeCtx, cancelPrime := context.WithTimeout(ctx, f.connectTimout)
+	err = poller.Prime(primeCtx)
+	cancelPrime()
+	if err != nil {
 		fmt.Fprintf(stderr, "tritontop: warning: server statistics unavailable: %s\n", oneLine(err.Error()))
 	}
 	metricsURL := f.metricsURL
