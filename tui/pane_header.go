@@ -133,7 +133,7 @@ func (p *headerPane) inFlight(s *stats.Snapshot) int {
 }
 
 // state is the one-word run state: running, paused, server unreachable,
-// replay.
+// no responses (a stall), replay.
 func (p *headerPane) state(s *stats.Snapshot) string {
 	st := p.b.common.Styles
 	ui := p.b.ui
@@ -156,9 +156,17 @@ func (p *headerPane) state(s *stats.Snapshot) string {
 		return st.Warn.Render("⏸ paused")
 	case unreachable(s):
 		return st.Bad.Render("✖ server unreachable")
+	case stalled(s):
+		return st.Warn.Render("◌ no responses")
 	default:
 		return st.Good.Render("● running")
 	}
+}
+
+// stalled is true when requests are in flight but none finished in a whole
+// tick: the server (or the network) holds them.
+func stalled(s *stats.Snapshot) bool {
+	return s.Load.InFlight > 0 && s.Tick.Requests == 0 && s.Tick.Cancelled == 0 && s.Interval > 0
 }
 
 // unreachable is true when nothing answered in the tick: no statistics, no
