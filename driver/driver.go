@@ -81,6 +81,9 @@ type Driver struct {
 	prepared []triton.Prepared
 	sizes    []int32
 	results  chan []Result
+	// epoch is the instant Result offsets count from; it is fixed in New
+	// so that a consumer can relate offsets to wall time before Run.
+	epoch time.Time
 
 	mu    sync.Mutex // serializes state changes
 	state atomic.Pointer[runState]
@@ -153,6 +156,7 @@ func New(opts Options) (*Driver, error) {
 		return nil, fmt.Errorf("driver: %w", err)
 	}
 	d := &Driver{
+		epoch:   time.Now(),
 		opts:    opts,
 		results: make(chan []Result, 16),
 		stopReq: make(chan struct{}),
@@ -180,6 +184,11 @@ func checkLoad(l Load) error {
 	}
 	return nil
 }
+
+// Epoch returns the instant that Result's Scheduled, Sent and Done offsets
+// count from, on the monotonic clock. It is fixed when the driver is created,
+// so a consumer can map offsets to wall time before and during Run.
+func (d *Driver) Epoch() time.Time { return d.epoch }
 
 // Results delivers finished requests in batches; the receiver owns each
 // slice. The channel is closed when Run returns, after every result has been

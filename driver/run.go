@@ -12,8 +12,11 @@ import (
 // run is the state of one Run: the pacer (which is Run's own goroutine), the
 // workers it starts, and the streams they share.
 type run struct {
-	d         *Driver
-	start     time.Time
+	d     *Driver
+	start time.Time // the driver's epoch: Result offsets count from it
+	// began is when Run began, as an offset from start; a stepped
+	// schedule's steps count from it.
+	began     time.Duration
 	reqCtx    context.Context // every request's context; cancelled at the end
 	cancelReq context.CancelFunc
 	quit      chan struct{} // closed when no new request may start
@@ -52,10 +55,11 @@ func (d *Driver) Run(ctx context.Context) error {
 	defer close(d.results)
 	r := &run{
 		d:       d,
-		start:   time.Now(),
+		start:   d.epoch,
 		quit:    make(chan struct{}),
 		tickets: make(chan time.Duration),
 	}
+	r.began = r.now()
 	r.reqCtx, r.cancelReq = context.WithCancel(ctx)
 	defer r.cancelReq()
 	if d.opts.Streaming {
@@ -93,15 +97,26 @@ func (d *Driver) Run(ctx context.Context) error {
 
 func (r *run) now() time.Duration { return time.Since(r.start) }
 
+// stepAt is stepAt for a time on the run's clock: the schedule counts from
+// when Run began, not from the epoch, and the step's end is returned on the
+// run's clock too (-1 when the step lasts for ever).
+func (r *run) stepAt(steps []Step, now time.Duration) (index int, end time.Duration, done bool) {
+	index, end, done = stepAt(steps, now-r.began)
+	if end >= 0 {
+		end += r.began
+	}
+	return index, end, done
+}
+
 // pace is the pacer loop: it follows the run state (and the schedule),
 // starts closed-loop workers, issues open-loop tickets, and returns the
 // drain allowed for the requests in flight when it is time to stop.
 func (r *run) pace(ctx context.Context) time.Duration {
 	d := r.d
 	steps := d.opts.Schedule
-	stepEnd := time.Duration(-1)
+	stepEnd := time.Duration(-1) // on the run's clock; -1: none
 	if len(steps) > 0 {
-		_, stepEnd, _ = stepAt(steps, 0)
+		_, stepEnd, _ = r.stepAt(steps, r.began)
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -135,7 +150,7 @@ func (r *run) pace(ctx context.Context) time.Duration {
 			}
 		}
 		if stepEnd >= 0 && now >= stepEnd {
-			i, end, done := stepAt(steps, now)
+			i, end, done := r.stepAt(steps, now)
 			if done {
 				return d.opts.Drain
 			}

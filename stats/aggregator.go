@@ -19,11 +19,14 @@ import (
 type Aggregator struct {
 	interval time.Duration
 
-	cur       tally
+	// cur is the tick being counted. While a tick boundary is set (split),
+	// results done at or after it go to next instead: the tick that
+	// follows the one about to be cut.
+	cur, next *span
+	split     time.Duration
+	splitting bool
 	samples   errorSamples
 	msgs      errorMessages
-	tickHist  *hdrhistogram.Histogram
-	tickSched *hdrhistogram.Histogram
 
 	win       *window
 	winLength time.Duration
@@ -50,8 +53,8 @@ func NewAggregator(interval, windowLength time.Duration) *Aggregator {
 	}
 	a := &Aggregator{
 		interval:  interval,
-		tickHist:  newHistogram(),
-		tickSched: newHistogram(),
+		cur:       newSpan(),
+		next:      newSpan(),
 		runHist:   newHistogram(),
 		runSched:  newHistogram(),
 		winLength: windowLength,
@@ -77,56 +80,94 @@ func (a *Aggregator) SetWindow(d time.Duration) {
 // next tick, so that both start again from that tick.
 func (a *Aggregator) ResetWindows() { a.resetReq.Store(true) }
 
+// span is the results of one tick: its counters and latency histograms.
+type span struct {
+	t     tally
+	hist  *hdrhistogram.Histogram
+	sched *hdrhistogram.Histogram
+}
+
+func newSpan() *span { return &span{hist: newHistogram(), sched: newHistogram()} }
+
+// add counts one result into the span.
+func (sp *span) add(r *driver.Result, samples *errorSamples) {
+	if !sp.t.addResult(r, samples) {
+		return
+	}
+	lat := max(r.Done-r.Sent, 0)
+	sp.t.latency.add(lat)
+	// Recording cannot fail: histogramValue clamps into range.
+	_ = sp.hist.RecordValue(histogramValue(lat))
+	sched := max(r.Done-r.Scheduled, 0)
+	sp.t.sched.add(sched)
+	_ = sp.sched.RecordValue(histogramValue(sched))
+}
+
+// reset empties the span for reuse.
+func (sp *span) reset() {
+	sp.t = tally{}
+	sp.hist.Reset()
+	sp.sched.Reset()
+}
+
 // Add counts a batch of finished requests. It does not allocate and takes no
 // lock; the batch may be reused by the caller once Add returns.
 func (a *Aggregator) Add(batch []driver.Result) {
 	for i := range batch {
 		r := &batch[i]
-		if !a.cur.addResult(r, &a.samples) {
-			continue
+		sp := a.cur
+		if a.splitting && r.Done >= a.split {
+			sp = a.next
 		}
-		lat := max(r.Done-r.Sent, 0)
-		a.cur.latency.add(lat)
-		// Recording cannot fail: histogramValue clamps into range.
-		_ = a.tickHist.RecordValue(histogramValue(lat))
-		sched := max(r.Done-r.Scheduled, 0)
-		a.cur.sched.add(sched)
-		_ = a.tickSched.RecordValue(histogramValue(sched))
+		sp.add(r, &a.samples)
 	}
+}
+
+// Split sets the end of the current tick at boundary, an offset on the
+// results' clock: until the next Tick, results done at or after it are
+// counted in the tick after, so that Tick can be called a little later and
+// still take the results done before boundary that arrive meanwhile.
+func (a *Aggregator) Split(boundary time.Duration) {
+	a.split, a.splitting = boundary, true
 }
 
 // Tick closes the current tick, which lasted d, and fills the client fields
 // of s: Tick, Window, WindowLength, Run, Histogram and ScheduledHistogram.
 // rateMode marks the tick as open loop even if no result showed a schedule
 // different from its send. The error is an encoding failure; the Snapshot is
-// complete apart from the histogram strings.
+// complete apart from the histogram strings. After Split, the results done
+// past the boundary are not part of this tick but start the next one.
 func (a *Aggregator) Tick(d time.Duration, rateMode bool, s *Snapshot) error {
 	a.applyControls()
-	a.cur.openLoop = a.cur.openLoop || rateMode
+	cur := a.cur
+	cur.t.openLoop = cur.t.openLoop || rateMode
 	a.samples.drain(&a.msgs)
 
-	s.Tick = a.stats(&a.cur, d, a.tickHist, a.tickSched)
-	hist, err := encodeHistogram(a.tickHist)
+	s.Tick = a.stats(&cur.t, d, cur.hist, cur.sched)
+	hist, err := encodeHistogram(cur.hist)
 	var schedHist string
-	if err == nil && a.cur.openLoop {
-		schedHist, err = encodeHistogram(a.tickSched)
+	if err == nil && cur.t.openLoop {
+		schedHist, err = encodeHistogram(cur.sched)
 	}
 	s.Histogram, s.ScheduledHistogram = hist, schedHist
 
-	slot := a.win.push(d, &a.cur, a.tickHist, a.tickSched)
+	slot := a.win.push(d, &cur.t, cur.hist, cur.sched)
 	wd, wt := a.win.merge()
 	s.Window = a.stats(&wt, wd, a.win.hist, a.win.sched)
 	s.WindowLength = a.winLength
 
-	a.run.merge(&a.cur)
+	a.run.merge(&cur.t)
 	a.runDur += d
 	slot.hist.MergeInto(a.runHist)
 	slot.sched.MergeInto(a.runSched)
 	s.Run = a.stats(&a.run, a.runDur, a.runHist, a.runSched)
 
-	a.cur = tally{}
-	a.tickHist.Reset()
-	a.tickSched.Reset()
+	cur.reset()
+	if a.splitting {
+		// The results already counted past the boundary open the new tick.
+		a.cur, a.next = a.next, cur
+		a.splitting = false
+	}
 	return err
 }
 

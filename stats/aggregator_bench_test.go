@@ -40,6 +40,20 @@ func BenchmarkAggregatorAdd(b *testing.B) {
 	}
 }
 
+// BenchmarkAggregatorAddSplit is the per-result path while a tick boundary
+// is set: about half the results go to the next tick.
+func BenchmarkAggregatorAddSplit(b *testing.B) {
+	a := NewAggregator(time.Second, 10*time.Second)
+	batch := benchBatch(256)
+	a.Split(batch[len(batch)/2].Done)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(batch) {
+		n := min(len(batch), b.N-i)
+		a.Add(batch[:n])
+	}
+}
+
 // BenchmarkSnapshot measures one Tick (tick, window and run summaries and
 // the encoded histograms) after 10 and after 10000 ticks of history: the
 // cost must not grow with the run's length.

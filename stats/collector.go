@@ -15,6 +15,11 @@ const (
 	DefaultWindow   = 10 * time.Second
 )
 
+// MaxCutGrace bounds how long, with an Epoch, a tick stays open after its
+// end for results that finished before the end but are still on their way
+// from the driver's workers (ReadWait bounds it too).
+const MaxCutGrace = 100 * time.Millisecond
+
 // CollectorOptions configures a Collector. Only Results is required.
 type CollectorOptions struct {
 	// Interval is the tick length (default 1 s).
@@ -38,6 +43,12 @@ type CollectorOptions struct {
 	// ReadTimeout bounds one statistics or metrics read (default two
 	// intervals).
 	ReadTimeout time.Duration
+	// Epoch is the instant the results' Done offsets count from (the
+	// driver's Epoch). With it a result belongs to the tick in which it
+	// finished, whenever its batch arrives; without it (zero), to the tick
+	// in which its batch arrives, which trails the server's by the time
+	// results wait in the driver's workers.
+	Epoch time.Time
 }
 
 // Collector runs the measuring side of a run: it counts the driver's
@@ -153,12 +164,19 @@ func (r *reader[T]) waiting() bool { return r != nil && r.busy }
 
 // run is the state of one Collector.Run.
 type run struct {
-	c        *Collector
-	ctx      context.Context
-	emit     func(Snapshot)
-	start    time.Time
-	last     time.Time
-	seq      int
+	c     *Collector
+	ctx   context.Context
+	emit  func(Snapshot)
+	start time.Time
+	seq   int
+	// Tick boundaries are offsets from origin: the Epoch, or else start.
+	origin   time.Time
+	byDone   bool          // results go to ticks by Done, not by arrival
+	lastEnd  time.Duration // the boundary that ended the last cut tick
+	grace    *time.Timer   // the open tick's cut, with byDone
+	open     bool          // a tick is past its end but not yet cut
+	openAt   time.Time     // the open tick's wall-clock end
+	openEnd  time.Duration // the open tick's boundary
 	server   *reader[ServerStats]
 	metrics  *reader[ServerMetrics]
 	lastMetr *ServerMetrics
@@ -178,7 +196,12 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r := &run{c: c, ctx: ctx, emit: emit, start: time.Now()}
-	r.last = r.start
+	r.origin, r.byDone = r.start, !c.opts.Epoch.IsZero()
+	if r.byDone {
+		r.origin = c.opts.Epoch
+	}
+	// The first tick begins when Run does, whatever the clock's origin.
+	r.lastEnd = r.start.Sub(r.origin)
 	if p := c.opts.Server; p != nil {
 		prime := func(ctx context.Context) { _ = p.Prime(ctx) }
 		r.server = startReader(ctx, c.opts.ReadTimeout, prime, p.Poll)
@@ -189,6 +212,9 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 	r.deadline = time.NewTimer(time.Hour)
 	r.deadline.Stop()
 	defer r.deadline.Stop()
+	r.grace = time.NewTimer(time.Hour)
+	r.grace.Stop()
+	defer r.grace.Stop()
 	ticker := time.NewTicker(c.opts.Interval)
 	defer ticker.Stop()
 
@@ -201,6 +227,15 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 			if !ok {
 				return r.finish()
 			}
+			// A tick that is due ends first, so that a collector woken late
+			// does not count into the closing tick what finished after it.
+			select {
+			case now := <-ticker.C:
+				if err := r.tick(now); err != nil {
+					return err
+				}
+			default:
+			}
 			c.agg.Add(batch)
 		case now := <-ticker.C:
 			if err := r.tick(now); err != nil {
@@ -212,37 +247,85 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 		case v := <-r.metrics.outC():
 			r.metrics.receive(v)
 			r.emitIfReady()
+		case <-r.grace.C:
+			if err := r.cutOpen(); err != nil {
+				return err
+			}
 		case <-r.deadline.C:
+			// With a grace as long as ReadWait, the deadline may come first.
+			if err := r.cutOpen(); err != nil {
+				return err
+			}
 			r.emitPending()
 		}
 	}
 }
 
-// tick cuts the client stats at now, starts the server reads and emits the
-// tick once they answer or ReadWait passes.
+// tick ends the tick at now and starts the server reads. By arrival, the
+// client stats are cut at once; by Done, the tick stays open for the grace
+// so that its results still on their way land in it. The tick is emitted
+// once it is cut and the reads answer, or ReadWait passes.
 func (r *run) tick(now time.Time) error {
 	if r.pending != nil {
 		r.emitPending()
 	}
-	s, err := r.cut(now)
+	if r.open {
+		// Ticks shorter than the grace: the previous one is cut early.
+		if err := r.cutOpen(); err != nil {
+			return err
+		}
+		r.emitPending()
+	}
+	r.server.start()
+	r.metrics.start()
+	r.deadline.Reset(r.c.opts.ReadWait)
+	if r.byDone {
+		r.open, r.openAt, r.openEnd = true, now, now.Sub(r.origin)
+		r.c.agg.Split(r.openEnd)
+		r.grace.Reset(r.cutGrace())
+		return nil
+	}
+	s, err := r.cut(now, now.Sub(r.origin))
 	if err != nil {
 		return err
 	}
 	r.pending = s
-	r.server.start()
-	r.metrics.start()
-	r.deadline.Reset(r.c.opts.ReadWait)
 	r.emitIfReady()
 	return nil
 }
 
-// finish emits the last, partial tick after the driver finished.
+// cutGrace is how long a tick stays open after its end.
+func (r *run) cutGrace() time.Duration { return min(r.c.opts.ReadWait, MaxCutGrace) }
+
+// cutOpen cuts the open tick, if any, at its boundary; it is emitted once
+// its reads answer or its deadline passes.
+func (r *run) cutOpen() error {
+	if !r.open {
+		return nil
+	}
+	r.open = false
+	r.grace.Stop()
+	s, err := r.cut(r.openAt, r.openEnd)
+	if err != nil {
+		return err
+	}
+	r.pending = s
+	r.emitIfReady()
+	return nil
+}
+
+// finish emits the last, partial tick after the driver finished: every
+// result is in, so an open tick is cut at once, and the last tick ends now.
 func (r *run) finish() error {
+	if err := r.cutOpen(); err != nil {
+		return err
+	}
 	if r.pending != nil {
 		r.awaitReads()
 		r.emitPending()
 	}
-	s, err := r.cut(time.Now())
+	now := time.Now()
+	s, err := r.cut(now, now.Sub(r.origin))
 	if err != nil {
 		return err
 	}
@@ -272,10 +355,11 @@ func (r *run) awaitReads() {
 	}
 }
 
-// cut closes the client side of a tick at now.
-func (r *run) cut(now time.Time) (*Snapshot, error) {
-	d := now.Sub(r.last)
-	r.last = now
+// cut closes the client side of a tick that ended at wall-clock now and at
+// end on the boundaries' clock; it lasted from the previous boundary to end.
+func (r *run) cut(now time.Time, end time.Duration) (*Snapshot, error) {
+	d := end - r.lastEnd
+	r.lastEnd = end
 	r.seq++
 	s := &Snapshot{Seq: r.seq, Time: now, Elapsed: now.Sub(r.start), Interval: d}
 	var st driver.State

@@ -256,7 +256,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	}
 	col := stats.NewCollector(stats.CollectorOptions{
 		Interval: interval, Window: f.window,
-		Results: drv.Results(), Control: drv,
+		Results: drv.Results(), Control: drv, Epoch: drv.Epoch(),
 		Server:  poller,
 		Metrics: stats.NewMetricsScraper(metricsURL, &http.Client{Timeout: 2 * interval}, f.model, f.modelVersion),
 		System:  sampler,

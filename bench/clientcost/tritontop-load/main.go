@@ -62,6 +62,7 @@ func main() {
 	col := stats.NewCollector(stats.CollectorOptions{
 		Results: d.Results(),
 		Control: d,
+		Epoch:   d.Epoch(),
 		Server:  stats.NewServerPoller(client, "identity", ""),
 	})
 	done := make(chan error, 1)
