@@ -221,16 +221,15 @@ func (a *serverAcc) add(s *stats.ServerStats) {
 }
 
 func (a *serverAcc) summary() ServerSummary {
-	s := ServerSummary{
+	s := ServerSummary{Ticks: a.ticks, ServerStats: stats.ServerStats{
 		Available:      a.ticks > 0,
-		Ticks:          a.ticks,
 		SuccessCount:   a.success,
 		FailCount:      a.fail,
 		InferenceCount: a.infer,
 		ExecutionCount: a.exec,
 		CacheHitCount:  a.cacheHit,
 		Batches:        slices.Clone(a.batches),
-	}
+	}}
 	if a.success > 0 {
 		n := float64(a.success)
 		s.Request = time.Duration(a.requestNs / n)

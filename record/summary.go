@@ -70,30 +70,10 @@ type Step struct {
 // compute, floored at 0, as perf_analyzer computes it. Ticks without
 // statistics, or whose counters went backwards (Reset), are left out.
 type ServerSummary struct {
+	// ServerStats holds the span's counts and per-request averages;
 	// Available is set when at least one tick had server statistics.
-	Available      bool  `json:"available"`
-	Ticks          int   `json:"ticks"`
-	SuccessCount   int64 `json:"success_count"`
-	FailCount      int64 `json:"fail_count"`
-	InferenceCount int64 `json:"inference_count"`
-	ExecutionCount int64 `json:"execution_count"`
-	CacheHitCount  int64 `json:"cache_hit_count,omitempty"`
-
-	Request       time.Duration `json:"request_ns"`
-	Queue         time.Duration `json:"queue_ns"`
-	ComputeInput  time.Duration `json:"compute_input_ns"`
-	ComputeInfer  time.Duration `json:"compute_infer_ns"`
-	ComputeOutput time.Duration `json:"compute_output_ns"`
-	Overhead      time.Duration `json:"overhead_ns"`
-
-	// AvgBatch is inference count / execution count.
-	AvgBatch float64            `json:"avg_batch"`
-	Batches  []stats.BatchCount `json:"batches,omitempty"`
-}
-
-// Compute is the average compute time per request: input + infer + output.
-func (s ServerSummary) Compute() time.Duration {
-	return s.ComputeInput + s.ComputeInfer + s.ComputeOutput
+	stats.ServerStats
+	Ticks int `json:"ticks"`
 }
 
 // MetricsSummary is Triton's metrics endpoint over a span of ticks.

@@ -134,6 +134,11 @@ type ServerStats struct {
 	Batches []BatchCount `json:"batches,omitempty"`
 }
 
+// Compute is the average compute time per request: input + infer + output.
+func (s ServerStats) Compute() time.Duration {
+	return s.ComputeInput + s.ComputeInfer + s.ComputeOutput
+}
+
 // BatchCount is how many executions ran with a batch size.
 type BatchCount struct {
 	Size  int   `json:"size"`

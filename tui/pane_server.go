@@ -22,7 +22,7 @@ func queueMs(s *stats.Snapshot) (float64, bool) {
 }
 
 func computeMs(s *stats.Snapshot) (float64, bool) {
-	return float64(s.Server.ComputeInput+s.Server.ComputeInfer+s.Server.ComputeOutput) / 1e6, serverMeasured(s)
+	return float64(s.Server.Compute()) / 1e6, serverMeasured(s)
 }
 
 // serverMeasured is true when the tick has server times to show.

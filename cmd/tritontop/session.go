@@ -398,7 +398,7 @@ func progressLine(w io.Writer, s stats.Snapshot) {
 	line := fmt.Sprintf("%7.1fs  %s  %9.1f infer/s  p50 %s  p99 %s  errors %d",
 		s.Elapsed.Seconds(), loadLabel(s.Load), s.Tick.InferPerS, ms(lat.P50), ms(lat.P99), s.Tick.Errors)
 	if s.Server.Available {
-		line += fmt.Sprintf("  queue %s  compute %s  batch %.1f", ms(s.Server.Queue), ms(s.Server.ComputeInput+s.Server.ComputeInfer+s.Server.ComputeOutput), s.Server.AvgBatch)
+		line += fmt.Sprintf("  queue %s  compute %s  batch %.1f", ms(s.Server.Queue), ms(s.Server.Compute()), s.Server.AvgBatch)
 	}
 	for _, g := range s.Metrics.GPUs {
 		if g.HasUtilization {
