@@ -214,3 +214,31 @@ func TestClosedLoopPausesWhileUnavailable(t *testing.T) {
 		t.Errorf("%d requests in 1 s against a dead server: the closed loop spins", len(res))
 	}
 }
+
+// TestPauseHoldsTheStep: a pause during a stepped schedule holds the current
+// step; after Resume the step gets the rest of its time.
+func TestPauseHoldsTheStep(t *testing.T) {
+	c := &nopClient{}
+	reqs := []*triton.InferRequest{{Model: "m"}}
+	begin := time.Now()
+	run := start(t, context.Background(), Options{
+		Client:   c,
+		Requests: reqs,
+		Schedule: []Step{
+			{Load: Load{Mode: RequestRate, Rate: 50}, Duration: 400 * time.Millisecond},
+			{Load: Load{Mode: RequestRate, Rate: 50}, Duration: 400 * time.Millisecond},
+		},
+	})
+	time.Sleep(200 * time.Millisecond)
+	run.d.Pause()
+	time.Sleep(600 * time.Millisecond) // past both steps' end had the clock run on
+	if st := run.d.State(); st.Step != 0 {
+		t.Errorf("paused in step 0, now in step %d", st.Step)
+	}
+	run.d.Resume()
+	run.wait(t)
+	// 800 ms of steps plus 600 ms held.
+	if took := time.Since(begin); took < 1300*time.Millisecond {
+		t.Errorf("the schedule ended after %v: the pause did not hold it", took)
+	}
+}

@@ -14,8 +14,9 @@ import (
 type run struct {
 	d     *Driver
 	start time.Time // the driver's epoch: Result offsets count from it
-	// began is when Run began, as an offset from start; a stepped
-	// schedule's steps count from it.
+	// began is when Run began, as an offset from start, moved later by
+	// the time spent paused: a stepped schedule's steps count from it, so
+	// a pause holds the current step. Only the pacer uses it.
 	began     time.Duration
 	reqCtx    context.Context // every request's context; cancelled at the end
 	cancelReq context.CancelFunc
@@ -121,6 +122,7 @@ func (r *run) pace(ctx context.Context) time.Duration {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	seg := segment{gen: ^uint64(0)}
+	pausedAt := time.Duration(-1) // when the current pause began; -1: not paused
 	for {
 		select {
 		case <-d.stopReq:
@@ -131,6 +133,17 @@ func (r *run) pace(ctx context.Context) time.Duration {
 		}
 		now := r.now()
 		st := d.state.Load()
+		switch {
+		case st.paused && pausedAt < 0:
+			pausedAt = now
+		case !st.paused && pausedAt >= 0:
+			held := now - pausedAt
+			r.began += held
+			if stepEnd >= 0 {
+				stepEnd += held
+			}
+			pausedAt = -1
+		}
 		wait := time.Duration(-1) // until the next tick; -1: none
 		if !st.paused && st.load.Mode == RequestRate {
 			if seg.gen != st.gen {
@@ -149,7 +162,7 @@ func (r *run) pace(ctx context.Context) time.Duration {
 				wait = w
 			}
 		}
-		if stepEnd >= 0 && now >= stepEnd {
+		if !st.paused && stepEnd >= 0 && now >= stepEnd {
 			i, end, done := r.stepAt(steps, now)
 			if done {
 				return d.opts.Drain
@@ -161,7 +174,7 @@ func (r *run) pace(ctx context.Context) time.Duration {
 		if !st.paused && st.load.Mode == Concurrency {
 			r.ensureClosed(st.load.Concurrency)
 		}
-		if stepEnd >= 0 && (wait < 0 || stepEnd-now < wait) {
+		if !st.paused && stepEnd >= 0 && (wait < 0 || stepEnd-now < wait) {
 			wait = stepEnd - now
 		}
 		var tick <-chan time.Time
