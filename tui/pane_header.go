@@ -29,22 +29,43 @@ func (p *headerPane) View() string {
 	if model != "" {
 		id = append(id, st.Value.Render(model))
 	}
-	if hi.MaxBatch > 0 {
+	// A narrow header abbreviates the model's batching and puts it last,
+	// so that the transport and a recording stay visible.
+	compact := p.w < 100
+	switch {
+	case hi.MaxBatch > 0 && compact:
+		id = append(id, "batch≤"+strconv.Itoa(hi.MaxBatch))
+	case hi.MaxBatch > 0:
 		id = append(id, "max batch "+strconv.Itoa(hi.MaxBatch))
-	} else if hi.Model != "" {
+	case hi.Model != "":
 		id = append(id, "no batching")
 	}
-	if hi.DynamicBatching {
+	switch {
+	case hi.DynamicBatching && compact:
+		id = append(id, "dynamic")
+	case hi.DynamicBatching:
 		id = append(id, "dynamic batching")
 	}
-	line1 := join(
-		st.Brand.Render("tritontop"),
-		badge(st, hi.Simulated),
-		hi.Server,
-		strings.Join(id, " · "),
-		hi.Protocol,
-		recording(st, hi.Recording, p.b.ui.replay),
-	)
+	var line1 string
+	if compact {
+		line1 = join(
+			st.Brand.Render("tritontop"),
+			badge(st, hi.Simulated),
+			hi.Server,
+			hi.Protocol,
+			recording(st, hi.Recording, p.b.ui.replay),
+			strings.Join(id, " · "),
+		)
+	} else {
+		line1 = join(
+			st.Brand.Render("tritontop"),
+			badge(st, hi.Simulated),
+			hi.Server,
+			strings.Join(id, " · "),
+			hi.Protocol,
+			recording(st, hi.Recording, p.b.ui.replay),
+		)
+	}
 
 	// In a shared process the simulator's work is in the process's CPU,
 	// which the label must not let pass for the client's cost.

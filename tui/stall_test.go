@@ -23,3 +23,19 @@ func TestHeaderSaysNoResponsesDuringAStall(t *testing.T) {
 		t.Errorf("header of a healthy run:\n%s", got)
 	}
 }
+
+// TestNarrowHeaderKeepsTransportAndRecording: at 80 columns the transport
+// and the recording badge stay on the first line; the model's batching is
+// what gets abbreviated.
+func TestNarrowHeaderKeepsTransportAndRecording(t *testing.T) {
+	h := header
+	h.Recording = "run.jsonl"
+	h.Simulated = true
+	m := loaded(t, Options{Control: newFakeControl(4), Header: h, NoColor: true}, closedLoopRun(12), 80, 24)
+	line1 := strings.SplitN(m.Render(), "\n", 2)[0]
+	for _, want := range []string{"gRPC", "rec run.jsonl", "SIMULATED"} {
+		if !strings.Contains(line1, want) {
+			t.Errorf("80-column header lacks %q: %q", want, line1)
+		}
+	}
+}
