@@ -106,3 +106,17 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpListsLoadFlags: `tritontop -h` (what the README points to) lists
+// the load flags, with exit code 0.
+func TestHelpListsLoadFlags(t *testing.T) {
+	code, stdout, _ := runCLI("-h")
+	if code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	for _, want := range []string{"tritontop demo", "-concurrency", "-request-rate", "-record", "-max-inflight"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}

@@ -45,6 +45,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitOK
 		case "help", "-h", "--help", "-help":
 			fmt.Fprint(stdout, usageText)
+			fmt.Fprintln(stdout, "\nFlags of a load run (tritontop, tritontop demo):")
+			fs := newLoadFlagSet("tritontop", &loadFlags{}, stdout)
+			fs.PrintDefaults()
 			return exitOK
 		}
 	}
@@ -61,6 +64,6 @@ Usage:
   tritontop replay FILE [--speed X]            replay a recorded run in the dashboard
   tritontop version
 
-Run "tritontop -h" after a subcommand (or with -m) for its flags.
+"tritontop sim -h" and "tritontop replay -h" list those subcommands' flags.
 Exit codes: 0 ok, 1 run failed, 2 usage error.
 `
