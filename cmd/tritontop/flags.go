@@ -30,33 +30,33 @@ type loadFlags struct {
 	shapes       []string
 	inputData    string
 
-	concurrency   int
-	concRange     string
-	rate          float64
-	rateRange     string
-	distribution  string
-	maxInflight   int
-	stepDuration  time.Duration
-	connections   int
-	timeout       time.Duration
-	retries       int
-	headers       []string
-	sslCA         string
-	sslCert       string
-	sslKey        string
-	ssl           bool
-	intervalMS    int
-	window        time.Duration
-	metricsURL    string
-	record        string
-	duration      time.Duration
-	csv           string
-	jsonSummary   bool
-	headless      bool
-	drain         time.Duration
-	connectTimout time.Duration
-	fps           int
-	cpuProfile    string
+	concurrency    int
+	concRange      string
+	rate           float64
+	rateRange      string
+	distribution   string
+	maxInflight    int
+	stepDuration   time.Duration
+	connections    int
+	timeout        time.Duration
+	retries        int
+	headers        []string
+	sslCA          string
+	sslCert        string
+	sslKey         string
+	ssl            bool
+	intervalMS     int
+	window         time.Duration
+	metricsURL     string
+	record         string
+	duration       time.Duration
+	csv            string
+	jsonSummary    bool
+	headless       bool
+	drain          time.Duration
+	connectTimeout time.Duration
+	fps            int
+	cpuProfile     string
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -114,7 +114,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.jsonSummary, "json", false, "print the end-of-run summary as JSON")
 	fs.BoolVar(&f.headless, "headless", false, "no dashboard even on a terminal")
 	fs.DurationVar(&f.drain, "drain", 5*time.Second, "on stop, wait this long for in-flight requests")
-	fs.DurationVar(&f.connectTimout, "connect-timeout", 5*time.Second, "how long to wait for the server")
+	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to wait for the server")
 	fs.IntVar(&f.fps, "fps", 10, "dashboard frames per second")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of tritontop itself to FILE")
 	return fs

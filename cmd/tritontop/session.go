@@ -99,7 +99,7 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 		Protocol:       f.protocol,
 		Connections:    conns,
 		Headers:        headerMap(f.headers),
-		ConnectTimeout: f.connectTimout,
+		ConnectTimeout: f.connectTimeout,
 	}
 	if f.ssl {
 		opts.TLS = &triton.TLSOptions{CAFile: f.sslCA, CertFile: f.sslCert, KeyFile: f.sslKey}
@@ -237,7 +237,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 
 	interval := time.Duration(f.intervalMS) * time.Millisecond
 	poller := stats.NewServerPoller(t.client, f.model, f.modelVersion)
-	primeCtx, cancelPrime := context.WithTimeout(ctx, f.connectTimout)
+	primeCtx, cancelPrime := context.WithTimeout(ctx, f.connectTimeout)
 	err = poller.Prime(primeCtx)
 	cancelPrime()
 	if err != nil {
