@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/triton"
 )
 
@@ -43,13 +44,13 @@ func benchDriver(b *testing.B, client triton.Client, opts Options) {
 // closed loop: the client answers at once, so everything counted is the
 // driver's (result batching, in-flight counting, time stamps).
 func BenchmarkClosedLoopNop(b *testing.B) {
-	benchDriver(b, &nopClient{}, Options{Load: Load{Mode: Concurrency, Concurrency: 4}})
+	benchDriver(b, &nopClient{}, Options{Load: load.Target{Mode: load.Concurrency, Concurrency: 4}})
 }
 
 // BenchmarkClosedLoopNopTimeout is the same with a per-request timeout,
 // which costs a context.WithTimeout per request.
 func BenchmarkClosedLoopNopTimeout(b *testing.B) {
-	benchDriver(b, &nopClient{}, Options{Load: Load{Mode: Concurrency, Concurrency: 4}, Timeout: time.Second})
+	benchDriver(b, &nopClient{}, Options{Load: load.Target{Mode: load.Concurrency, Concurrency: 4}, Timeout: time.Second})
 }
 
 // BenchmarkContextWithTimeout is the cost a per-request timeout adds.
@@ -67,12 +68,12 @@ func BenchmarkContextWithTimeout(b *testing.B) {
 // formatting, the send lock of a shared stream, and matching responses to
 // workers.
 func BenchmarkStreamingNop(b *testing.B) {
-	benchDriver(b, &nopClient{}, Options{Load: Load{Mode: Concurrency, Concurrency: 8}, Streaming: true, Streams: 2})
+	benchDriver(b, &nopClient{}, Options{Load: load.Target{Mode: load.Concurrency, Concurrency: 8}, Streaming: true, Streams: 2})
 }
 
 // BenchmarkOpenLoopNop measures the open-loop path: the pacer handing
 // tickets to workers at a rate far above what it can reach, so that it
 // never sleeps.
 func BenchmarkOpenLoopNop(b *testing.B) {
-	benchDriver(b, &nopClient{}, Options{Load: Load{Mode: RequestRate, Rate: 1e9}})
+	benchDriver(b, &nopClient{}, Options{Load: load.Target{Mode: load.Rate, Rate: 1e9}})
 }

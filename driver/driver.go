@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/triton"
 )
 
@@ -43,7 +44,7 @@ type Options struct {
 	// Result.Inferences; 0 means 1.
 	BatchSize int
 	// Load is the initial load profile; ignored when Schedule is set.
-	Load Load
+	Load load.Target
 	// Schedule is a stepped load schedule; Run returns after its last step
 	// (unless that step has no Duration).
 	Schedule []Step
@@ -99,14 +100,12 @@ type Driver struct {
 // replaces it and closes the old wake channel, which wakes every goroutine
 // waiting on it without a lock on the request path.
 type runState struct {
-	load   Load
+	load   load.Target
 	paused bool
 	step   int
 	gen    uint64
 	wake   chan struct{}
 }
-
-var _ Control = (*Driver)(nil)
 
 // New checks opts, prepares the requests, and returns a driver ready to Run.
 func New(opts Options) (*Driver, error) {
@@ -143,16 +142,16 @@ func New(opts Options) (*Driver, error) {
 	if opts.Drain <= 0 {
 		opts.Drain = DefaultDrain
 	}
-	load := opts.Load
+	initial := opts.Load
 	if len(opts.Schedule) > 0 {
-		load = opts.Schedule[0].Load
+		initial = opts.Schedule[0].Load
 	}
 	for i, s := range opts.Schedule {
 		if err := checkLoad(s.Load); err != nil {
 			return nil, fmt.Errorf("driver: step %d: %w", i+1, err)
 		}
 	}
-	if err := checkLoad(load); err != nil {
+	if err := checkLoad(initial); err != nil {
 		return nil, fmt.Errorf("driver: %w", err)
 	}
 	d := &Driver{
@@ -169,11 +168,11 @@ func New(opts Options) (*Driver, error) {
 		d.prepared = append(d.prepared, p)
 		d.sizes = append(d.sizes, int32(min(p.Size(), math.MaxInt32)))
 	}
-	d.state.Store(&runState{load: load, wake: make(chan struct{})})
+	d.state.Store(&runState{load: initial, wake: make(chan struct{})})
 	return d, nil
 }
 
-func checkLoad(l Load) error {
+func checkLoad(l load.Target) error {
 	switch {
 	case l.Concurrency < 0:
 		return fmt.Errorf("concurrency must not be negative, got %d", l.Concurrency)
@@ -220,8 +219,10 @@ func (d *Driver) change(f func(s *runState)) {
 	close(old.wake)
 }
 
-// SetLoad implements Control; negative values are taken as zero.
-func (d *Driver) SetLoad(l Load) {
+// SetLoad replaces the load profile; negative values are taken as zero. Like
+// every method that changes the load, it is safe from any goroutine and takes
+// effect within one pacer tick.
+func (d *Driver) SetLoad(l load.Target) {
 	l.Concurrency = max(l.Concurrency, 0)
 	l.MaxInFlight = max(l.MaxInFlight, 0)
 	if !(l.Rate > 0) || math.IsInf(l.Rate, 0) {
@@ -230,34 +231,35 @@ func (d *Driver) SetLoad(l Load) {
 	d.change(func(s *runState) { s.load = l })
 }
 
-// SetConcurrency implements Control.
+// SetConcurrency changes the closed-loop target (and switches to closed
+// loop).
 func (d *Driver) SetConcurrency(n int) {
 	d.change(func(s *runState) {
-		s.load.Mode = Concurrency
+		s.load.Mode = load.Concurrency
 		s.load.Concurrency = max(n, 0)
 	})
 }
 
-// SetRate implements Control.
+// SetRate changes the open-loop rate (and switches to open loop).
 func (d *Driver) SetRate(r float64) {
 	if !(r > 0) || math.IsInf(r, 0) {
 		r = 0
 	}
 	d.change(func(s *runState) {
-		s.load.Mode = RequestRate
+		s.load.Mode = load.Rate
 		s.load.Rate = r
 	})
 }
 
-// Pause implements Control.
+// Pause stops issuing new requests; those in flight complete.
 func (d *Driver) Pause() { d.change(func(s *runState) { s.paused = true }) }
 
-// Resume implements Control. An open-loop schedule restarts from the
+// Resume continues after Pause. An open-loop schedule restarts from the
 // moment of resuming rather than catching up on the paused time.
 func (d *Driver) Resume() { d.change(func(s *runState) { s.paused = false }) }
 
-// State implements Control.
-func (d *Driver) State() State {
+// State returns the current load, pause state and in-flight count.
+func (d *Driver) State() load.State {
 	s := d.state.Load()
-	return State{Load: s.load, Paused: s.paused, InFlight: int(d.inFlight.Load()), Step: s.step}
+	return load.State{Target: s.load, Paused: s.paused, InFlight: int(d.inFlight.Load()), Step: s.step}
 }

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/sim"
 	"github.com/tritontop/tritontop/triton"
 )
@@ -19,7 +20,7 @@ func TestClosedLoopHoldsConcurrency(t *testing.T) {
 	s.Engine().SetFaults(sim.Faults{StallUntil: time.Now().Add(20 * time.Second)})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	run := start(t, ctx, Options{Client: c, Requests: identityRequests(t, c), Load: Load{Mode: Concurrency, Concurrency: 5}})
+	run := start(t, ctx, Options{Client: c, Requests: identityRequests(t, c), Load: load.Target{Mode: load.Concurrency, Concurrency: 5}})
 
 	pending := func() uint64 { return modelMetrics(t, s, "identity").Pending }
 	eventually(t, 5*time.Second, "5 requests pending on the server", func() bool { return pending() == 5 })
@@ -78,12 +79,12 @@ func TestPauseResumeAndSchedule(t *testing.T) {
 		Client:   c,
 		Requests: identityRequests(t, c),
 		Schedule: []Step{
-			{Load: Load{Mode: Concurrency, Concurrency: 1}, Duration: 300 * time.Millisecond},
-			{Load: Load{Mode: RequestRate, Rate: 100}, Duration: 600 * time.Millisecond},
+			{Load: load.Target{Mode: load.Concurrency, Concurrency: 1}, Duration: 300 * time.Millisecond},
+			{Load: load.Target{Mode: load.Rate, Rate: 100}, Duration: 600 * time.Millisecond},
 		},
 	})
 	eventually(t, 2*time.Second, "step 2", func() bool { return run.d.State().Step == 1 })
-	if st := run.d.State(); st.Load.Mode != RequestRate || st.Load.Rate != 100 {
+	if st := run.d.State(); st.Target.Mode != load.Rate || st.Target.Rate != 100 {
 		t.Errorf("state in step 2: %+v", st)
 	}
 	run.d.Pause()
@@ -108,7 +109,7 @@ func TestStopCancelsAfterDrain(t *testing.T) {
 	s := startSim(t)
 	c := dial(t, s, "grpc", 1)
 	s.Engine().SetFaults(sim.Faults{StallUntil: time.Now().Add(10 * time.Second)})
-	run := start(t, context.Background(), Options{Client: c, Requests: identityRequests(t, c), Load: Load{Mode: Concurrency, Concurrency: 3}})
+	run := start(t, context.Background(), Options{Client: c, Requests: identityRequests(t, c), Load: load.Target{Mode: load.Concurrency, Concurrency: 3}})
 	eventually(t, 5*time.Second, "3 in flight", func() bool { return run.d.State().InFlight == 3 })
 	begin := time.Now()
 	run.d.Stop(200 * time.Millisecond)
@@ -132,10 +133,10 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	for _, o := range []Options{
 		{Requests: reqs},
 		{Client: c},
-		{Client: c, Requests: reqs, Load: Load{Concurrency: -1}},
-		{Client: c, Requests: reqs, Load: Load{Mode: RequestRate, Rate: -2}},
+		{Client: c, Requests: reqs, Load: load.Target{Concurrency: -1}},
+		{Client: c, Requests: reqs, Load: load.Target{Mode: load.Rate, Rate: -2}},
 		{Client: c, Requests: reqs, Retries: 300},
-		{Client: c, Requests: reqs, Schedule: []Step{{Load: Load{MaxInFlight: -1}}}},
+		{Client: c, Requests: reqs, Schedule: []Step{{Load: load.Target{MaxInFlight: -1}}}},
 	} {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v) accepted bad options", o)
@@ -148,7 +149,7 @@ func TestResultsArriveWhileRunning(t *testing.T) {
 	// still reach the consumer within about ResultMaxAge.
 	s := startSim(t)
 	c := dial(t, s, "grpc", 1)
-	d, err := New(Options{Client: c, Requests: identityRequests(t, c), Load: Load{Mode: RequestRate, Rate: 20}})
+	d, err := New(Options{Client: c, Requests: identityRequests(t, c), Load: load.Target{Mode: load.Rate, Rate: 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestResultsArriveWhileRunning(t *testing.T) {
 func TestTinyResultMaxAge(t *testing.T) {
 	// Any positive ResultMaxAge is valid, even one too short to halve.
 	run := start(t, context.Background(), Options{Client: &nopClient{}, Requests: []*triton.InferRequest{{Model: "m"}},
-		Load: Load{Mode: Concurrency, Concurrency: 1}, ResultMaxAge: 1})
+		Load: load.Target{Mode: load.Concurrency, Concurrency: 1}, ResultMaxAge: 1})
 	time.Sleep(20 * time.Millisecond)
 	run.d.Stop(time.Second)
 	if res := run.wait(t); len(res) == 0 {
@@ -196,7 +197,7 @@ func TestClosedLoopPausesWhileUnavailable(t *testing.T) {
 	run := start(t, context.Background(), Options{
 		Client:   c,
 		Requests: reqs,
-		Schedule: []Step{{Load: Load{Mode: Concurrency, Concurrency: 2}, Duration: time.Second}},
+		Schedule: []Step{{Load: load.Target{Mode: load.Concurrency, Concurrency: 2}, Duration: time.Second}},
 	})
 	res := run.wait(t)
 	unavailable := 0
@@ -225,8 +226,8 @@ func TestPauseHoldsTheStep(t *testing.T) {
 		Client:   c,
 		Requests: reqs,
 		Schedule: []Step{
-			{Load: Load{Mode: RequestRate, Rate: 50}, Duration: 400 * time.Millisecond},
-			{Load: Load{Mode: RequestRate, Rate: 50}, Duration: 400 * time.Millisecond},
+			{Load: load.Target{Mode: load.Rate, Rate: 50}, Duration: 400 * time.Millisecond},
+			{Load: load.Target{Mode: load.Rate, Rate: 50}, Duration: 400 * time.Millisecond},
 		},
 	})
 	time.Sleep(200 * time.Millisecond)

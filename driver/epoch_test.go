@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/triton"
 )
 
@@ -13,7 +14,7 @@ func TestEpochIsKnownBeforeRunAndScheduleCountsFromRun(t *testing.T) {
 	d, err := New(Options{
 		Client:   &nopClient{delay: time.Millisecond},
 		Requests: []*triton.InferRequest{{}},
-		Schedule: []Step{{Load: Load{Mode: Concurrency, Concurrency: 1}, Duration: 300 * time.Millisecond}},
+		Schedule: []Step{{Load: load.Target{Mode: load.Concurrency, Concurrency: 1}, Duration: 300 * time.Millisecond}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/sim"
 	"github.com/tritontop/tritontop/triton"
 )
@@ -44,8 +45,8 @@ func Example() {
 		Client:   client,
 		Requests: reqs,
 		Schedule: []driver.Step{
-			{Load: driver.Load{Mode: driver.Concurrency, Concurrency: 4}, Duration: 200 * time.Millisecond},
-			{Load: driver.Load{Mode: driver.RequestRate, Rate: 100}, Duration: 200 * time.Millisecond},
+			{Load: load.Target{Mode: load.Concurrency, Concurrency: 4}, Duration: 200 * time.Millisecond},
+			{Load: load.Target{Mode: load.Rate, Rate: 100}, Duration: 200 * time.Millisecond},
 		},
 	})
 	if err != nil {

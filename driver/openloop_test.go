@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/sim"
 	"github.com/tritontop/tritontop/triton"
 )
@@ -19,7 +20,7 @@ func TestOpenLoopHoldsRate(t *testing.T) {
 	run := start(t, context.Background(), Options{
 		Client:   c,
 		Requests: identityRequests(t, c),
-		Schedule: []Step{{Load: Load{Mode: RequestRate, Rate: rate}, Duration: seconds * time.Second}},
+		Schedule: []Step{{Load: load.Target{Mode: load.Rate, Rate: rate}, Duration: seconds * time.Second}},
 	})
 	res := run.wait(t)
 	late, ok := 0, 0
@@ -83,7 +84,7 @@ func TestStallShowsInScheduledLatency(t *testing.T) {
 	run := start(t, ctx, Options{
 		Client:   c,
 		Requests: identityRequests(t, c),
-		Schedule: []Step{{Load: Load{Mode: RequestRate, Rate: rate, MaxInFlight: 1}, Duration: seconds * time.Second}},
+		Schedule: []Step{{Load: load.Target{Mode: load.Rate, Rate: rate, MaxInFlight: 1}, Duration: seconds * time.Second}},
 	})
 	time.Sleep(500 * time.Millisecond)
 	s.Engine().SetFaults(sim.Faults{StallUntil: time.Now().Add(500 * time.Millisecond)})
@@ -121,7 +122,7 @@ func TestStallShowsInScheduledLatency(t *testing.T) {
 func TestRateChangeTakesEffectAtOnce(t *testing.T) {
 	s := startSim(t)
 	c := dial(t, s, "grpc", 1)
-	d, err := New(Options{Client: c, Requests: identityRequests(t, c), Load: Load{Mode: RequestRate, Rate: 2}})
+	d, err := New(Options{Client: c, Requests: identityRequests(t, c), Load: load.Target{Mode: load.Rate, Rate: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,8 +167,8 @@ func TestRateChangeTakesEffectAtOnce(t *testing.T) {
 	if n := len(after); n < 60 || n > 130 {
 		t.Errorf("%d sends in 300ms at 400/s, want about 120", n)
 	}
-	if st := d.State(); st.Load.Mode != RequestRate || st.Load.Rate != 400 {
-		t.Errorf("state %+v, want rate 400", st.Load)
+	if st := d.State(); st.Target.Mode != load.Rate || st.Target.Rate != 400 {
+		t.Errorf("state %+v, want rate 400", st.Target)
 	}
 }
 
@@ -198,12 +199,12 @@ func TestPoissonOpenLoop(t *testing.T) {
 		Client:   c,
 		Requests: identityRequests(t, c),
 		Seed:     5,
-		Schedule: []Step{{Load: Load{Mode: RequestRate, Rate: 300, Distribution: Poisson}, Duration: time.Second}},
+		Schedule: []Step{{Load: load.Target{Mode: load.Rate, Rate: 300, Distribution: load.Poisson}, Duration: time.Second}},
 	})
 	res := run.wait(t)
 	// 300 expected, standard deviation √300 ≈ 17: ±60 is 3.5σ.
 	if n := len(res); n < 240 || n > 360 {
-		t.Errorf("%d Poisson arrivals in 1s at 300/s", n)
+		t.Errorf("%d load.Poisson arrivals in 1s at 300/s", n)
 	}
 	// Unlike a constant schedule, gaps vary: some are far shorter and
 	// some far longer than the mean 3.3ms.
@@ -228,7 +229,7 @@ func TestPoissonOpenLoop(t *testing.T) {
 }
 
 func TestDispatchDoesNotWaitForBusyWorker(t *testing.T) {
-	// Sends due together (a fast rate, a Poisson burst, a pacer catching
+	// Sends due together (a fast rate, a load.Poisson burst, a pacer catching
 	// up) each need a free worker at once. A worker handed a ticket is
 	// busy even before its goroutine runs: counting it as idle made the
 	// pacer wait for a busy worker to finish its request, so a send went
@@ -238,7 +239,7 @@ func TestDispatchDoesNotWaitForBusyWorker(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	const delay = 200 * time.Millisecond
 	d, err := New(Options{Client: &nopClient{delay: delay}, Requests: []*triton.InferRequest{{Model: "m"}},
-		Load: Load{Mode: RequestRate, Rate: 1}})
+		Load: load.Target{Mode: load.Rate, Rate: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

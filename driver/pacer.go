@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/tritontop/tritontop/load"
 )
 
 // A Pacer decides when open-loop requests are due. It is a pure function of
@@ -72,8 +74,8 @@ func (p *PoissonPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, 
 }
 
 // newPacer returns the pacer for an open-loop load.
-func newPacer(l Load, seed uint64) Pacer {
-	if l.Distribution == Poisson {
+func newPacer(l load.Target, seed uint64) Pacer {
+	if l.Distribution == load.Poisson {
 		return NewPoissonPacer(l.Rate, seed)
 	}
 	return ConstantPacer{Rate: l.Rate}

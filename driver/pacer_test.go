@@ -80,7 +80,7 @@ func TestPoissonPacerDueTimesIgnoreElapsed(t *testing.T) {
 }
 
 func TestPoissonPacerInterArrivals(t *testing.T) {
-	// Gaps of a Poisson process are exponential: mean 1/rate, coefficient
+	// Gaps of a load.Poisson process are exponential: mean 1/rate, coefficient
 	// of variation 1. With 20000 gaps the standard error of both is under
 	// 1%, so 5% tolerances fail only for a wrong distribution.
 	const rate, n = 250.0, 20000

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tritontop/tritontop/load"
 )
 
 // run is the state of one Run: the pacer (which is Run's own goroutine), the
@@ -145,7 +147,7 @@ func (r *run) pace(ctx context.Context) time.Duration {
 			pausedAt = -1
 		}
 		wait := time.Duration(-1) // until the next tick; -1: none
-		if !st.paused && st.load.Mode == RequestRate {
+		if !st.paused && st.load.Mode == load.Rate {
 			if seg.gen != st.gen {
 				seg = segment{gen: st.gen, began: now, pacer: newPacer(st.load, d.opts.Seed+st.gen)}
 			}
@@ -171,7 +173,7 @@ func (r *run) pace(ctx context.Context) time.Duration {
 			d.change(func(s *runState) { s.load, s.step = steps[i].Load, i })
 			continue
 		}
-		if !st.paused && st.load.Mode == Concurrency {
+		if !st.paused && st.load.Mode == load.Concurrency {
 			r.ensureClosed(st.load.Concurrency)
 		}
 		if !st.paused && stepEnd >= 0 && (wait < 0 || stepEnd-now < wait) {

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/sim"
 	"github.com/tritontop/tritontop/triton"
 )
@@ -54,7 +55,7 @@ func TestStreamingAndHTTP(t *testing.T) {
 				Streaming: tc.streaming,
 				Streams:   2,
 				Timeout:   5 * time.Second,
-				Schedule:  []Step{{Load: Load{Mode: Concurrency, Concurrency: 4}, Duration: 300 * time.Millisecond}},
+				Schedule:  []Step{{Load: load.Target{Mode: load.Concurrency, Concurrency: 4}, Duration: 300 * time.Millisecond}},
 			})
 			res := run.wait(t)
 			if len(res) < 10 {
@@ -85,7 +86,7 @@ func TestRetriesCounted(t *testing.T) {
 		Requests:     identityRequests(t, c),
 		Retries:      3,
 		RetryBackoff: time.Millisecond,
-		Schedule:     []Step{{Load: Load{Mode: Concurrency, Concurrency: 4}, Duration: 500 * time.Millisecond}},
+		Schedule:     []Step{{Load: load.Target{Mode: load.Concurrency, Concurrency: 4}, Duration: 500 * time.Millisecond}},
 	})
 	res := run.wait(t)
 	tries, failed, retried := 0, 0, 0
@@ -127,7 +128,7 @@ func TestTimeouts(t *testing.T) {
 			Streams:   1,
 			Timeout:   100 * time.Millisecond,
 			Retries:   1,
-			Schedule:  []Step{{Load: Load{Mode: Concurrency, Concurrency: 2}, Duration: 450 * time.Millisecond}},
+			Schedule:  []Step{{Load: load.Target{Mode: load.Concurrency, Concurrency: 2}, Duration: 450 * time.Millisecond}},
 		})
 		res := run.wait(t)
 		s.Engine().SetFaults(sim.Faults{})
@@ -152,7 +153,7 @@ func TestTimeouts(t *testing.T) {
 func TestStreamingOverHTTPFails(t *testing.T) {
 	s := startSim(t)
 	c := dial(t, s, "http", 1)
-	d, err := New(Options{Client: c, Requests: identityRequests(t, c), Streaming: true, Load: Load{Concurrency: 1}})
+	d, err := New(Options{Client: c, Requests: identityRequests(t, c), Streaming: true, Load: load.Target{Concurrency: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

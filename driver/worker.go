@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/triton"
 )
 
@@ -123,9 +124,9 @@ func (w *worker) wanted(st *runState) bool {
 		return false
 	}
 	if w.open {
-		return st.load.Mode == RequestRate && (st.load.MaxInFlight == 0 || w.index < st.load.MaxInFlight)
+		return st.load.Mode == load.Rate && (st.load.MaxInFlight == 0 || w.index < st.load.MaxInFlight)
 	}
-	return st.load.Mode == Concurrency && w.index < st.load.Concurrency
+	return st.load.Mode == load.Concurrency && w.index < st.load.Concurrency
 }
 
 // do sends one request, with its retries, records its Result and returns

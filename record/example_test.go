@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -21,7 +23,7 @@ func Example() {
 		TritontopVersion: "dev",
 		Args:             []string{"-m", "simple", "-H", "Authorization: Bearer s3cret"},
 		Model:            record.ModelInfo{Name: "simple"},
-		Load:             stats.Load{Mode: "concurrency", Concurrency: 4},
+		Load:             stats.Load{Mode: load.Concurrency, Concurrency: 4},
 		Interval:         time.Second,
 	}
 	w, err := record.Create(path, h)
@@ -29,10 +31,10 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	sum := record.NewSummarizer(h)
+	sum := report.NewSummarizer(h)
 	for seq := 1; seq <= 3; seq++ {
 		s := stats.Snapshot{Seq: seq, Elapsed: time.Duration(seq) * time.Second, Interval: time.Second,
-			Load: stats.Load{Mode: "concurrency", Concurrency: 4}}
+			Load: stats.Load{Mode: load.Concurrency, Concurrency: 4}}
 		w.WriteSnapshot(s)
 		sum.Add(s)
 	}

@@ -26,7 +26,7 @@ func writeRun(t *testing.T, snaps []stats.Snapshot, closeIt bool) string {
 		}
 	}
 	if closeIt {
-		if err := w.Close(Summarize(testHeader(), snaps)); err != nil {
+		if err := w.Close(testSummary(snaps)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -64,7 +64,7 @@ func TestRoundTrip(t *testing.T) {
 	if run.Summary == nil {
 		t.Fatal("summary missing")
 	}
-	if wantSum := Summarize(testHeader(), snaps); !reflect.DeepEqual(*run.Summary, wantSum) {
+	if wantSum := testSummary(snaps); !reflect.DeepEqual(*run.Summary, wantSum) {
 		t.Errorf("summary:\n got %+v\nwant %+v", *run.Summary, wantSum)
 	}
 

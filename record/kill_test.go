@@ -91,8 +91,4 @@ func TestKilledRecorderLeavesReadableFile(t *testing.T) {
 		}
 	}
 	t.Logf("%d snapshots read back, truncated=%v", len(run.Snapshots), run.Truncated)
-	// The file summarizes like any other.
-	if sum := Summarize(run.Header, run.Snapshots); sum.Ticks != len(run.Snapshots) {
-		t.Errorf("summary of %d ticks, want %d", sum.Ticks, len(run.Snapshots))
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/stats"
+	"github.com/tritontop/tritontop/stats/statstest"
 )
 
 // fakeClock is a manual clock: After's channels fire only when Advance
@@ -125,7 +126,7 @@ func TestReplayFullSpeedEmitsAllInOrder(t *testing.T) {
 }
 
 func TestReplayScalesRecordedSpacing(t *testing.T) {
-	clk := &fakeClock{now: t0}
+	clk := &fakeClock{now: statstest.T0}
 	r := NewReplay(seqSnaps(1, 2, 4, 4.5), 2)
 	r.clock = clk
 	p := play(context.Background(), r)
@@ -150,7 +151,7 @@ func TestReplayScalesRecordedSpacing(t *testing.T) {
 }
 
 func TestReplaySetSpeedKeepsPlayedTime(t *testing.T) {
-	clk := &fakeClock{now: t0}
+	clk := &fakeClock{now: statstest.T0}
 	r := NewReplay(seqSnaps(0, 10), 1)
 	r.clock = clk
 	p := play(context.Background(), r)
@@ -211,7 +212,7 @@ func TestReplayStepAndPause(t *testing.T) {
 }
 
 func TestReplayPauseStopsPlayback(t *testing.T) {
-	clk := &fakeClock{now: t0}
+	clk := &fakeClock{now: statstest.T0}
 	r := NewReplay(seqSnaps(0, 1, 2), 1)
 	r.clock = clk
 	ctx, cancel := context.WithCancel(context.Background())

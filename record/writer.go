@@ -21,6 +21,7 @@ type Writer struct {
 	file   *os.File // nil for stdout
 	closed bool
 	line   []byte // reused line buffer
+	addErr error  // the first failure of Add
 }
 
 // Create opens a run file at path and writes its header line. The path "-"
@@ -80,6 +81,22 @@ func (w *Writer) WriteSnapshot(s stats.Snapshot) error {
 	return w.writeLine(snapshotLine{Type: TypeSnapshot, Snapshot: s})
 }
 
+// Add appends one tick's snapshot line, as a sink of the run's snapshots: it
+// stops writing at the first failure, which Close then returns.
+func (w *Writer) Add(s stats.Snapshot) {
+	w.mu.Lock()
+	failed := w.addErr != nil
+	w.mu.Unlock()
+	if failed {
+		return
+	}
+	if err := w.WriteSnapshot(s); err != nil {
+		w.mu.Lock()
+		w.addErr = err
+		w.mu.Unlock()
+	}
+}
+
 // Sync commits the file's contents to stable storage (fsync). Lines are
 // already written through to the kernel; Sync is only needed to survive a
 // machine crash, not a process crash.
@@ -96,7 +113,8 @@ func (w *Writer) Sync() error {
 }
 
 // Close appends the summary line and closes the file (standard output is
-// left open). Closing twice is an error-free no-op.
+// left open). It returns the first failure of Add, if any, or of the summary
+// line. Closing twice is an error-free no-op.
 func (w *Writer) Close(sum Summary) error {
 	w.mu.Lock()
 	closed := w.closed
@@ -107,6 +125,9 @@ func (w *Writer) Close(sum Summary) error {
 	err := w.writeLine(summaryLine{Type: TypeSummary, Summary: sum})
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.addErr != nil {
+		err = w.addErr
+	}
 	w.closed = true
 	if w.file != nil {
 		if cerr := w.file.Close(); cerr != nil && err == nil {

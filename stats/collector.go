@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/load"
 )
 
 // Defaults of the collector's tick interval and sliding window.
@@ -31,7 +32,7 @@ type CollectorOptions struct {
 	Results <-chan []driver.Result
 	// Control reports the driver's load and in-flight count; nil leaves
 	// Snapshot.Load with only the mode that the results show.
-	Control driver.Control
+	Control LoadState
 	// Server, Metrics and System are optional sources.
 	Server  *ServerPoller
 	Metrics *MetricsScraper
@@ -49,6 +50,11 @@ type CollectorOptions struct {
 	// in which its batch arrives, which trails the server's by the time
 	// results wait in the driver's workers.
 	Epoch time.Time
+}
+
+// LoadState reports a load generator's state; *driver.Driver is one.
+type LoadState interface {
+	State() load.State
 }
 
 // Collector runs the measuring side of a run: it counts the driver's
@@ -362,12 +368,12 @@ func (r *run) cut(now time.Time, end time.Duration) (*Snapshot, error) {
 	r.lastEnd = end
 	r.seq++
 	s := &Snapshot{Seq: r.seq, Time: now, Elapsed: now.Sub(r.start), Interval: d}
-	var st driver.State
+	var st load.State
 	ctrl := r.c.opts.Control
 	if ctrl != nil {
 		st = ctrl.State()
 	}
-	err := r.c.agg.Tick(d, ctrl != nil && st.Load.Mode == driver.RequestRate, s)
+	err := r.c.agg.Tick(d, ctrl != nil && st.Target.Open(), s)
 	s.Load = loadOf(st, ctrl != nil, s.Tick.Scheduled != nil)
 	if sys := r.c.opts.System; sys != nil {
 		s.System = sys.Sample(r.ctx, s.Tick.Requests)
@@ -377,26 +383,14 @@ func (r *run) cut(now time.Time, end time.Duration) (*Snapshot, error) {
 
 // loadOf describes the driver's state; without a Control only the mode that
 // the results showed is known.
-func loadOf(st driver.State, known, openLoop bool) Load {
+func loadOf(st load.State, known, openLoop bool) Load {
 	if !known {
 		if openLoop {
-			return Load{Mode: driver.RequestRate.String()}
+			return Load{Mode: load.Rate}
 		}
-		return Load{Mode: driver.Concurrency.String()}
+		return Load{Mode: load.Concurrency}
 	}
-	l := Load{
-		Mode:     st.Load.Mode.String(),
-		InFlight: st.InFlight,
-		Paused:   st.Paused,
-		Step:     st.Step,
-	}
-	if st.Load.Mode == driver.RequestRate {
-		l.Rate = st.Load.Rate
-		l.Distribution = st.Load.Distribution.String()
-	} else {
-		l.Concurrency = st.Load.Concurrency
-	}
-	return l
+	return LoadOf(st)
 }
 
 // emitIfReady emits the pending tick once no read is outstanding.

@@ -12,21 +12,14 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
-// fixedControl is a driver.Control that reports a fixed state.
-type fixedControl struct{ state driver.State }
+// fixedControl is a LoadState that reports a fixed state.
+type fixedControl struct{ state load.State }
 
-func (c *fixedControl) SetLoad(driver.Load) {}
-func (c *fixedControl) SetConcurrency(int)  {}
-func (c *fixedControl) SetRate(float64)     {}
-func (c *fixedControl) Pause()              {}
-func (c *fixedControl) Resume()             {}
-func (c *fixedControl) State() driver.State { return c.state }
-func (c *fixedControl) String() string      { return fmt.Sprint(c.state) }
-
-var _ driver.Control = (*fixedControl)(nil)
+func (c *fixedControl) State() load.State { return c.state }
 
 // countingStats answers ModelStatistics, after a delay chosen by call
 // number, with one successful request of 1 µs per elapsed millisecond.
@@ -63,8 +56,8 @@ func collect(t *testing.T, ctx context.Context, c *Collector) ([]Snapshot, error
 
 func TestCollectorTicksAndFinalPartialTick(t *testing.T) {
 	results := make(chan []driver.Result)
-	ctrl := &fixedControl{state: driver.State{
-		Load: driver.Load{Mode: driver.Concurrency, Concurrency: 8}, InFlight: 7}}
+	ctrl := &fixedControl{state: load.State{
+		Target: load.Target{Mode: load.Concurrency, Concurrency: 8}, InFlight: 7}}
 	c := NewCollector(CollectorOptions{
 		Interval: 100 * time.Millisecond, Window: time.Second,
 		// Long enough for an in-process read on a loaded machine.
@@ -100,7 +93,7 @@ func TestCollectorTicksAndFinalPartialTick(t *testing.T) {
 			t.Errorf("snapshot %d has Seq %d", i, s.Seq)
 		}
 		total += s.Tick.Requests
-		if s.Load.Mode != "concurrency" || s.Load.Concurrency != 8 || s.Load.InFlight != 7 {
+		if s.Load.Mode != load.Concurrency || s.Load.Concurrency != 8 || s.Load.InFlight != 7 {
 			t.Errorf("tick %d load = %+v", s.Seq, s.Load)
 		}
 		if s.WindowLength != time.Second {
@@ -209,7 +202,7 @@ func TestCollectorStopsOnCancel(t *testing.T) {
 	if len(snaps) == 0 {
 		t.Fatal("no ticks before cancel")
 	}
-	if s := snaps[0]; s.Load.Mode != "concurrency" || s.Tick.Requests != 0 {
+	if s := snaps[0]; s.Load.Mode != load.Concurrency || s.Tick.Requests != 0 {
 		t.Fatalf("idle tick = %+v", s)
 	}
 	if err := NewCollector(CollectorOptions{}).Run(ctx, func(Snapshot) {}); err == nil {

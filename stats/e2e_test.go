@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/sim"
 	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/triton/pb"
@@ -16,7 +17,7 @@ import (
 // simRun drives resnet50 on a fresh simulator with load for d through a
 // Collector ticking every interval, and returns the snapshots and the
 // simulator's own statistics before and after.
-func simRun(t *testing.T, load driver.Load, d, interval time.Duration) (snaps []Snapshot, before, after *pb.InferStatistics) {
+func simRun(t *testing.T, load load.Target, d, interval time.Duration) (snaps []Snapshot, before, after *pb.InferStatistics) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -87,7 +88,7 @@ func TestCollectorAgainstSimulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("4 s load run")
 	}
-	snaps, before, after := simRun(t, driver.Load{Mode: driver.Concurrency, Concurrency: 8}, 4*time.Second, time.Second)
+	snaps, before, after := simRun(t, load.Target{Mode: load.Concurrency, Concurrency: 8}, 4*time.Second, time.Second)
 	if len(snaps) < 4 {
 		t.Fatalf("%d ticks in 4 s at 1 s, want at least 4", len(snaps))
 	}
@@ -205,10 +206,10 @@ func TestCollectorOpenLoopAgainstSimulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2 s load run")
 	}
-	snaps, _, _ := simRun(t, driver.Load{Mode: driver.RequestRate, Rate: 100}, 2*time.Second, 500*time.Millisecond)
+	snaps, _, _ := simRun(t, load.Target{Mode: load.Rate, Rate: 100}, 2*time.Second, 500*time.Millisecond)
 	var sent int64
 	for _, s := range snaps {
-		if s.Load.Mode != "rate" || s.Load.Rate != 100 || s.Load.Distribution != "constant" {
+		if s.Load.Mode != load.Rate || s.Load.Rate != 100 || s.Load.Distribution != load.Constant {
 			t.Errorf("tick %d load = %+v", s.Seq, s.Load)
 		}
 		if s.Tick.Scheduled == nil || s.Run.Scheduled == nil {

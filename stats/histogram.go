@@ -154,8 +154,6 @@ func latency(h *hdrhistogram.Histogram, e extremes) Latency {
 		Mean:  e.sum / time.Duration(e.count),
 	}
 	setPercentiles(&l, h)
-	for _, p := range []*time.Duration{&l.P50, &l.P90, &l.P95, &l.P99, &l.P999} {
-		*p = min(max(*p, l.Min), l.Max)
-	}
+	l.Clamp()
 	return l
 }

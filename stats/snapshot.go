@@ -5,7 +5,11 @@
 // nothing else.
 package stats
 
-import "time"
+import (
+	"time"
+
+	"github.com/tritontop/tritontop/load"
+)
 
 // Snapshot is everything measured in one tick. It is a plain value, encoded
 // as one JSON line per tick in a run file (record package), so its field
@@ -45,16 +49,54 @@ type Snapshot struct {
 	ScheduledHistogram string `json:"scheduled_histogram,omitempty"`
 }
 
-// Load is the driver's load profile and state at the end of a tick.
+// Load is the load profile that held during a tick and the driver's state at
+// its end: the run-file form of load.State.
 type Load struct {
-	// Mode is "concurrency" or "rate".
-	Mode         string  `json:"mode"`
-	Concurrency  int     `json:"concurrency,omitempty"`
-	Rate         float64 `json:"rate,omitempty"`
-	Distribution string  `json:"distribution,omitempty"`
-	InFlight     int     `json:"in_flight"`
-	Paused       bool    `json:"paused,omitempty"`
-	Step         int     `json:"step,omitempty"`
+	Mode         load.Mode         `json:"mode"`
+	Concurrency  int               `json:"concurrency,omitempty"`
+	Rate         float64           `json:"rate,omitempty"`
+	Distribution load.Distribution `json:"distribution,omitempty"`
+	InFlight     int               `json:"in_flight"`
+	Paused       bool              `json:"paused,omitempty"`
+	Step         int               `json:"step,omitempty"`
+}
+
+// LoadOf is the run-file form of a load generator's state. Only the fields
+// of its mode are kept: a closed loop has no rate or distribution.
+func LoadOf(st load.State) Load {
+	l := Load{Mode: st.Target.Mode, InFlight: st.InFlight, Paused: st.Paused, Step: st.Step}
+	if l.Mode == "" {
+		l.Mode = load.Concurrency
+	}
+	if st.Target.Open() {
+		l.Rate = st.Target.Rate
+		l.Distribution = st.Target.Distribution
+		if l.Distribution == "" {
+			l.Distribution = load.Constant
+		}
+	} else {
+		l.Concurrency = st.Target.Concurrency
+	}
+	return l
+}
+
+// Target is the load profile without the driver's state.
+func (l Load) Target() load.Target {
+	return load.Target{Mode: l.Mode, Concurrency: l.Concurrency, Rate: l.Rate, Distribution: l.Distribution}
+}
+
+// Open reports whether the load is open loop.
+func (l Load) Open() bool { return l.Mode == load.Rate }
+
+// String names the load level: "concurrency 8" or "rate 200/s".
+func (l Load) String() string { return load.Label(l.Mode, l.Concurrency, l.Rate) }
+
+// SameLevel reports whether two loads are the same load level: the same
+// target and the same step of a schedule. In-flight count and pause state do
+// not matter.
+func (l Load) SameLevel(o Load) bool {
+	return l.Mode == o.Mode && l.Concurrency == o.Concurrency && l.Rate == o.Rate &&
+		l.Distribution == o.Distribution && l.Step == o.Step
 }
 
 // ClientStats is what the client measured over some span of time.

@@ -1,9 +1,7 @@
 package stats
 
 import (
-	"cmp"
 	"errors"
-	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -162,13 +160,7 @@ func (t *tally) clientStats(d time.Duration, msgs *errorMessages) ClientStats {
 		BytesSent:     t.bytesSent,
 		BytesReceived: t.bytesRecv,
 	}
-	if secs := d.Seconds(); secs > 0 {
-		s.RequestsPerS = float64(t.requests) / secs
-		s.InferPerS = float64(t.inferences) / secs
-	}
-	if t.requests > 0 {
-		s.LateShare = float64(t.late) / float64(t.requests)
-	}
+	s.SetRates()
 	if t.errors > 0 {
 		s.ErrorsByCode = t.errorsByCode(msgs)
 	}
@@ -188,11 +180,6 @@ func (t *tally) errorsByCode(msgs *errorMessages) []ErrorCount {
 		}
 		out = append(out, ErrorCount{Code: triton.CodeName(code), Count: c, Message: msgs.msg[i]})
 	}
-	slices.SortFunc(out, func(a, b ErrorCount) int {
-		if a.Count != b.Count {
-			return cmp.Compare(b.Count, a.Count)
-		}
-		return cmp.Compare(a.Code, b.Code)
-	})
+	sortErrors(out)
 	return out
 }

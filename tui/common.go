@@ -3,7 +3,6 @@ package tui
 import (
 	"time"
 
-	"github.com/tritontop/tritontop/driver"
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -22,15 +21,14 @@ type uiState struct {
 	replay bool
 	window int // index into windowChoices
 	focus  int // index into the panes, -1 for none
-	// load, paused and inFlight are the driver's own word, read each frame
-	// and after each key (live runs with a Control only).
-	haveLoad bool
-	load     driver.Load
-	paused   bool
-	inFlight int
-	speed    float64 // replay speed
-	ended    bool    // the snapshot feed closed
-	atEnd    bool    // the replay has played its last snapshot
+	// load is the load shown: in a live run the driver's own word, read
+	// each frame and after each key, so a key press shows at once; in a
+	// replay the latest snapshot's. Its Mode is empty until one is known.
+	load   stats.Load
+	paused bool
+	speed  float64 // replay speed
+	ended  bool    // the snapshot feed closed
+	atEnd  bool    // the replay has played its last snapshot
 }
 
 // board is the state the panes render: the snapshot history, the UI state

@@ -5,48 +5,48 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/load"
 )
 
 // fakeControl is a driver.Control that records the calls it gets.
 type fakeControl struct {
 	mu    sync.Mutex
-	state driver.State
+	state load.State
 	calls []string
 }
 
 func newFakeControl(n int) *fakeControl {
-	return &fakeControl{state: driver.State{Load: driver.Load{Mode: driver.Concurrency, Concurrency: n}, InFlight: n}}
+	return &fakeControl{state: load.State{Target: load.Target{Mode: load.Concurrency, Concurrency: n}, InFlight: n}}
 }
 
 func newFakeRateControl(r float64) *fakeControl {
-	return &fakeControl{state: driver.State{Load: driver.Load{Mode: driver.RequestRate, Rate: r,
-		Distribution: driver.Poisson}, InFlight: 24}}
+	return &fakeControl{state: load.State{Target: load.Target{Mode: load.Rate, Rate: r,
+		Distribution: load.Poisson}, InFlight: 24}}
 }
 
 func (f *fakeControl) record(c string) {
 	f.calls = append(f.calls, c)
 }
 
-func (f *fakeControl) SetLoad(l driver.Load) {
+func (f *fakeControl) SetLoad(l load.Target) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("SetLoad")
-	f.state.Load = l
+	f.state.Target = l
 }
 
 func (f *fakeControl) SetConcurrency(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record(fmt.Sprintf("SetConcurrency(%d)", n))
-	f.state.Load.Mode, f.state.Load.Concurrency = driver.Concurrency, n
+	f.state.Target.Mode, f.state.Target.Concurrency = load.Concurrency, n
 }
 
 func (f *fakeControl) SetRate(r float64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record(fmt.Sprintf("SetRate(%g)", r))
-	f.state.Load.Mode, f.state.Load.Rate = driver.RequestRate, r
+	f.state.Target.Mode, f.state.Target.Rate = load.Rate, r
 }
 
 func (f *fakeControl) Pause() {
@@ -63,7 +63,7 @@ func (f *fakeControl) Resume() {
 	f.state.Paused = false
 }
 
-func (f *fakeControl) State() driver.State {
+func (f *fakeControl) State() load.State {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.state

@@ -118,8 +118,8 @@ func TestReplayIgnoresLoadKeys(t *testing.T) {
 	if got := m.board.hist.latest().Load.Concurrency; got != closedLoopRun(10)[9].Load.Concurrency {
 		t.Errorf("replayed load changed to %d", got)
 	}
-	if m.board.ui.haveLoad {
-		t.Error("replay took a load from nowhere")
+	if got := m.board.ui.load; got != m.board.hist.latest().Load {
+		t.Errorf("replay shows load %+v, not the latest snapshot's", got)
 	}
 }
 

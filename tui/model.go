@@ -1,6 +1,6 @@
 // Package tui is tritontop's dashboard: a Bubble Tea program that draws
 // stats.Snapshots at a fixed frame rate and turns key presses into load
-// changes through driver.Control. It reads snapshots from a channel (the
+// changes through a LoadControl. It reads snapshots from a channel (the
 // aggregator's, or a replay's) and keeps a fixed-size history of them for
 // its charts; every pane is a pure function of that history and of what the
 // person chose (window, focus, help).
@@ -16,7 +16,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
-	"github.com/tritontop/tritontop/driver"
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -123,6 +122,9 @@ func (m *Model) drain() {
 				return
 			}
 			m.push(s)
+			if m.opts.Control == nil {
+				m.board.ui.load = s.Load
+			}
 		default:
 			return
 		}
@@ -147,7 +149,7 @@ func (m *Model) readControl() {
 	}
 	st := m.opts.Control.State()
 	ui := m.board.ui
-	ui.haveLoad, ui.load, ui.paused, ui.inFlight = true, st.Load, st.Paused, st.InFlight
+	ui.load, ui.paused = stats.LoadOf(st), st.Paused
 }
 
 // readReplay refreshes the replay's state: a step pauses it, and it may
@@ -265,16 +267,15 @@ func (m *Model) changeLoad(up bool) {
 		return
 	}
 	st := c.State()
-	l := st.Load
-	if l.Mode == driver.RequestRate {
-		l.Rate = NextRate(l.Rate, up, m.opts.Step.RateFactor)
-		c.SetRate(l.Rate)
+	if st.Target.Open() {
+		st.Target.Rate = NextRate(st.Target.Rate, up, m.opts.Step.RateFactor)
+		c.SetRate(st.Target.Rate)
 	} else {
-		l.Concurrency = NextConcurrency(l.Concurrency, up, m.opts.Step.Concurrency)
-		c.SetConcurrency(l.Concurrency)
+		st.Target.Concurrency = NextConcurrency(st.Target.Concurrency, up, m.opts.Step.Concurrency)
+		c.SetConcurrency(st.Target.Concurrency)
 	}
 	ui := m.board.ui
-	ui.haveLoad, ui.load, ui.paused, ui.inFlight = true, l, st.Paused, st.InFlight
+	ui.load, ui.paused = stats.LoadOf(st), st.Paused
 }
 
 // View draws the whole screen.

@@ -3,7 +3,7 @@ package tui
 import (
 	"time"
 
-	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -19,6 +19,16 @@ const DefaultRateStep = 0.10
 // is fixed so that memory does not grow with run time; at one snapshot a
 // second it covers more than eight minutes, wider than any chart drawn.
 const HistoryLength = 512
+
+// LoadControl changes a live run's load and reports the generator's state;
+// *driver.Driver is one.
+type LoadControl interface {
+	SetConcurrency(n int)
+	SetRate(r float64)
+	Pause()
+	Resume()
+	State() load.State
+}
 
 // WindowControl changes the span of the aggregator's window statistics
 // (Snapshot.Window). A zero duration means the whole run.
@@ -82,7 +92,7 @@ type Options struct {
 	// feed, not the dashboard.
 	Snapshots <-chan stats.Snapshot
 	// Control changes the driver's load; nil disables the load keys (replay).
-	Control driver.Control
+	Control LoadControl
 	// Windows changes the window statistics' span; may be nil.
 	Windows WindowControl
 	// Replay drives a replay; nil in a live run.

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -80,11 +80,11 @@ func (p *headerPane) View() string {
 	}
 	var line2 string
 	if s == nil {
-		line2 = join(p.loadText(nil), st.Dim.Render("○ waiting for the first tick"))
+		line2 = join(p.loadText(), st.Dim.Render("○ waiting for the first tick"))
 	} else {
 		line2 = join(
-			p.loadText(s),
-			"in flight "+st.Value.Render(strconv.Itoa(p.inFlight(s))),
+			p.loadText(),
+			"in flight "+st.Value.Render(strconv.Itoa(p.b.ui.load.InFlight)),
 			st.Value.Render(fmtElapsed(s.Elapsed)),
 			p.state(s),
 			st.Label.Render(cpuLabel)+st.Value.Render(fmtCores(s.System.ProcessCPU)),
@@ -114,43 +114,24 @@ func recording(st *Styles, path string, replay bool) string {
 
 // loadText is the load mode and target, from the driver when it is known
 // (so a key press shows at once) and otherwise from the snapshot.
-func (p *headerPane) loadText(s *stats.Snapshot) string {
+func (p *headerPane) loadText() string {
 	st := p.b.common.Styles
-	mode, conc, rate, dist := "", 0, 0.0, ""
-	switch {
-	case p.b.ui.haveLoad:
-		l := p.b.ui.load
-		mode, conc, rate = l.Mode.String(), l.Concurrency, l.Rate
-		if l.Distribution == driver.Poisson {
-			dist = "poisson"
-		}
-	case s != nil:
-		mode, conc, rate = s.Load.Mode, s.Load.Concurrency, s.Load.Rate
-		if s.Load.Distribution == "poisson" {
-			dist = s.Load.Distribution
-		}
-	default:
-		return ""
-	}
+	l := p.b.ui.load
 	hint := ""
 	if !p.b.ui.replay {
 		hint = " " + st.Dim.Render("↑↓")
 	}
-	if mode == "rate" {
-		t := "rate " + st.Value.Render(fmtRate(rate)+"/s")
-		if dist != "" {
-			t += " " + dist
+	switch l.Mode {
+	case load.Rate:
+		t := "rate " + st.Value.Render(fmtRate(l.Rate)+"/s")
+		if l.Distribution == load.Poisson {
+			t += " " + string(l.Distribution)
 		}
 		return t + hint
+	case load.Concurrency:
+		return "concurrency " + st.Value.Render(strconv.Itoa(l.Concurrency)) + hint
 	}
-	return "concurrency " + st.Value.Render(strconv.Itoa(conc)) + hint
-}
-
-func (p *headerPane) inFlight(s *stats.Snapshot) int {
-	if p.b.ui.haveLoad {
-		return p.b.ui.inFlight
-	}
-	return s.Load.InFlight
+	return ""
 }
 
 // state is the one-word run state: running, paused, server unreachable,

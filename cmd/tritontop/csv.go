@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/report"
 )
 
 // writeCSVFile writes the run's perf_analyzer-style CSV (one row per load
@@ -14,7 +15,7 @@ func writeCSVFile(path string, sum record.Summary) error {
 	if err != nil {
 		return fmt.Errorf("cannot write -f %s: %w", path, err)
 	}
-	if err := record.WriteCSVSteps(f, sum.Steps); err != nil {
+	if err := report.WriteCSVSteps(f, sum.Steps); err != nil {
 		f.Close()
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/stats"
 	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/tui"
@@ -48,12 +49,12 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tritontop: %s has no ticks to replay\n", fs.Arg(0))
 		return exitFail
 	}
-	sum := record.Summarize(run.Header, run.Snapshots)
+	sum := report.Summarize(run.Header, run.Snapshots)
 	if !isTerminal(stdout) {
 		if *jsonOut {
-			record.WriteJSON(stdout, sum)
+			report.WriteJSON(stdout, sum)
 		} else {
-			record.WriteText(stdout, sum)
+			report.WriteText(stdout, sum)
 		}
 		return exitOK
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"github.com/tritontop/tritontop/internal/testcerts"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tritontop/tritontop/internal/testcerts"
 
 	"github.com/tritontop/tritontop/triton"
 )

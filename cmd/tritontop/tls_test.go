@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/tritontop/tritontop/internal/testcerts"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tritontop/tritontop/internal/testcerts"
 
 	"github.com/tritontop/tritontop/sim"
 )

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/stats"
 	"github.com/tritontop/tritontop/triton"
 )
@@ -50,7 +51,7 @@ func main() {
 		Client:    client,
 		Requests:  reqs,
 		Streaming: *streaming,
-		Schedule:  []driver.Step{{Load: driver.Load{Mode: driver.Concurrency, Concurrency: *conc}, Duration: *dur}},
+		Schedule:  []driver.Step{{Load: load.Target{Mode: load.Concurrency, Concurrency: *conc}, Duration: *dur}},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -1,4 +1,4 @@
-package record
+package report
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -18,7 +19,7 @@ import (
 // request latency with its breakdown; Server Prometheus Metrics), followed
 // by tritontop's own client cost, the errors, and one line per load step
 // when there was more than one.
-func WriteText(w io.Writer, s Summary) error {
+func WriteText(w io.Writer, s record.Summary) error {
 	var b strings.Builder
 	model := s.Model
 	if s.Version != "" {
@@ -88,17 +89,17 @@ func WriteText(w io.Writer, s Summary) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
-		return fmt.Errorf("record: write summary: %w", err)
+		return fmt.Errorf("report: write summary: %w", err)
 	}
 	return nil
 }
 
 // WriteJSON writes the summary as indented JSON.
-func WriteJSON(w io.Writer, s Summary) error {
+func WriteJSON(w io.Writer, s record.Summary) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(s); err != nil {
-		return fmt.Errorf("record: write summary JSON: %w", err)
+		return fmt.Errorf("report: write summary JSON: %w", err)
 	}
 	return nil
 }
@@ -119,25 +120,25 @@ func writeLatency(b *strings.Builder, qualifier string, l stats.Latency) {
 	}
 }
 
-func writeMetrics(b *strings.Builder, m MetricsSummary) {
+func writeMetrics(b *strings.Builder, m record.MetricsSummary) {
 	if len(m.GPUs) == 0 && !m.HasCPU {
 		return
 	}
 	b.WriteString("  Server Prometheus Metrics: \n")
 	// Each gauge lists the GPUs that reported it; a gauge that no GPU
 	// reported is left out rather than printed as zero.
-	util := func(g GPUSummary) bool { return g.HasUtilization }
-	power := func(g GPUSummary) bool { return g.HasPower }
-	memory := func(g GPUSummary) bool { return g.HasMemory }
-	writeGPUs(b, "Avg GPU Utilization", m.GPUs, util, func(g GPUSummary) string { return g6(100*g.UtilizationAvg) + "%" })
-	writeGPUs(b, "Avg GPU Power Usage", m.GPUs, power, func(g GPUSummary) string { return g6(g.PowerAvgW) + " watts" })
-	writeGPUs(b, "Max GPU Memory Usage", m.GPUs, memory, func(g GPUSummary) string {
+	util := func(g record.GPUSummary) bool { return g.HasUtilization }
+	power := func(g record.GPUSummary) bool { return g.HasPower }
+	memory := func(g record.GPUSummary) bool { return g.HasMemory }
+	writeGPUs(b, "Avg GPU Utilization", m.GPUs, util, func(g record.GPUSummary) string { return g6(100*g.UtilizationAvg) + "%" })
+	writeGPUs(b, "Avg GPU Power Usage", m.GPUs, power, func(g record.GPUSummary) string { return g6(g.PowerAvgW) + " watts" })
+	writeGPUs(b, "Max GPU Memory Usage", m.GPUs, memory, func(g record.GPUSummary) string {
 		return strconv.FormatFloat(g.MemoryUsedMax, 'f', 0, 64) + " bytes"
 	})
-	writeGPUs(b, "Total GPU Memory", m.GPUs, memory, func(g GPUSummary) string {
+	writeGPUs(b, "Total GPU Memory", m.GPUs, memory, func(g record.GPUSummary) string {
 		return strconv.FormatFloat(g.MemoryTotal, 'f', 0, 64) + " bytes"
 	})
-	writeGPUs(b, "Max GPU Utilization", m.GPUs, util, func(g GPUSummary) string { return g6(100*g.UtilizationMax) + "%" })
+	writeGPUs(b, "Max GPU Utilization", m.GPUs, util, func(g record.GPUSummary) string { return g6(100*g.UtilizationMax) + "%" })
 	if m.HasCPU {
 		fmt.Fprintf(b, "    Server CPU: %s%% avg, %s%% max\n", g6(100*m.CPUAvg), g6(100*m.CPUMax))
 	}
@@ -148,7 +149,7 @@ func writeMetrics(b *strings.Builder, m MetricsSummary) {
 
 // writeGPUs writes one gauge's heading and a "uuid : value" line per GPU
 // that reported it, nothing when none did.
-func writeGPUs(b *strings.Builder, title string, gpus []GPUSummary, has func(GPUSummary) bool, value func(GPUSummary) string) {
+func writeGPUs(b *strings.Builder, title string, gpus []record.GPUSummary, has func(record.GPUSummary) bool, value func(record.GPUSummary) string) {
 	if !slices.ContainsFunc(gpus, has) {
 		return
 	}
@@ -162,10 +163,10 @@ func writeGPUs(b *strings.Builder, title string, gpus []GPUSummary, has func(GPU
 
 // loadTitle is perf_analyzer's heading for a load level.
 func loadTitle(l stats.Load) string {
-	if l.Mode == "rate" {
+	if l.Open() {
 		s := "Request Rate: " + g6(l.Rate) + " inference requests per seconds"
 		if l.Distribution != "" {
-			s += " (" + l.Distribution + ")"
+			s += " (" + string(l.Distribution) + ")"
 		}
 		return s
 	}
@@ -174,7 +175,7 @@ func loadTitle(l stats.Load) string {
 
 // loadLabel is perf_analyzer's label for a load level in its closing list.
 func loadLabel(l stats.Load) string {
-	if l.Mode == "rate" {
+	if l.Open() {
 		return "Request Rate: " + g6(l.Rate)
 	}
 	return "Concurrency: " + strconv.Itoa(l.Concurrency)

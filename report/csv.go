@@ -1,4 +1,4 @@
-package record
+package report
 
 import (
 	"cmp"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tritontop/tritontop/record"
 )
 
 // CSV column names, as perf_analyzer's -f writes them with --verbose-csv
@@ -33,7 +35,7 @@ const (
 // (0..1), Avg GPU Power Usage (W), Max GPU Memory Usage and Total GPU Memory
 // (bytes).
 //
-// There is one row per load step (see Step), sorted by increasing
+// There is one row per load step (see record.Step), sorted by increasing
 // Inferences/Second as perf_analyzer sorts them. Times are whole
 // microseconds. tritontop does not time the client's serialization apart
 // from the wait, so Client Send, Client Recv and request/response are 0 and
@@ -42,27 +44,27 @@ const (
 // as perf_analyzer computes it. perf_analyzer's cache columns (Server Cache
 // Hit/Miss, only with the response cache on) are not written: run files do
 // not carry cache times.
-func WriteCSV(w io.Writer, run *Run) error {
+func WriteCSV(w io.Writer, run *record.Run) error {
 	if run == nil || len(run.Snapshots) == 0 {
-		return fmt.Errorf("record: no snapshots to write as CSV")
+		return fmt.Errorf("report: no snapshots to write as CSV")
 	}
 	return WriteCSVSteps(w, Summarize(run.Header, run.Snapshots).Steps)
 }
 
 // WriteCSVSteps writes load steps (a Summary's Steps) as WriteCSV does, for
 // a live run that kept a Summarizer rather than its snapshots.
-func WriteCSVSteps(w io.Writer, recorded []Step) error {
+func WriteCSVSteps(w io.Writer, recorded []record.Step) error {
 	if len(recorded) == 0 {
-		return fmt.Errorf("record: no load steps to write as CSV")
+		return fmt.Errorf("report: no load steps to write as CSV")
 	}
 	steps := slices.Clone(recorded)
 	// perf_analyzer sorts by throughput; a stable sort keeps recorded
 	// order between equal throughputs.
-	slices.SortStableFunc(steps, func(a, b Step) int { return cmp.Compare(a.Client.InferPerS, b.Client.InferPerS) })
+	slices.SortStableFunc(steps, func(a, b record.Step) int { return cmp.Compare(a.Client.InferPerS, b.Client.InferPerS) })
 
 	// The first column follows the first recorded step, as a perf_analyzer
 	// run has a single mode.
-	rate := recorded[0].Load.Mode == "rate"
+	rate := recorded[0].Load.Open()
 	gpus := false
 	for _, st := range steps {
 		gpus = gpus || len(st.Metrics.GPUs) > 0
@@ -83,12 +85,12 @@ func WriteCSVSteps(w io.Writer, recorded []Step) error {
 		writeCSVRow(&b, st, rate, gpus)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
-		return fmt.Errorf("record: write CSV: %w", err)
+		return fmt.Errorf("report: write CSV: %w", err)
 	}
 	return nil
 }
 
-func writeCSVRow(b *strings.Builder, st Step, rate, gpus bool) {
+func writeCSVRow(b *strings.Builder, st record.Step, rate, gpus bool) {
 	c, sv := st.Client, st.Server
 	if rate {
 		b.WriteString(g6(st.Load.Rate))
@@ -129,18 +131,18 @@ func writeCSVRow(b *strings.Builder, st Step, rate, gpus bool) {
 // each of the four metrics, GPUs ordered by UUID as its std::map orders
 // them. A GPU that did not report a gauge has no entry in that cell, as it
 // has none in perf_analyzer's map of that metric.
-func writeGPUCells(b *strings.Builder, gpus []GPUSummary) {
+func writeGPUCells(b *strings.Builder, gpus []record.GPUSummary) {
 	gpus = slices.Clone(gpus)
-	slices.SortFunc(gpus, func(a, b GPUSummary) int { return cmp.Compare(a.UUID, b.UUID) })
+	slices.SortFunc(gpus, func(a, b record.GPUSummary) int { return cmp.Compare(a.UUID, b.UUID) })
 	// The four columns: whether a GPU reported the gauge, and its value.
 	cells := [...]struct {
-		has   func(GPUSummary) bool
-		value func(GPUSummary) string
+		has   func(record.GPUSummary) bool
+		value func(record.GPUSummary) string
 	}{
-		{func(g GPUSummary) bool { return g.HasUtilization }, func(g GPUSummary) string { return g6(g.UtilizationAvg) }},
-		{func(g GPUSummary) bool { return g.HasPower }, func(g GPUSummary) string { return g6(g.PowerAvgW) }},
-		{func(g GPUSummary) bool { return g.HasMemory }, func(g GPUSummary) string { return strconv.FormatFloat(g.MemoryUsedMax, 'f', 0, 64) }},
-		{func(g GPUSummary) bool { return g.HasMemory }, func(g GPUSummary) string { return strconv.FormatFloat(g.MemoryTotal, 'f', 0, 64) }},
+		{func(g record.GPUSummary) bool { return g.HasUtilization }, func(g record.GPUSummary) string { return g6(g.UtilizationAvg) }},
+		{func(g record.GPUSummary) bool { return g.HasPower }, func(g record.GPUSummary) string { return g6(g.PowerAvgW) }},
+		{func(g record.GPUSummary) bool { return g.HasMemory }, func(g record.GPUSummary) string { return strconv.FormatFloat(g.MemoryUsedMax, 'f', 0, 64) }},
+		{func(g record.GPUSummary) bool { return g.HasMemory }, func(g record.GPUSummary) string { return strconv.FormatFloat(g.MemoryTotal, 'f', 0, 64) }},
 	}
 	for _, c := range cells {
 		b.WriteByte(',')

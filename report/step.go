@@ -1,35 +1,31 @@
-package record
+package report
 
 import (
 	"cmp"
 	"slices"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
+	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/stats"
 )
 
-// span accumulates consecutive ticks into a Step.
-type span struct {
+// stepAcc accumulates consecutive ticks into a Step.
+type stepAcc struct {
 	load      stats.Load
 	firstSeq  int
 	lastSeq   int
 	ticks     int
 	client    stats.ClientStats // counters only
-	latency   latencyAcc
-	scheduled latencyAcc
-	errors    []stats.ErrorCount
+	latency   stats.LatencyMerge
+	scheduled stats.LatencyMerge
 	server    serverAcc
 	metrics   metricsAcc
 	cpu       cpuAcc
 }
 
-func newSpan(load stats.Load) span {
-	return span{load: load}
-}
+func newStepAcc(l stats.Load) *stepAcc { return &stepAcc{load: l} }
 
-func (p *span) add(s stats.Snapshot) {
+func (p *stepAcc) add(s stats.Snapshot) {
 	if p.ticks == 0 {
 		p.firstSeq = s.Seq
 	}
@@ -37,60 +33,25 @@ func (p *span) add(s stats.Snapshot) {
 	p.lastSeq = s.Seq
 	p.load.InFlight, p.load.Paused = s.Load.InFlight, s.Load.Paused
 
-	t := &s.Tick
-	d := t.Duration
-	if d <= 0 {
-		d = s.Interval
+	t := s.Tick
+	if t.Duration <= 0 {
+		t.Duration = s.Interval
 	}
-	c := &p.client
-	c.Duration += d
-	c.Requests += t.Requests
-	c.Successes += t.Successes
-	c.Errors += t.Errors
-	c.Inferences += t.Inferences
-	c.Cancelled += t.Cancelled
-	c.Retries += t.Retries
-	c.Late += t.Late
-	c.BytesSent += t.BytesSent
-	c.BytesReceived += t.BytesReceived
-	for _, e := range t.ErrorsByCode {
-		p.addError(e)
-	}
-	p.latency.add(t.Latency, s.Histogram)
+	p.client.Add(&t)
+	p.latency.Add(t.Latency, s.Histogram)
 	if t.Scheduled != nil {
-		p.scheduled.add(*t.Scheduled, s.ScheduledHistogram)
+		p.scheduled.Add(*t.Scheduled, s.ScheduledHistogram)
 	}
 	p.server.add(&s.Server)
 	p.metrics.add(&s.Metrics)
-	p.cpu.add(s, d)
+	p.cpu.add(s, t.Duration)
 }
 
-func (p *span) addError(e stats.ErrorCount) {
-	for i := range p.errors {
-		if p.errors[i].Code == e.Code {
-			p.errors[i].Count += e.Count
-			if e.Message != "" {
-				p.errors[i].Message = e.Message
-			}
-			return
-		}
-	}
-	p.errors = append(p.errors, e)
-}
-
-func (p *span) step() Step {
+func (p *stepAcc) step() record.Step {
 	c := p.client
-	if secs := c.Duration.Seconds(); secs > 0 {
-		c.RequestsPerS = float64(c.Requests) / secs
-		c.InferPerS = float64(c.Inferences) / secs
-	}
-	if c.Requests > 0 {
-		c.LateShare = float64(c.Late) / float64(c.Requests)
-	}
-	errs := slices.Clone(p.errors)
-	slices.SortStableFunc(errs, func(a, b stats.ErrorCount) int { return cmp.Compare(b.Count, a.Count) })
-	c.ErrorsByCode = errs
-	st := Step{
+	c.ErrorsByCode = slices.Clone(c.ErrorsByCode)
+	c.SetRates()
+	st := record.Step{
 		Load:      p.load,
 		FirstSeq:  p.firstSeq,
 		LastSeq:   p.lastSeq,
@@ -100,89 +61,14 @@ func (p *span) step() Step {
 		Metrics:   p.metrics.summary(),
 		ClientCPU: p.cpu.summary(),
 	}
-	var approx bool
-	c.Latency, approx = p.latency.summary()
-	st.Approximate = approx
-	if p.scheduled.count > 0 {
-		l, a := p.scheduled.summary()
+	c.Latency, st.Approximate = p.latency.Latency()
+	if p.scheduled.Count() > 0 {
+		l, a := p.scheduled.Latency()
 		c.Scheduled = &l
 		st.Approximate = st.Approximate || a
 	}
 	st.Client = c
 	return st
-}
-
-// latencyAcc merges tick latencies: exactly through their histograms when
-// every tick with successes has one, otherwise by count-weighting the
-// ticks' own percentiles.
-type latencyAcc struct {
-	count   int64
-	min     time.Duration
-	max     time.Duration
-	sum     float64 // Σ mean × count, ns
-	hist    *hdrhistogram.Histogram
-	missing bool       // a tick with successes had no usable histogram
-	pct     [5]float64 // Σ percentile × count, ns
-}
-
-func (a *latencyAcc) add(l stats.Latency, encoded string) {
-	if l.Count <= 0 {
-		return
-	}
-	if a.count == 0 || l.Min < a.min {
-		a.min = l.Min
-	}
-	if l.Max > a.max {
-		a.max = l.Max
-	}
-	a.count += l.Count
-	n := float64(l.Count)
-	a.sum += float64(l.Mean) * n
-	for i, p := range [...]time.Duration{l.P50, l.P90, l.P95, l.P99, l.P999} {
-		a.pct[i] += float64(p) * n
-	}
-	if a.missing {
-		return
-	}
-	h, err := stats.DecodeHistogram(encoded)
-	if err != nil || encoded == "" || h.TotalCount() == 0 {
-		a.missing, a.hist = true, nil
-		return
-	}
-	if a.hist == nil {
-		a.hist = h
-		return
-	}
-	a.hist.Merge(h)
-}
-
-// summary returns the merged latency and whether it is approximate.
-func (a *latencyAcc) summary() (stats.Latency, bool) {
-	if a.count == 0 {
-		return stats.Latency{}, false
-	}
-	var l stats.Latency
-	approx := a.missing || a.hist == nil
-	if approx {
-		n := float64(a.count)
-		l = stats.Latency{
-			P50:  time.Duration(a.pct[0] / n),
-			P90:  time.Duration(a.pct[1] / n),
-			P95:  time.Duration(a.pct[2] / n),
-			P99:  time.Duration(a.pct[3] / n),
-			P999: time.Duration(a.pct[4] / n),
-		}
-	} else {
-		l = stats.LatencyFromHistogram(a.hist)
-	}
-	// The ticks' own count, min, max and mean are exact; the histogram's
-	// are within its precision.
-	l.Count, l.Min, l.Max = a.count, a.min, a.max
-	l.Mean = time.Duration(a.sum / float64(a.count))
-	for _, p := range []*time.Duration{&l.P50, &l.P90, &l.P95, &l.P99, &l.P999} {
-		*p = min(max(*p, l.Min), l.Max)
-	}
-	return l, approx
 }
 
 // serverAcc sums ModelStatistics deltas and count-weighted averages.
@@ -220,8 +106,8 @@ func (a *serverAcc) add(s *stats.ServerStats) {
 	}
 }
 
-func (a *serverAcc) summary() ServerSummary {
-	s := ServerSummary{Ticks: a.ticks, ServerStats: stats.ServerStats{
+func (a *serverAcc) summary() record.ServerSummary {
+	s := record.ServerSummary{Ticks: a.ticks, ServerStats: stats.ServerStats{
 		Available:      a.ticks > 0,
 		SuccessCount:   a.success,
 		FailCount:      a.fail,
@@ -260,7 +146,7 @@ type metricsAcc struct {
 }
 
 type gpuAcc struct {
-	GPUSummary
+	record.GPUSummary
 	utilN, powerN     int
 	utilSum, powerSum float64
 }
@@ -273,7 +159,7 @@ func (a *metricsAcc) add(m *stats.ServerMetrics) {
 	for _, g := range m.GPUs {
 		i := slices.IndexFunc(a.gpus, func(x gpuAcc) bool { return x.UUID == g.UUID })
 		if i < 0 {
-			a.gpus = append(a.gpus, gpuAcc{GPUSummary: GPUSummary{UUID: g.UUID}})
+			a.gpus = append(a.gpus, gpuAcc{GPUSummary: record.GPUSummary{UUID: g.UUID}})
 			i = len(a.gpus) - 1
 		}
 		x := &a.gpus[i]
@@ -311,8 +197,8 @@ func (a *metricsAcc) add(m *stats.ServerMetrics) {
 	}
 }
 
-func (a *metricsAcc) summary() MetricsSummary {
-	s := MetricsSummary{Ticks: a.ticks}
+func (a *metricsAcc) summary() record.MetricsSummary {
+	s := record.MetricsSummary{Ticks: a.ticks}
 	for _, g := range a.gpus {
 		gs := g.GPUSummary
 		if g.utilN > 0 {
@@ -351,8 +237,8 @@ func (a *cpuAcc) add(s stats.Snapshot, d time.Duration) {
 	a.requests += s.Tick.Requests
 }
 
-func (a *cpuAcc) summary() ClientCPU {
-	var c ClientCPU
+func (a *cpuAcc) summary() record.ClientCPU {
+	var c record.ClientCPU
 	if a.ticks == 0 {
 		return c
 	}

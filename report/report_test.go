@@ -1,4 +1,4 @@
-package record
+package report
 
 import (
 	"bytes"
@@ -9,13 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/stats"
+	"github.com/tritontop/tritontop/stats/statstest"
 )
 
 // steppedRun is concurrency 1 for two ticks (100 then 300 requests), 2 for
 // two ticks, then 1 again for one tick: three load steps.
-func steppedRun(t *testing.T) *Run {
-	return &Run{Header: testHeader(), Snapshots: withRun([]stats.Snapshot{
+func steppedRun(t *testing.T) *record.Run {
+	return &record.Run{Header: testHeader(), Snapshots: withRun([]stats.Snapshot{
 		tick(t, 1, 1, 100, 1000, [5]int64{900, 100, 50, 700, 20}),
 		tick(t, 2, 1, 300, 3000, [5]int64{1100, 300, 50, 700, 20}),
 		tick(t, 3, 2, 250, 2000, [5]int64{1800, 900, 60, 800, 20}),
@@ -55,7 +58,7 @@ func TestWriteCSVRateModeAndGPUs(t *testing.T) {
 	run := steppedRun(t)
 	for i := range run.Snapshots {
 		s := &run.Snapshots[i]
-		s.Load = stats.Load{Mode: "rate", Rate: 12.5 * float64(1+i/2), Distribution: "poisson"}
+		s.Load = stats.Load{Mode: load.Rate, Rate: 12.5 * float64(1+i/2), Distribution: load.Poisson}
 		u := 0.5 + 0.2*float64(i%2) // alternating 0.5, 0.7
 		s.Metrics = stats.ServerMetrics{Available: true, GPUs: []stats.GPU{
 			{UUID: "GPU-b", Utilization: u, MemoryUsed: float64(1000 + i), MemoryTotal: 8000,
@@ -98,7 +101,7 @@ func TestWriteCSVRateModeAndGPUs(t *testing.T) {
 }
 
 func TestWriteCSVEmptyRun(t *testing.T) {
-	if err := WriteCSV(&bytes.Buffer{}, &Run{Header: testHeader()}); err == nil {
+	if err := WriteCSV(&bytes.Buffer{}, &record.Run{Header: testHeader()}); err == nil {
 		t.Error("CSV of a run without snapshots succeeded")
 	}
 }
@@ -184,7 +187,7 @@ func TestSummarize(t *testing.T) {
 	if want := time.Duration(cpuSeconds / 950 * float64(time.Second)); sum.ClientCPU.PerRequest != want {
 		t.Errorf("CPU per request %v, want %v", sum.ClientCPU.PerRequest, want)
 	}
-	if sum.Duration != 5*time.Second || !sum.Start.Equal(t0) || sum.Ticks != 5 {
+	if sum.Duration != 5*time.Second || !sum.Start.Equal(statstest.T0) || sum.Ticks != 5 {
 		t.Errorf("span %v from %v, %d ticks", sum.Duration, sum.Start, sum.Ticks)
 	}
 }
@@ -309,7 +312,7 @@ func TestWriteJSON(t *testing.T) {
 	if err := WriteJSON(&b, sum); err != nil {
 		t.Fatal(err)
 	}
-	var back Summary
+	var back record.Summary
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
@@ -338,3 +341,20 @@ func TestWriteCSVStepsFromLiveSummarizer(t *testing.T) {
 		t.Error("CSV of no steps succeeded")
 	}
 }
+
+// testHeader is a header as the CLI would build it.
+func testHeader() record.Header {
+	return record.Header{
+		TritontopVersion: "0.0.0-test",
+		StartTime:        statstest.T0,
+		Server:           record.ServerInfo{URL: "127.0.0.1:8001", Protocol: "grpc"},
+		Model:            record.ModelInfo{Name: "resnet50", Version: "1"},
+		Load:             stats.Load{Mode: load.Concurrency, Concurrency: 1},
+		Interval:         time.Second,
+	}
+}
+
+var (
+	tick    = statstest.Tick
+	withRun = statstest.WithRun
+)

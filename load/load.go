@@ -1,0 +1,81 @@
+// Package load is the vocabulary of load profiles that the driver runs, the
+// collector records in every Snapshot, and the dashboard, reports and
+// capacity planning read: a mode (closed or open loop), its target, and the
+// driver's state. It has no behaviour of its own, so that every package can
+// speak of load without importing the one that generates it.
+package load
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Mode is a kind of load profile. Its values are the strings written in run
+// files ("concurrency", "rate").
+type Mode string
+
+const (
+	// Concurrency keeps a fixed number of requests in flight (closed loop).
+	Concurrency Mode = "concurrency"
+	// Rate sends requests on a schedule whatever the responses do (open
+	// loop).
+	Rate Mode = "rate"
+)
+
+// Distribution is the inter-arrival distribution of an open-loop schedule.
+// The empty value means Constant.
+type Distribution string
+
+const (
+	// Constant sends at evenly spaced times.
+	Constant Distribution = "constant"
+	// Poisson sends with exponentially distributed gaps.
+	Poisson Distribution = "poisson"
+)
+
+// Target is one load profile: the mode and its target.
+type Target struct {
+	Mode        Mode
+	Concurrency int
+	// Rate is requests per second, open loop.
+	Rate         float64
+	Distribution Distribution
+	// MaxInFlight caps open-loop requests in flight (0: no cap); a send the
+	// cap refuses is counted late.
+	MaxInFlight int
+}
+
+// Open reports whether the target is open loop.
+func (t Target) Open() bool { return t.Mode == Rate }
+
+// Level is the target's size in its own mode: the concurrency, or the rate
+// in requests per second.
+func (t Target) Level() float64 {
+	if t.Open() {
+		return t.Rate
+	}
+	return float64(t.Concurrency)
+}
+
+// String names the target as the dashboard and reports do: "concurrency 8"
+// or "rate 200/s".
+func (t Target) String() string { return Label(t.Mode, t.Concurrency, t.Rate) }
+
+// Label names a load level: "concurrency 8" or "rate 200/s".
+func Label(m Mode, concurrency int, rate float64) string {
+	if m == Rate {
+		return "rate " + strconv.FormatFloat(rate, 'g', 6, 64) + "/s"
+	}
+	return fmt.Sprintf("concurrency %d", concurrency)
+}
+
+// State is what a load generator reports about itself at any moment.
+type State struct {
+	Target Target
+	Paused bool
+	// InFlight counts requests sent and not yet finished.
+	InFlight int
+	// Step is the index of the current step of a stepped schedule (0
+	// without one).
+	Step int
+}

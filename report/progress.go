@@ -1,0 +1,55 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tritontop/tritontop/stats"
+)
+
+// Progress is the headless run's one line per tick, a Sink: the load, the
+// tick's throughput and latency (from the schedule in open loop, from the
+// send in closed loop, and the line says which), errors, the server's queue
+// and compute time and batch size, and each GPU's utilization by index.
+type Progress struct {
+	w   io.Writer
+	min time.Duration
+	b   strings.Builder
+}
+
+// NewProgress writes progress lines to w. Ticks shorter than minTick (the
+// last tick of a run is often a sliver whose rates are noise) get no line;
+// the summary has the whole run.
+func NewProgress(w io.Writer, minTick time.Duration) *Progress {
+	return &Progress{w: w, min: minTick}
+}
+
+// Add writes the tick's line.
+func (p *Progress) Add(s stats.Snapshot) {
+	if s.Interval < p.min {
+		return
+	}
+	b := &p.b
+	b.Reset()
+	lat, from := s.Tick.Latency, "send"
+	if s.Tick.Scheduled != nil {
+		lat, from = *s.Tick.Scheduled, "sched"
+	}
+	fmt.Fprintf(b, "%7.1fs  %-16s  %9.1f infer/s  p50 %s  p99 %s (from %s)  errors %d",
+		s.Elapsed.Seconds(), s.Load.String(), s.Tick.InferPerS, ms(lat.P50), ms(lat.P99), from, s.Tick.Errors)
+	if s.Server.Available {
+		fmt.Fprintf(b, "  queue %s  compute %s  batch %.1f", ms(s.Server.Queue), ms(s.Server.Compute()), s.Server.AvgBatch)
+	}
+	for i, g := range s.Metrics.GPUs {
+		if g.HasUtilization {
+			b.WriteString("  gpu" + strconv.Itoa(i) + " " + strconv.FormatFloat(100*g.Utilization, 'f', 0, 64) + "%")
+		}
+	}
+	b.WriteByte('\n')
+	io.WriteString(p.w, b.String())
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
