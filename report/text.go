@@ -28,9 +28,9 @@ func WriteText(w io.Writer, s record.Summary) error {
 	fmt.Fprintf(&b, "%s on %s (%s): %s, %d ticks\n", orDash(model), orDash(s.URL), orDash(s.Protocol),
 		s.Duration.Round(time.Millisecond), s.Ticks)
 	if len(s.Steps) > 1 {
-		fmt.Fprintf(&b, "Whole run, %d load steps (last: %s)\n", len(s.Steps), loadLabel(s.Load))
+		fmt.Fprintf(&b, "Whole run, %d load steps (last: %s)\n", len(s.Steps), perfAnalyzerLabel(s.Load))
 	} else {
-		fmt.Fprintf(&b, "%s\n", loadTitle(s.Load))
+		fmt.Fprintf(&b, "%s\n", perfAnalyzerTitle(s.Load))
 	}
 
 	c := s.Client
@@ -84,7 +84,7 @@ func WriteText(w io.Writer, s record.Summary) error {
 		b.WriteString("Inferences/Second vs. Client Average Batch Latency\n")
 		for _, st := range s.Steps {
 			fmt.Fprintf(&b, "%s, throughput: %s infer/sec, latency %d usec\n",
-				loadLabel(st.Load), g6(st.Client.InferPerS), usec(st.Client.Latency.Mean))
+				perfAnalyzerLabel(st.Load), g6(st.Client.InferPerS), usec(st.Client.Latency.Mean))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -161,8 +161,8 @@ func writeGPUs(b *strings.Builder, title string, gpus []record.GPUSummary, has f
 	}
 }
 
-// loadTitle is perf_analyzer's heading for a load level.
-func loadTitle(l stats.Load) string {
+// perfAnalyzerTitle is perf_analyzer's heading for a load level.
+func perfAnalyzerTitle(l stats.Load) string {
 	if l.Open() {
 		s := "Request Rate: " + g6(l.Rate) + " inference requests per seconds"
 		if l.Distribution != "" {
@@ -173,8 +173,8 @@ func loadTitle(l stats.Load) string {
 	return "Request concurrency: " + strconv.Itoa(l.Concurrency)
 }
 
-// loadLabel is perf_analyzer's label for a load level in its closing list.
-func loadLabel(l stats.Load) string {
+// perfAnalyzerLabel is perf_analyzer's label for a load level in its closing list.
+func perfAnalyzerLabel(l stats.Load) string {
 	if l.Open() {
 		return "Request Rate: " + g6(l.Rate)
 	}

@@ -168,8 +168,8 @@ func (r *reader[T]) outC() <-chan T {
 // waiting reports whether a triggered read has not answered yet.
 func (r *reader[T]) waiting() bool { return r != nil && r.busy }
 
-// run is the state of one Collector.Run.
-type run struct {
+// collection is the state of one Collector.Run.
+type collection struct {
 	c     *Collector
 	ctx   context.Context
 	emit  func(Snapshot)
@@ -201,7 +201,7 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &run{c: c, ctx: ctx, emit: emit, start: time.Now()}
+	r := &collection{c: c, ctx: ctx, emit: emit, start: time.Now()}
 	r.origin, r.byDone = r.start, !c.opts.Epoch.IsZero()
 	if r.byDone {
 		r.origin = c.opts.Epoch
@@ -271,7 +271,7 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 // client stats are cut at once; by Done, the tick stays open for the grace
 // so that its results still on their way land in it. The tick is emitted
 // once it is cut and the reads answer, or ReadWait passes.
-func (r *run) tick(now time.Time) error {
+func (r *collection) tick(now time.Time) error {
 	if r.pending != nil {
 		r.emitPending()
 	}
@@ -301,11 +301,11 @@ func (r *run) tick(now time.Time) error {
 }
 
 // cutGrace is how long a tick stays open after its end.
-func (r *run) cutGrace() time.Duration { return min(r.c.opts.ReadWait, MaxCutGrace) }
+func (r *collection) cutGrace() time.Duration { return min(r.c.opts.ReadWait, MaxCutGrace) }
 
 // cutOpen cuts the open tick, if any, at its boundary; it is emitted once
 // its reads answer or its deadline passes.
-func (r *run) cutOpen() error {
+func (r *collection) cutOpen() error {
 	if !r.open {
 		return nil
 	}
@@ -322,7 +322,7 @@ func (r *run) cutOpen() error {
 
 // finish emits the last, partial tick after the driver finished: every
 // result is in, so an open tick is cut at once, and the last tick ends now.
-func (r *run) finish() error {
+func (r *collection) finish() error {
 	if err := r.cutOpen(); err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func (r *run) finish() error {
 
 // awaitReads blocks until the running reads answer or the tick's deadline
 // passes; it is used only once no more results can arrive.
-func (r *run) awaitReads() {
+func (r *collection) awaitReads() {
 	for r.server.waiting() || r.metrics.waiting() {
 		select {
 		case <-r.ctx.Done():
@@ -363,7 +363,7 @@ func (r *run) awaitReads() {
 
 // cut closes the client side of a tick that ended at wall-clock now and at
 // end on the boundaries' clock; it lasted from the previous boundary to end.
-func (r *run) cut(now time.Time, end time.Duration) (*Snapshot, error) {
+func (r *collection) cut(now time.Time, end time.Duration) (*Snapshot, error) {
 	d := end - r.lastEnd
 	r.lastEnd = end
 	r.seq++
@@ -394,7 +394,7 @@ func loadOf(st load.State, known, openLoop bool) Load {
 }
 
 // emitIfReady emits the pending tick once no read is outstanding.
-func (r *run) emitIfReady() {
+func (r *collection) emitIfReady() {
 	if r.pending != nil && !r.server.waiting() && !r.metrics.waiting() {
 		r.emitPending()
 	}
@@ -405,7 +405,7 @@ func (r *run) emitIfReady() {
 // unavailable (its answer, when it comes, goes to the next tick and covers
 // both); a metrics read that has not answered repeats the last reading,
 // since its values are gauges.
-func (r *run) emitPending() {
+func (r *collection) emitPending() {
 	s := r.pending
 	if s == nil {
 		return

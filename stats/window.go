@@ -36,9 +36,6 @@ func newWindow(ticks int) *window {
 	return w
 }
 
-// ticks returns the window's length in ticks.
-func (w *window) ticks() int { return len(w.slots) }
-
 // resize changes the window's length, keeping the most recent slots that fit.
 func (w *window) resize(ticks int) {
 	ticks = max(ticks, 1)

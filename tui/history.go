@@ -45,12 +45,6 @@ func (h *history) latest() *stats.Snapshot {
 	return h.fromEnd(0)
 }
 
-// reset forgets every snapshot (a replay stepping back starts over).
-func (h *history) reset() {
-	clear(h.buf)
-	h.head, h.n = 0, 0
-}
-
 // truncateFrom drops the newest snapshots from the first with Seq ≥ seq on.
 func (h *history) truncateFrom(seq int) {
 	for h.n > 0 && h.fromEnd(0).Seq >= seq {

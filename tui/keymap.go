@@ -10,8 +10,12 @@ type KeyMap struct {
 	Reset  key.Binding
 	Window key.Binding
 	Focus  key.Binding
-	Help   key.Binding
-	Quit   key.Binding
+	// FocusBack moves the focus the other way; Back clears the focus and
+	// closes the full help.
+	FocusBack key.Binding
+	Back      key.Binding
+	Help      key.Binding
+	Quit      key.Binding
 
 	// Replay keys.
 	ReplayPause key.Binding
@@ -31,9 +35,12 @@ func NewKeyMap(replay bool) *KeyMap {
 		Pause:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
 		Reset:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "reset windows")),
 		Window: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "window")),
-		Focus:  key.NewBinding(key.WithKeys("tab", "shift+tab"), key.WithHelp("tab", "focus")),
-		Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:   key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Focus:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "focus")),
+		// shift+tab and esc are spoken of in the focus help, not listed.
+		FocusBack: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "focus back")),
+		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "unfocus")),
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 
 		ReplayPause: key.NewBinding(key.WithKeys("space", "p"), key.WithHelp("space", "pause")),
 		StepBack:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←/→", "step")),

@@ -36,6 +36,9 @@ type Model struct {
 	panes   [paneCount]pane
 	frame   time.Duration
 	noColor bool
+	// Set by layout: the key hints' lines and the panes' places.
+	footer []string
+	rects  [paneCount]rect
 }
 
 // New returns the dashboard for o. It reads the NO_COLOR environment
@@ -72,6 +75,7 @@ func New(o Options) Model {
 	m.readControl()
 	m.readReplay()
 	m.pauseHelp()
+	m.layout()
 	return m
 }
 
@@ -92,9 +96,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.readControl()
 		m.readReplay()
 		m.pauseHelp()
+		m.layout()
 		return m, m.tick()
 	case tea.WindowSizeMsg:
 		m.common.Width, m.common.Height = msg.Width, msg.Height
+		m.layout()
 		return m, nil
 	case tea.ColorProfileMsg:
 		if msg.Profile <= colorprofile.ASCII && !m.noColor {
@@ -230,20 +236,21 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		if m.opts.Windows != nil {
 			m.opts.Windows.SetWindow(windowChoices[ui.window])
 		}
-	case key.Matches(msg, k.Focus):
+	case key.Matches(msg, k.Focus), key.Matches(msg, k.FocusBack):
 		step := 1
-		if msg.String() == "shift+tab" {
+		if key.Matches(msg, k.FocusBack) {
 			step = paneCount
 		}
 		// -1 (no focus) and the panes form one cycle of paneCount+1.
 		ui.focus = (ui.focus+1+step)%(paneCount+1) - 1
-	case msg.String() == "esc":
+	case key.Matches(msg, k.Back):
 		ui.focus = -1
 		m.help.ShowAll = false
 	case key.Matches(msg, k.Help):
 		m.help.ShowAll = !m.help.ShowAll
 	}
 	m.pauseHelp()
+	m.layout()
 	return m, nil
 }
 
@@ -286,8 +293,40 @@ func (m Model) View() tea.View {
 	return v
 }
 
+// layout sizes the help line and the panes for the screen, the focus and
+// the number of GPUs, so that drawing is a pure function of the state. It
+// runs after every message that can change one of them.
+func (m *Model) layout() {
+	c := m.common
+	w, h := c.Width, c.Height
+	m.help.SetWidth(max(w-1, 0))
+	m.footer = strings.Split(m.help.View(c.KeyMap), "\n")
+	m.rects = [paneCount]rect{}
+	m.header.SetSize(max(w, 0), headerRows)
+	body := h - headerRows - 1 - len(m.footer)
+	if w <= 0 || body <= 0 {
+		return
+	}
+	gpus := 0
+	if s := m.board.hist.latest(); s != nil {
+		gpus = len(s.Metrics.GPUs)
+	}
+	m.rects = bodyLayout(w, body, m.board.ui.focus, gpus)
+	for i, p := range m.panes {
+		// A pane needs its frame's two rows; a body shorter than that (a
+		// tiny terminal) stays blank.
+		if m.rects[i].w > 0 && m.rects[i].h >= 2 {
+			p.SetSize(m.rects[i].w, m.rects[i].h)
+		}
+	}
+}
+
+// headerRows is the height of the header.
+const headerRows = 2
+
 // Render draws the whole screen as exactly Height lines of Width cells:
-// header, panes, the warning line and the key hints.
+// header, panes, the warning line and the key hints. It changes nothing:
+// sizes are set by layout.
 func (m Model) Render() string {
 	c := m.common
 	w, h := c.Width, c.Height
@@ -295,30 +334,17 @@ func (m Model) Render() string {
 		return ""
 	}
 	st := c.Styles
-	m.help.SetWidth(w - 1)
-	footer := strings.Split(m.help.View(c.KeyMap), "\n")
-
-	m.header.SetSize(w, 2)
 	lines := make([]string, 0, h)
 	lines = append(lines, strings.Split(m.header.View(), "\n")...)
 
-	body := h - len(lines) - 1 - len(footer)
-	if body > 0 {
-		gpus := 0
-		if s := m.board.hist.latest(); s != nil {
-			gpus = len(s.Metrics.GPUs)
-		}
-		rects := bodyLayout(w, body, m.board.ui.focus, gpus)
+	if body := h - len(lines) - 1 - len(m.footer); body > 0 {
 		var views [paneCount]string
 		for i, p := range m.panes {
-			// A pane needs its frame's two rows; a body shorter than
-			// that (a tiny terminal) stays blank.
-			if rects[i].w > 0 && rects[i].h >= 2 {
-				p.SetSize(rects[i].w, rects[i].h)
+			if m.rects[i].w > 0 && m.rects[i].h >= 2 {
 				views[i] = p.View()
 			}
 		}
-		lines = append(lines, compose(w, body, rects[:], views[:])...)
+		lines = append(lines, compose(w, body, m.rects[:], views[:])...)
 	}
 
 	warn := ""
@@ -326,7 +352,7 @@ func (m Model) Render() string {
 		warn = st.Warn.Render("⚠ "+ws[0]) + st.Dim.Render(otherWarnings(ws[1:]))
 	}
 	lines = append(lines, fit(" "+warn, w))
-	for _, f := range footer {
+	for _, f := range m.footer {
 		lines = append(lines, fit(" "+f, w))
 	}
 	if len(lines) > h {

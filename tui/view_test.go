@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
@@ -21,9 +22,9 @@ func loaded(t testing.TB, o Options, snaps []stats.Snapshot, w, h int) Model {
 		o.Header = header
 	}
 	m := New(o)
-	m.common.Width, m.common.Height = w, h
 	m.drain()
-	return m
+	next, _ := m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return next.(Model)
 }
 
 // checkScreen verifies the screen's shape: exactly h lines of w cells.

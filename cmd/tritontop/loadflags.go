@@ -5,8 +5,8 @@ import (
 	"github.com/tritontop/tritontop/load"
 )
 
-// loadOf turns the flags into the driver's initial load and schedule.
-func loadOf(f *loadFlags) (load.Target, []driver.Step, error) {
+// loadFromFlags turns the flags into the driver's initial load and schedule.
+func loadFromFlags(f *loadFlags) (load.Target, []driver.Step, error) {
 	dist := load.Constant
 	if f.distribution == "poisson" {
 		dist = load.Poisson

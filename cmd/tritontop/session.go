@@ -85,7 +85,7 @@ func protocolName(f *loadFlags) string {
 // It is wiring: the driver feeds the collector, whose snapshots fan out to
 // the run's sinks (summary, run file, dashboard or progress line).
 func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr io.Writer) error {
-	initial, schedule, err := loadOf(f)
+	initial, schedule, err := loadFromFlags(f)
 	if err != nil {
 		return err
 	}
