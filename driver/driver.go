@@ -43,11 +43,9 @@ type Options struct {
 	// BatchSize is the batch size of the requests, reported as
 	// Result.Inferences; 0 means 1.
 	BatchSize int
-	// Load is the initial load profile; ignored when Schedule is set.
+	// Load is the initial load profile. Steps of a schedule are set while
+	// running, with SetStep.
 	Load load.Target
-	// Schedule is a stepped load schedule; Run returns after its last step
-	// (unless that step has no Duration).
-	Schedule []Step
 	// Streaming sends over gRPC ModelStreamInfer streams instead of unary
 	// calls; Streams is their number (0: DefaultStreams).
 	Streaming bool
@@ -68,9 +66,6 @@ type Options struct {
 	// long, a worker collects before sending them on Results (0: defaults).
 	ResultBatch  int
 	ResultMaxAge time.Duration
-	// Drain is how long to wait for requests in flight when the schedule
-	// ends (0: DefaultDrain).
-	Drain time.Duration
 	// Seed seeds the Poisson pacer.
 	Seed uint64
 }
@@ -94,15 +89,18 @@ type Driver struct {
 	stopOnce sync.Once
 	stopReq  chan struct{}
 	drain    atomic.Int64 // Stop's drain, in ns
+
+	onChange func(load.Change) // called under mu
 }
 
 // runState is an immutable snapshot of what the driver should do; a change
 // replaces it and closes the old wake channel, which wakes every goroutine
 // waiting on it without a lock on the request path.
 type runState struct {
-	load   load.Target
-	paused bool
-	step   int
+	load     load.Target
+	paused   bool
+	step     int
+	draining bool
 	gen    uint64
 	wake   chan struct{}
 }
@@ -139,18 +137,7 @@ func New(opts Options) (*Driver, error) {
 	if opts.ResultMaxAge <= 0 {
 		opts.ResultMaxAge = DefaultResultMaxAge
 	}
-	if opts.Drain <= 0 {
-		opts.Drain = DefaultDrain
-	}
 	initial := opts.Load
-	if len(opts.Schedule) > 0 {
-		initial = opts.Schedule[0].Load
-	}
-	for i, s := range opts.Schedule {
-		if err := checkLoad(s.Load); err != nil {
-			return nil, fmt.Errorf("driver: step %d: %w", i+1, err)
-		}
-	}
 	if err := checkLoad(initial); err != nil {
 		return nil, fmt.Errorf("driver: %w", err)
 	}
@@ -202,8 +189,20 @@ func (d *Driver) Results() <-chan []Result { return d.results }
 func (d *Driver) Stop(drain time.Duration) {
 	d.stopOnce.Do(func() {
 		d.drain.Store(int64(max(drain, 0)))
+		d.change(func(s *runState) { s.draining = true })
 		close(d.stopReq)
 	})
+}
+
+// OnLoadChange registers f to be told of every change of the load target or
+// of the schedule step (not of a pause), and of the start of the drain, with
+// the new state and when it took effect. The collector uses it to start a
+// new tick at every change, so that no tick spans two loads. f runs under
+// the driver's lock and must return at once; register it before Run.
+func (d *Driver) OnLoadChange(f func(load.Change)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.onChange = f
 }
 
 // change replaces the run state under the lock and wakes its waiters.
@@ -217,6 +216,9 @@ func (d *Driver) change(f func(s *runState)) {
 	next.wake = make(chan struct{})
 	d.state.Store(&next)
 	close(old.wake)
+	if d.onChange != nil && (next.load != old.load || next.step != old.step || next.draining != old.draining) {
+		d.onChange(load.Change{At: time.Since(d.epoch), State: d.stateOf(&next)})
+	}
 }
 
 // SetLoad replaces the load profile; negative values are taken as zero. Like
@@ -251,6 +253,17 @@ func (d *Driver) SetRate(r float64) {
 	})
 }
 
+// SetStep sets the load of step i of a schedule: the step's index is part of
+// the state, so that two steps at the same level stay apart in the record.
+func (d *Driver) SetStep(i int, l load.Target) {
+	l.Concurrency = max(l.Concurrency, 0)
+	l.MaxInFlight = max(l.MaxInFlight, 0)
+	if !(l.Rate > 0) || math.IsInf(l.Rate, 0) {
+		l.Rate = 0
+	}
+	d.change(func(s *runState) { s.load, s.step = l, i })
+}
+
 // Pause stops issuing new requests; those in flight complete.
 func (d *Driver) Pause() { d.change(func(s *runState) { s.paused = true }) }
 
@@ -259,7 +272,9 @@ func (d *Driver) Pause() { d.change(func(s *runState) { s.paused = true }) }
 func (d *Driver) Resume() { d.change(func(s *runState) { s.paused = false }) }
 
 // State returns the current load, pause state and in-flight count.
-func (d *Driver) State() load.State {
-	s := d.state.Load()
-	return load.State{Target: s.load, Paused: s.paused, InFlight: int(d.inFlight.Load()), Step: s.step}
+func (d *Driver) State() load.State { return d.stateOf(d.state.Load()) }
+
+func (d *Driver) stateOf(s *runState) load.State {
+	return load.State{Target: s.load, Paused: s.paused, InFlight: int(d.inFlight.Load()), Step: s.step,
+		Draining: s.draining}
 }

@@ -72,20 +72,22 @@ func TestClosedLoopHoldsConcurrency(t *testing.T) {
 	}
 }
 
-func TestPauseResumeAndSchedule(t *testing.T) {
+func TestPauseResumeAndSteps(t *testing.T) {
 	s := startSim(t)
 	c := dial(t, s, "grpc", 1)
-	run := start(t, context.Background(), Options{
-		Client:   c,
-		Requests: identityRequests(t, c),
-		Schedule: []Step{
-			{Load: load.Target{Mode: load.Concurrency, Concurrency: 1}, Duration: 300 * time.Millisecond},
-			{Load: load.Target{Mode: load.Rate, Rate: 100}, Duration: 600 * time.Millisecond},
-		},
-	})
-	eventually(t, 2*time.Second, "step 2", func() bool { return run.d.State().Step == 1 })
-	if st := run.d.State(); st.Target.Mode != load.Rate || st.Target.Rate != 100 {
-		t.Errorf("state in step 2: %+v", st)
+	d, err := New(Options{Client: c, Requests: identityRequests(t, c),
+		Load: load.Target{Mode: load.Concurrency, Concurrency: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes []load.Change
+	d.OnLoadChange(func(ch load.Change) { changes = append(changes, ch) })
+	run := startDriver(t, context.Background(), d)
+	time.Sleep(100 * time.Millisecond)
+	stepAt := time.Since(d.Epoch())
+	d.SetStep(1, load.Target{Mode: load.Rate, Rate: 100})
+	if st := d.State(); st.Target.Mode != load.Rate || st.Target.Rate != 100 || st.Step != 1 {
+		t.Errorf("state in step 1: %+v", st)
 	}
 	run.d.Pause()
 	time.Sleep(20 * time.Millisecond) // let the request in flight finish
@@ -98,10 +100,15 @@ func TestPauseResumeAndSchedule(t *testing.T) {
 		t.Error("State does not report the pause")
 	}
 	run.d.Resume()
+	time.AfterFunc(100*time.Millisecond, func() { d.Stop(time.Second) })
 	res := run.wait(t)
 	success, _ := serverCounts(t, c, "identity")
 	if uint64(len(res)) != success {
 		t.Errorf("%d results, server counted %d", len(res), success)
+	}
+	// The step and the drain were changes of load; the pause was not.
+	if len(changes) != 2 || changes[0].State.Step != 1 || changes[0].At < stepAt || !changes[1].State.Draining {
+		t.Errorf("load changes %+v, want step 1 after %v, then the drain", changes, stepAt)
 	}
 }
 
@@ -136,7 +143,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{Client: c, Requests: reqs, Load: load.Target{Concurrency: -1}},
 		{Client: c, Requests: reqs, Load: load.Target{Mode: load.Rate, Rate: -2}},
 		{Client: c, Requests: reqs, Retries: 300},
-		{Client: c, Requests: reqs, Schedule: []Step{{Load: load.Target{MaxInFlight: -1}}}},
+		{Client: c, Requests: reqs, Load: load.Target{MaxInFlight: -1}},
 	} {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v) accepted bad options", o)
@@ -194,10 +201,10 @@ func TestClosedLoopPausesWhileUnavailable(t *testing.T) {
 	c := dial(t, s, "grpc", 1)
 	reqs := identityRequests(t, c)
 	s.Close()
-	run := start(t, context.Background(), Options{
+	run := startFor(t, context.Background(), time.Second, Options{
 		Client:   c,
 		Requests: reqs,
-		Schedule: []Step{{Load: load.Target{Mode: load.Concurrency, Concurrency: 2}, Duration: time.Second}},
+		Load:     load.Target{Mode: load.Concurrency, Concurrency: 2},
 	})
 	res := run.wait(t)
 	unavailable := 0
@@ -213,33 +220,5 @@ func TestClosedLoopPausesWhileUnavailable(t *testing.T) {
 	// second; spinning makes tens of thousands.
 	if len(res) > 200 {
 		t.Errorf("%d requests in 1 s against a dead server: the closed loop spins", len(res))
-	}
-}
-
-// TestPauseHoldsTheStep: a pause during a stepped schedule holds the current
-// step; after Resume the step gets the rest of its time.
-func TestPauseHoldsTheStep(t *testing.T) {
-	c := &nopClient{}
-	reqs := []*triton.InferRequest{{Model: "m"}}
-	begin := time.Now()
-	run := start(t, context.Background(), Options{
-		Client:   c,
-		Requests: reqs,
-		Schedule: []Step{
-			{Load: load.Target{Mode: load.Rate, Rate: 50}, Duration: 400 * time.Millisecond},
-			{Load: load.Target{Mode: load.Rate, Rate: 50}, Duration: 400 * time.Millisecond},
-		},
-	})
-	time.Sleep(200 * time.Millisecond)
-	run.d.Pause()
-	time.Sleep(600 * time.Millisecond) // past both steps' end had the clock run on
-	if st := run.d.State(); st.Step != 0 {
-		t.Errorf("paused in step 0, now in step %d", st.Step)
-	}
-	run.d.Resume()
-	run.wait(t)
-	// 800 ms of steps plus 600 ms held.
-	if took := time.Since(begin); took < 1300*time.Millisecond {
-		t.Errorf("the schedule ended after %v: the pause did not hold it", took)
 	}
 }

@@ -44,16 +44,17 @@ func Example() {
 	d, err := driver.New(driver.Options{
 		Client:   client,
 		Requests: reqs,
-		Schedule: []driver.Step{
-			{Load: load.Target{Mode: load.Concurrency, Concurrency: 4}, Duration: 200 * time.Millisecond},
-			{Load: load.Target{Mode: load.Rate, Rate: 100}, Duration: 200 * time.Millisecond},
-		},
+		Load:     load.Target{Mode: load.Concurrency, Concurrency: 4},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
+	// Four requests in flight for 200 ms, then 100 requests a second for
+	// 200 ms, then stop, letting those in flight finish.
+	time.AfterFunc(200*time.Millisecond, func() { d.SetStep(1, load.Target{Mode: load.Rate, Rate: 100}) })
+	time.AfterFunc(400*time.Millisecond, func() { d.Stop(time.Second) })
 
 	// Results must be consumed until the channel closes.
 	var ok, failed int

@@ -17,10 +17,10 @@ func TestOpenLoopHoldsRate(t *testing.T) {
 	c := dial(t, s, "grpc", 1)
 	const rate, seconds = 200, 5
 	probe := probeTimers(DefaultLateThreshold, seconds*time.Second)
-	run := start(t, context.Background(), Options{
+	run := startFor(t, context.Background(), seconds*time.Second, Options{
 		Client:   c,
 		Requests: identityRequests(t, c),
-		Schedule: []Step{{Load: load.Target{Mode: load.Rate, Rate: rate}, Duration: seconds * time.Second}},
+		Load:     load.Target{Mode: load.Rate, Rate: rate},
 	})
 	res := run.wait(t)
 	late, ok := 0, 0
@@ -79,12 +79,12 @@ func TestStallShowsInScheduledLatency(t *testing.T) {
 	// and why open-loop latency is measured from the schedule.
 	s := startSim(t)
 	c := dial(t, s, "grpc", 1)
-	const rate, seconds = 200, 2
+	const rate, seconds = 200, 3
 	ctx := context.Background()
-	run := start(t, ctx, Options{
+	run := startFor(t, ctx, seconds*time.Second, Options{
 		Client:   c,
 		Requests: identityRequests(t, c),
-		Schedule: []Step{{Load: load.Target{Mode: load.Rate, Rate: rate, MaxInFlight: 1}, Duration: seconds * time.Second}},
+		Load:     load.Target{Mode: load.Rate, Rate: rate, MaxInFlight: 1},
 	})
 	time.Sleep(500 * time.Millisecond)
 	s.Engine().SetFaults(sim.Faults{StallUntil: time.Now().Add(500 * time.Millisecond)})
@@ -102,9 +102,10 @@ func TestStallShowsInScheduledLatency(t *testing.T) {
 			late++
 		}
 	}
-	if len(res) != rate*seconds {
-		// Every hit due within the step is sent, however late.
-		t.Errorf("%d requests, want %d", len(res), rate*seconds)
+	if want := rate * seconds; len(res) < want*98/100 || len(res) > want*102/100 {
+		// Every hit due is sent, however late: the backlog of the stall is
+		// gone well before the stop.
+		t.Errorf("%d requests, want %d ±2%%", len(res), want)
 	}
 	p99s, p99 := percentile(fromSchedule, 99), percentile(fromSend, 99)
 	t.Logf("%d requests, %d late; p99 from schedule %v, from send %v", len(res), late, p99s, p99)
@@ -195,11 +196,11 @@ func probeTimers(threshold, d time.Duration) <-chan float64 {
 func TestPoissonOpenLoop(t *testing.T) {
 	s := startSim(t)
 	c := dial(t, s, "grpc", 1)
-	run := start(t, context.Background(), Options{
+	run := startFor(t, context.Background(), time.Second, Options{
 		Client:   c,
 		Requests: identityRequests(t, c),
 		Seed:     5,
-		Schedule: []Step{{Load: load.Target{Mode: load.Rate, Rate: 300, Distribution: load.Poisson}, Duration: time.Second}},
+		Load:     load.Target{Mode: load.Rate, Rate: 300, Distribution: load.Poisson},
 	})
 	res := run.wait(t)
 	// 300 expected, standard deviation √300 ≈ 17: ±60 is 3.5σ.

@@ -15,11 +15,7 @@ import (
 // workers it starts, and the streams they share.
 type run struct {
 	d     *Driver
-	start time.Time // the driver's epoch: Result offsets count from it
-	// began is when Run began, as an offset from start, moved later by
-	// the time spent paused: a stepped schedule's steps count from it, so
-	// a pause holds the current step. Only the pacer uses it.
-	began     time.Duration
+	start     time.Time // the driver's epoch: Result offsets count from it
 	reqCtx    context.Context // every request's context; cancelled at the end
 	cancelReq context.CancelFunc
 	quit      chan struct{} // closed when no new request may start
@@ -45,10 +41,9 @@ type segment struct {
 	pacer Pacer
 }
 
-// Run generates load until ctx is done, Stop is called, or the schedule
-// ends, then waits for the requests in flight (at most Stop's drain, none
-// when ctx is done, Options.Drain at the end of a schedule), delivers their
-// results, and closes Results. It returns nil after a normal end and an
+// Run generates load until ctx is done or Stop is called, then waits for the
+// requests in flight (at most Stop's drain, none when ctx is done), delivers
+// their results, and closes Results. It returns nil after a normal end and an
 // error only when the load could not start (a stream could not open). Run
 // may be called once.
 func (d *Driver) Run(ctx context.Context) error {
@@ -62,7 +57,6 @@ func (d *Driver) Run(ctx context.Context) error {
 		quit:    make(chan struct{}),
 		tickets: make(chan time.Duration),
 	}
-	r.began = r.now()
 	r.reqCtx, r.cancelReq = context.WithCancel(ctx)
 	defer r.cancelReq()
 	if d.opts.Streaming {
@@ -100,31 +94,14 @@ func (d *Driver) Run(ctx context.Context) error {
 
 func (r *run) now() time.Duration { return time.Since(r.start) }
 
-// stepAt is stepAt for a time on the run's clock: the schedule counts from
-// when Run began, not from the epoch, and the step's end is returned on the
-// run's clock too (-1 when the step lasts for ever).
-func (r *run) stepAt(steps []Step, now time.Duration) (index int, end time.Duration, done bool) {
-	index, end, done = stepAt(steps, now-r.began)
-	if end >= 0 {
-		end += r.began
-	}
-	return index, end, done
-}
-
-// pace is the pacer loop: it follows the run state (and the schedule),
-// starts closed-loop workers, issues open-loop tickets, and returns the
-// drain allowed for the requests in flight when it is time to stop.
+// pace is the pacer loop: it follows the run state, starts closed-loop
+// workers, issues open-loop tickets, and returns the drain allowed for the
+// requests in flight when it is time to stop.
 func (r *run) pace(ctx context.Context) time.Duration {
 	d := r.d
-	steps := d.opts.Schedule
-	stepEnd := time.Duration(-1) // on the run's clock; -1: none
-	if len(steps) > 0 {
-		_, stepEnd, _ = r.stepAt(steps, r.began)
-	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	seg := segment{gen: ^uint64(0)}
-	pausedAt := time.Duration(-1) // when the current pause began; -1: not paused
 	for {
 		select {
 		case <-d.stopReq:
@@ -135,17 +112,6 @@ func (r *run) pace(ctx context.Context) time.Duration {
 		}
 		now := r.now()
 		st := d.state.Load()
-		switch {
-		case st.paused && pausedAt < 0:
-			pausedAt = now
-		case !st.paused && pausedAt >= 0:
-			held := now - pausedAt
-			r.began += held
-			if stepEnd >= 0 {
-				stepEnd += held
-			}
-			pausedAt = -1
-		}
 		wait := time.Duration(-1) // until the next tick; -1: none
 		if !st.paused && st.load.Mode == load.Rate {
 			if seg.gen != st.gen {
@@ -153,8 +119,8 @@ func (r *run) pace(ctx context.Context) time.Duration {
 			}
 			w, stop := seg.pacer.Pace(now-seg.began, seg.hits)
 			// now+w is the hit's scheduled time, even when the pacer itself
-			// is late; a hit due before the step ends still goes out.
-			if !stop && w <= 0 && (stepEnd < 0 || now+w < stepEnd) {
+			// is late.
+			if !stop && w <= 0 {
 				if r.dispatch(ctx, now+w, st) {
 					seg.hits++
 				}
@@ -164,20 +130,8 @@ func (r *run) pace(ctx context.Context) time.Duration {
 				wait = w
 			}
 		}
-		if !st.paused && stepEnd >= 0 && now >= stepEnd {
-			i, end, done := r.stepAt(steps, now)
-			if done {
-				return d.opts.Drain
-			}
-			stepEnd = end
-			d.change(func(s *runState) { s.load, s.step = steps[i].Load, i })
-			continue
-		}
 		if !st.paused && st.load.Mode == load.Concurrency {
 			r.ensureClosed(st.load.Concurrency)
-		}
-		if !st.paused && stepEnd >= 0 && (wait < 0 || stepEnd-now < wait) {
-			wait = stepEnd - now
 		}
 		var tick <-chan time.Time
 		if wait >= 0 {

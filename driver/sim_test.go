@@ -84,6 +84,20 @@ func start(t *testing.T, ctx context.Context, opts Options) *started {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startDriver(t, ctx, d)
+}
+
+// startFor starts a driver and stops it after d, with a drain of 5 s.
+func startFor(t *testing.T, ctx context.Context, d time.Duration, opts Options) *started {
+	t.Helper()
+	s := start(t, ctx, opts)
+	time.AfterFunc(d, func() { s.d.Stop(5 * time.Second) })
+	return s
+}
+
+// startDriver runs d and gathers its results.
+func startDriver(t *testing.T, ctx context.Context, d *Driver) *started {
+	t.Helper()
 	s := &started{d: d, done: make(chan error, 1), results: make(chan []Result, 1)}
 	go func() { s.done <- d.Run(ctx) }()
 	go func() {

@@ -48,14 +48,14 @@ func TestStreamingAndHTTP(t *testing.T) {
 				}
 			}
 			before, _ := serverCounts(t, c, "simple")
-			run := start(t, context.Background(), Options{
+			run := startFor(t, context.Background(), 300*time.Millisecond, Options{
 				Client:    c,
 				Requests:  reqs,
 				BatchSize: 2,
 				Streaming: tc.streaming,
 				Streams:   2,
 				Timeout:   5 * time.Second,
-				Schedule:  []Step{{Load: load.Target{Mode: load.Concurrency, Concurrency: 4}, Duration: 300 * time.Millisecond}},
+				Load:      load.Target{Mode: load.Concurrency, Concurrency: 4},
 			})
 			res := run.wait(t)
 			if len(res) < 10 {
@@ -81,12 +81,12 @@ func TestRetriesCounted(t *testing.T) {
 	s := startSim(t)
 	c := dial(t, s, "grpc", 1)
 	s.Engine().SetFaults(sim.Faults{ErrorRate: 0.5})
-	run := start(t, context.Background(), Options{
+	run := startFor(t, context.Background(), 500*time.Millisecond, Options{
 		Client:       c,
 		Requests:     identityRequests(t, c),
 		Retries:      3,
 		RetryBackoff: time.Millisecond,
-		Schedule:     []Step{{Load: load.Target{Mode: load.Concurrency, Concurrency: 4}, Duration: 500 * time.Millisecond}},
+		Load:         load.Target{Mode: load.Concurrency, Concurrency: 4},
 	})
 	res := run.wait(t)
 	tries, failed, retried := 0, 0, 0
@@ -121,14 +121,14 @@ func TestTimeouts(t *testing.T) {
 	for _, streaming := range []bool{false, true} {
 		c := dial(t, s, "grpc", 1)
 		s.Engine().SetFaults(sim.Faults{StallUntil: time.Now().Add(10 * time.Second)})
-		run := start(t, context.Background(), Options{
+		run := startFor(t, context.Background(), 450*time.Millisecond, Options{
 			Client:    c,
 			Requests:  identityRequests(t, c),
 			Streaming: streaming,
 			Streams:   1,
 			Timeout:   100 * time.Millisecond,
 			Retries:   1,
-			Schedule:  []Step{{Load: load.Target{Mode: load.Concurrency, Concurrency: 2}, Duration: 450 * time.Millisecond}},
+			Load:      load.Target{Mode: load.Concurrency, Concurrency: 2},
 		})
 		res := run.wait(t)
 		s.Engine().SetFaults(sim.Faults{})

@@ -8,6 +8,7 @@ package load
 import (
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // Mode is a kind of load profile. Its values are the strings written in run
@@ -78,4 +79,14 @@ type State struct {
 	// Step is the index of the current step of a stepped schedule (0
 	// without one).
 	Step int
+	// Draining is set once the generator has stopped issuing requests and
+	// waits for those in flight: what finishes then belongs to no load.
+	Draining bool
+}
+
+// Change is a change of load: the new state, and when it took effect as an
+// offset from the generator's epoch (the clock of its results).
+type Change struct {
+	At    time.Duration
+	State State
 }

@@ -16,6 +16,8 @@ import (
 type Run struct {
 	Header    Header
 	Snapshots []stats.Snapshot
+	// Steps are the measured steps of a stepped run, in order.
+	Steps []Step
 	// Summary is nil when the run ended without writing one (killed).
 	Summary *Summary
 	// Truncated is set when the last line was incomplete or garbled (the
@@ -30,6 +32,7 @@ type Reader struct {
 	closer    io.Closer
 	line      int
 	header    Header
+	steps     []Step
 	summary   *Summary
 	truncated bool
 	done      bool
@@ -82,6 +85,7 @@ func ReadAll(path string) (*Run, error) {
 		}
 		run.Snapshots = append(run.Snapshots, s)
 	}
+	run.Steps = r.Steps()
 	run.Summary = r.Summary()
 	run.Truncated = r.Truncated()
 	return run, nil
@@ -93,6 +97,11 @@ func (r *Reader) Header() Header { return r.header }
 // Summary is the run's summary line, nil until Next has returned io.EOF and
 // nil if the file has none.
 func (r *Reader) Summary() *Summary { return r.summary }
+
+// Steps are the measured steps read so far: a step line follows the last
+// snapshot it covers, so after Next returns a snapshot, Steps holds every
+// step that ended before it.
+func (r *Reader) Steps() []Step { return r.steps }
 
 // Truncated reports whether the last line was incomplete and skipped; it is
 // final once Next has returned io.EOF.
@@ -136,6 +145,12 @@ func (r *Reader) Next() (stats.Snapshot, error) {
 				return stats.Snapshot{}, r.lineError("bad snapshot line", err)
 			}
 			return l.Snapshot, nil
+		case TypeStep:
+			var l stepLine
+			if err := json.Unmarshal(b, &l); err != nil {
+				return stats.Snapshot{}, r.lineError("bad step line", err)
+			}
+			r.steps = append(r.steps, l.Step)
 		case TypeSummary:
 			var l summaryLine
 			if err := json.Unmarshal(b, &l); err != nil {

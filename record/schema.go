@@ -16,6 +16,7 @@
 //	 "interval_ns":1000000000,"window_ns":10000000000}
 //	{"type":"snapshot","seq":1,"time":"...","elapsed_ns":...,...every stats.Snapshot field at top level...}
 //	...one snapshot line per tick...
+//	{"type":"step",...every Step field at top level...}      (stepped runs: one per measured step)
 //	{"type":"summary",...every Summary field at top level...}
 //
 // The first line is the header; schema is SchemaVersion. Secrets never reach
@@ -59,6 +60,9 @@ const (
 	TypeHeader   = "header"
 	TypeSnapshot = "snapshot"
 	TypeSummary  = "summary"
+	// TypeStep lines carry one measured Step of a stepped run, written when
+	// the step ends, after the snapshots it covers.
+	TypeStep = "step"
 )
 
 // Header is the first line of a run file: what was measured and how.
@@ -137,6 +141,11 @@ type headerLine struct {
 type snapshotLine struct {
 	Type string `json:"type"`
 	stats.Snapshot
+}
+
+type stepLine struct {
+	Type string `json:"type"`
+	Step
 }
 
 type summaryLine struct {

@@ -30,8 +30,17 @@ type Summary struct {
 	Metrics   MetricsSummary `json:"metrics"`
 	ClientCPU ClientCPU      `json:"client_cpu"`
 
-	// Steps are the run's load levels in recorded order.
+	// Steps are the run's load levels in recorded order: a stepped run's
+	// measured steps, or else one per level the ticks ran at. The drain
+	// after the load stopped is part of no step.
 	Steps []Step `json:"steps,omitempty"`
+	// Search is what a stepped run found: the highest level meeting the
+	// SLO and the knee. Nil for a run without steps.
+	Search *Search `json:"search,omitempty"`
+	// Plan is the capacity plan of `tritontop plan`.
+	Plan *Plan `json:"plan,omitempty"`
+	// Diagnosis is what limited the load at the end of the run.
+	Diagnosis []stats.Finding `json:"diagnosis,omitempty"`
 }
 
 // Step is one load level: consecutive ticks with the same load target (mode,
@@ -56,6 +65,112 @@ type Step struct {
 	Server      ServerSummary  `json:"server"`
 	Metrics     MetricsSummary `json:"metrics"`
 	ClientCPU   ClientCPU      `json:"client_cpu"`
+	// Measurement says how a stepped run measured the step; nil for a step
+	// of a live run (a change of load by hand).
+	Measurement *Measurement `json:"measurement,omitempty"`
+	// Diagnosis is what limited the load during the step (stats.Diagnose
+	// over its last ticks).
+	Diagnosis []stats.Finding `json:"diagnosis,omitempty"`
+}
+
+// Measurement is how a stepped run measured one step, perf_analyzer's way:
+// measurement windows of WindowTicks ticks run until the last Windows of
+// them agree within StabilityPercent in throughput and latency, or Trials
+// reaches the maximum; the windows before are warm-up and not part of the
+// step. A fixed-length step (--step-duration) measures all its ticks and
+// says only whether its last windows agreed.
+type Measurement struct {
+	// Index is the step's place in the schedule (stats.Load.Step).
+	Index int  `json:"index"`
+	Fixed bool `json:"fixed,omitempty"`
+	// WindowTicks is the length of a measurement window in ticks.
+	WindowTicks int `json:"window_ticks"`
+	// Windows is how many windows the step's numbers come from; Trials
+	// how many ran at the level, warm-up included.
+	Windows int `json:"windows"`
+	Trials  int `json:"trials"`
+	// Stable is set when the last windows agreed; an unstable step's
+	// numbers are reported, never silently averaged into a stable one.
+	Stable           bool    `json:"stable"`
+	StabilityPercent float64 `json:"stability_percent"`
+	// WarmupTicks counts the level's ticks before the measured windows.
+	WarmupTicks int `json:"warmup_ticks,omitempty"`
+	// Interrupted is set when the run ended before the step was measured
+	// (a signal, --duration): its numbers are what ran.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// SLO is the step checked against the latency threshold, if any.
+	SLO *SLOCheck `json:"slo,omitempty"`
+}
+
+// SLOCheck is one step against the run's service-level objective.
+type SLOCheck struct {
+	// Percentile is the latency percentile the SLO is on (99 for p99); 0
+	// means the average latency, as perf_analyzer's default.
+	Percentile float64       `json:"percentile,omitempty"`
+	Threshold  time.Duration `json:"threshold_ns"`
+	// Latency is the step's value of that latency; FromSchedule says it
+	// was measured from the scheduled send (open loop).
+	Latency      time.Duration `json:"latency_ns"`
+	FromSchedule bool          `json:"from_schedule,omitempty"`
+	// GPUTarget, when set, is the utilization no GPU may exceed (0..1);
+	// GPUUtilization is the busiest GPU's average.
+	GPUTarget      float64 `json:"gpu_utilization_target,omitempty"`
+	GPUUtilization float64 `json:"gpu_utilization,omitempty"`
+	// Pass: the step was stable, its latency under the threshold and every
+	// GPU at or under the target.
+	Pass bool `json:"pass"`
+	// Goodput is the requests per second whose own latency met the
+	// threshold.
+	Goodput float64 `json:"goodput"`
+}
+
+// Search is what a stepped run found on the latency–throughput curve.
+type Search struct {
+	// Mode is "sweep" (every level), "linear" (until the first level past
+	// the SLO) or "binary" (perf_analyzer's --binary-search).
+	Mode string `json:"mode"`
+	// SLO is the objective searched for, nil for a plain sweep.
+	SLO *SLOCheck `json:"slo,omitempty"`
+	// Best indexes Steps: the highest level that met the SLO, -1 for none.
+	Best int `json:"best"`
+	// Knee indexes Steps: where the curve bends, throughput flattening as
+	// latency climbs; -1 when the steps do not show one.
+	Knee int `json:"knee"`
+	// MaxThroughput is the highest throughput of any step, infer/s.
+	MaxThroughput float64 `json:"max_throughput"`
+}
+
+// Plan is a capacity plan: one replica's capacity under the SLO and what
+// the target load needs.
+type Plan struct {
+	// TargetRate is the load to serve, requests per second.
+	TargetRate float64 `json:"target_rate"`
+	// Capacity is one replica's highest passing throughput, requests per
+	// second (CapacityLevel is the load level that gave it); Limit says
+	// what held it there.
+	Capacity      float64    `json:"capacity"`
+	CapacityLevel stats.Load `json:"capacity_level"`
+	Limit         string     `json:"limit"`
+	// Replicas is what the target needs: ceil(target / capacity), plus
+	// Spare (one replica) when the headroom left is under 20%.
+	Replicas int     `json:"replicas"`
+	Spare    bool    `json:"spare,omitempty"`
+	Headroom float64 `json:"headroom"`
+	// GPUsPerReplica and GPUs count the GPUs one replica used and all of
+	// them together.
+	GPUsPerReplica int `json:"gpus_per_replica"`
+	GPUs           int `json:"gpus"`
+	// Autoscaling is the metric the HorizontalPodAutoscaler should follow
+	// ("gpu-utilization", "queue-time" or "pending-requests") and its
+	// target value, with MinReplicas and MaxReplicas.
+	Autoscaling       string  `json:"autoscaling_metric"`
+	AutoscalingTarget float64 `json:"autoscaling_target"`
+	MinReplicas       int     `json:"min_replicas"`
+	MaxReplicas       int     `json:"max_replicas"`
+	// Assumptions are printed next to the numbers.
+	Assumptions []string `json:"assumptions"`
+	// HPA is the HorizontalPodAutoscaler YAML.
+	HPA string `json:"hpa_yaml,omitempty"`
 }
 
 // ServerSummary is Triton's own account of a span of ticks.

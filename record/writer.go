@@ -81,6 +81,11 @@ func (w *Writer) WriteSnapshot(s stats.Snapshot) error {
 	return w.writeLine(snapshotLine{Type: TypeSnapshot, Snapshot: s})
 }
 
+// WriteStep appends a measured step of a stepped run.
+func (w *Writer) WriteStep(st Step) error {
+	return w.writeLine(stepLine{Type: TypeStep, Step: st})
+}
+
 // Add appends one tick's snapshot line, as a sink of the run's snapshots: it
 // stops writing at the first failure, which Close then returns.
 func (w *Writer) Add(s stats.Snapshot) {

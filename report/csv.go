@@ -48,7 +48,7 @@ func WriteCSV(w io.Writer, run *record.Run) error {
 	if run == nil || len(run.Snapshots) == 0 {
 		return fmt.Errorf("report: no snapshots to write as CSV")
 	}
-	return WriteCSVSteps(w, Summarize(run.Header, run.Snapshots).Steps)
+	return WriteCSVSteps(w, SummarizeRun(run).Steps)
 }
 
 // WriteCSVSteps writes load steps (a Summary's Steps) as WriteCSV does, for
@@ -57,10 +57,7 @@ func WriteCSVSteps(w io.Writer, recorded []record.Step) error {
 	if len(recorded) == 0 {
 		return fmt.Errorf("report: no load steps to write as CSV")
 	}
-	steps := slices.Clone(recorded)
-	// perf_analyzer sorts by throughput; a stable sort keeps recorded
-	// order between equal throughputs.
-	slices.SortStableFunc(steps, func(a, b record.Step) int { return cmp.Compare(a.Client.InferPerS, b.Client.InferPerS) })
+	steps := recorded
 
 	// The first column follows the first recorded step, as a perf_analyzer
 	// run has a single mode.
@@ -102,19 +99,19 @@ func writeCSVRow(b *strings.Builder, st record.Step, rate, gpus bool) {
 	network := max(c.Latency.Mean-sv.Queue-sv.Compute(), 0)
 	fields := []string{
 		g6(c.InferPerS),
-		"0", // Client Send
+		"", // Client Send: not measured
 		us(network),
 		us(sv.Queue),
 		us(sv.ComputeInput),
 		us(sv.ComputeInfer),
 		us(sv.ComputeOutput),
-		"0", // Client Recv
+		"", // Client Recv: not measured
 		us(c.Latency.P50),
 		us(c.Latency.P90),
 		us(c.Latency.P95),
 		us(c.Latency.P99),
 		us(c.Latency.Mean),
-		"0",                // request/response = send + receive
+		"",                 // request/response = send + receive: not measured
 		us(c.Latency.Mean), // response wait = request time − send − receive
 	}
 	for _, f := range fields {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -53,3 +54,48 @@ func (p *Progress) Add(s stats.Snapshot) {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
+
+// WriteStepLine writes the headless line of a measured step: its place in
+// the run, its load, throughput, latency, Triton's queue and compute, and
+// how it was measured (stable after how many windows, or not; the SLO).
+func WriteStepLine(w io.Writer, p interface{ Position() (int, int) }, st record.Step) {
+	var b strings.Builder
+	i, n := p.Position()
+	fmt.Fprintf(&b, "step %d/%d  %-16s  %9.1f infer/s", i, n, st.Load.String(), st.Client.InferPerS)
+	l, from := st.Client.Latency, "send"
+	if st.Client.Scheduled != nil && st.Client.Scheduled.Count > 0 {
+		l, from = *st.Client.Scheduled, "sched"
+	}
+	if l.Count > 0 {
+		fmt.Fprintf(&b, "  p50 %s  p99 %s (from %s)", ms(l.P50), ms(l.P99), from)
+	}
+	if st.Server.Available {
+		fmt.Fprintf(&b, "  queue %s  compute %s  batch %.1f", ms(st.Server.Queue), ms(st.Server.Compute()), st.Server.AvgBatch)
+	}
+	if m := st.Measurement; m != nil {
+		switch {
+		case m.Interrupted:
+			b.WriteString("  interrupted")
+		case m.Fixed && m.Stable:
+			b.WriteString("  stable")
+		case m.Fixed:
+			b.WriteString("  not stable")
+		case m.Stable:
+			fmt.Fprintf(&b, "  stable after %d windows", m.Trials)
+		default:
+			fmt.Fprintf(&b, "  UNSTABLE after %d windows", m.Trials)
+		}
+		if m.SLO != nil {
+			if m.SLO.Pass {
+				b.WriteString("  SLO pass")
+			} else {
+				b.WriteString("  SLO fail")
+			}
+		}
+	}
+	if len(st.Diagnosis) > 0 {
+		b.WriteString("  ⚠ " + st.Diagnosis[0].Message)
+	}
+	b.WriteByte('\n')
+	io.WriteString(w, b.String())
+}

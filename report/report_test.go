@@ -38,16 +38,16 @@ func TestWriteCSV(t *testing.T) {
 	if lines[0] != csvHeader {
 		t.Fatalf("header\n got %s\nwant %s", lines[0], csvHeader)
 	}
-	// One row per step, by increasing throughput as perf_analyzer sorts:
-	// the last step (50/s), the first (400 requests in 2 s), the second
-	// (500 in 2 s). The first step's server times are weighted by its
+	// One row per step, in the order the steps ran (not by throughput as
+	// perf_analyzer sorts); unmeasured client send/receive columns empty.
+	// The first step's server times are weighted by its
 	// ticks' 100 and 300 requests: request (900·100+1100·300)/400 = 1050,
 	// queue (100·100+300·300)/400 = 250; its mean latency is
 	// (100·1000+300·3000)/400 = 2500, so network = 2500−250−770 = 1480.
 	want := []string{
-		"1,50,0,530,200,50,700,20,0,1500,1500,1500,1500,1500,0,1500",
-		"1,200,0,1480,250,50,700,20,0,3000,3000,3000,3000,2500,0,2500",
-		"2,250,0,220,900,60,800,20,0,2000,2000,2000,2000,2000,0,2000",
+		"1,200,,1480,250,50,700,20,,3000,3000,3000,3000,2500,,2500",
+		"2,250,,220,900,60,800,20,,2000,2000,2000,2000,2000,,2000",
+		"1,50,,530,200,50,700,20,,1500,1500,1500,1500,1500,,1500",
 	}
 	if got := lines[1:]; strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows\n got %s\nwant %s", strings.Join(got, "\n    "), strings.Join(want, "\n    "))
@@ -90,7 +90,7 @@ func TestWriteCSVRateModeAndGPUs(t *testing.T) {
 	// (0.5+0.7)/2, GPU-a 0.2 more; GPU-a power (200+210)/2; GPU-b power
 	// 100 from the one tick that reported it, not (100+0)/2; memory max.
 	// GPU-c appears in the memory cells only.
-	row := lines[2]
+	row := lines[1]
 	if !strings.HasPrefix(row, "12.5,200,") {
 		t.Errorf("row %q does not start with the rate and throughput", row)
 	}
@@ -209,8 +209,18 @@ func TestStepWithoutHistogramsIsApproximate(t *testing.T) {
 	}
 }
 
-func TestWriteText(t *testing.T) {
+// levelRun is steppedRun at one load level: concurrency 2 throughout.
+func levelRun(t *testing.T) *record.Run {
 	run := steppedRun(t)
+	for i := range run.Snapshots {
+		run.Snapshots[i].Load = stats.Load{Mode: load.Concurrency, Concurrency: 2, InFlight: 2}
+	}
+	return run
+}
+
+// TestWriteTextOneLevel: a run at one level reads as perf_analyzer's.
+func TestWriteTextOneLevel(t *testing.T) {
+	run := levelRun(t)
 	last := &run.Snapshots[4]
 	last.Tick.Errors = 7
 	last.Tick.ErrorsByCode = []stats.ErrorCount{{Code: "UNAVAILABLE", Count: 7, Message: "connection refused"}}
@@ -224,6 +234,7 @@ func TestWriteText(t *testing.T) {
 	// request (900·100+1100·300+1800·500+1000·50)/950 = 1442 µs (1442.1).
 	for _, want := range []string{
 		"resnet50 v1 on 127.0.0.1:8001 (grpc)",
+		"Request concurrency: 2\n",
 		"Request count: 950\n",
 		"Throughput: 190 infer/sec\n",
 		"p50 latency: 2000 usec\n",
@@ -235,15 +246,45 @@ func TestWriteText(t *testing.T) {
 		"compute infer 752 usec",
 		"Errors: 7\n",
 		"UNAVAILABLE: 7  connection refused",
-		"Concurrency: 2, throughput: 250 infer/sec, latency 2000 usec\n",
 		"usec per request",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "Steps") {
+		t.Errorf("a live run at one level printed a step table:\n%s", out)
+	}
 	if n := strings.Count(out, "\n"); n > 40 {
 		t.Errorf("summary is %d lines, more than a screen", n)
+	}
+}
+
+// TestWriteTextSweep: a run over several levels has no pooled
+// percentiles, and a row per step with each step's own numbers.
+func TestWriteTextSweep(t *testing.T) {
+	run := steppedRun(t)
+	sum := Summarize(run.Header, run.Snapshots)
+	var b bytes.Buffer
+	if err := WriteText(&b, sum); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"3 load steps, concurrency 1 to concurrency 1\n",
+		"Whole run: 950 requests, 950 inferences, 0 errors; Triton counted 950 successful requests in 950 executions\n",
+		// Step 1: 400 requests in 2 s, p50 of 100 at 1 ms and 300 at 3 ms
+		// is 3 ms; queue (100·100+300·300)/400 = 250 µs, compute 770 µs.
+		"1     concurrency 1    200.0  3.00  3.00  3.00  3.00   0.25     0.77    1.0",
+		"2     concurrency 2    250.0  2.00  2.00  2.00  2.00   0.90     0.88    1.0",
+		"3     concurrency 1     50.0  1.50  1.50  1.50  1.50   0.20     0.77    1.0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "p50 latency") {
+		t.Errorf("a sweep's summary pools percentiles over its levels:\n%s", out)
 	}
 }
 
@@ -251,7 +292,7 @@ func TestWriteText(t *testing.T) {
 // reported it, and that one never reported is left out of the text rather
 // than printed as zero.
 func TestGPUGaugesMissing(t *testing.T) {
-	run := steppedRun(t)
+	run := levelRun(t)
 	gpus := [][]stats.GPU{
 		{{UUID: "GPU-m", MemoryUsed: 3e9, MemoryTotal: 141e9, HasMemory: true},
 			{UUID: "GPU-u", Utilization: 0.4, HasUtilization: true}},

@@ -58,6 +58,10 @@ func (o *Outputs) Add(s stats.Snapshot) {
 // Summary returns the summary of the ticks added so far.
 func (o *Outputs) Summary() record.Summary { return o.summarizer.Summary() }
 
+// Summarizer is the run's summarizer, for the measured steps, search and
+// plan of a stepped run.
+func (o *Outputs) Summarizer() *Summarizer { return o.summarizer }
+
 // Close ends the run: it computes the summary and hands it to every sink
 // that is a Closer, returning the summary and their errors joined. Closing
 // twice closes nothing the second time.

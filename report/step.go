@@ -9,8 +9,12 @@ import (
 	"github.com/tritontop/tritontop/stats"
 )
 
-// stepAcc accumulates consecutive ticks into a Step.
-type stepAcc struct {
+// StepBuilder accumulates consecutive ticks of one load level into a
+// record.Step: counters added, latency merged from the ticks' histograms,
+// server times weighted by their counts, metrics and client CPU averaged.
+// Capacity planning builds its measured steps with it, so a step means the
+// same thing whoever makes it.
+type StepBuilder struct {
 	load      stats.Load
 	firstSeq  int
 	lastSeq   int
@@ -23,11 +27,20 @@ type stepAcc struct {
 	cpu       cpuAcc
 }
 
-func newStepAcc(l stats.Load) *stepAcc { return &stepAcc{load: l} }
+// NewStepBuilder starts a step at load level l; a zero l takes the first
+// tick's.
+func NewStepBuilder(l stats.Load) *StepBuilder { return &StepBuilder{load: l} }
 
-func (p *stepAcc) add(s stats.Snapshot) {
+// Ticks is the number of ticks added.
+func (p *StepBuilder) Ticks() int { return p.ticks }
+
+// Add includes the next tick.
+func (p *StepBuilder) Add(s stats.Snapshot) {
 	if p.ticks == 0 {
 		p.firstSeq = s.Seq
+		if p.load.Mode == "" {
+			p.load = s.Load
+		}
 	}
 	p.ticks++
 	p.lastSeq = s.Seq
@@ -47,7 +60,31 @@ func (p *stepAcc) add(s stats.Snapshot) {
 	p.cpu.add(s, t.Duration)
 }
 
-func (p *stepAcc) step() record.Step {
+// AtOrBelow counts the successful requests whose latency (from the
+// schedule when scheduled is set) was at most d, and reports whether the
+// count is exact: it is read off the merged histograms, within their
+// precision, and unknown when a tick carried none.
+func (p *StepBuilder) AtOrBelow(d time.Duration, scheduled bool) (int64, bool) {
+	m := &p.latency
+	if scheduled {
+		m = &p.scheduled
+	}
+	h := m.Histogram()
+	if h == nil {
+		return 0, false
+	}
+	limit := int64(d / time.Microsecond)
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.To <= limit {
+			n += b.Count
+		}
+	}
+	return n, true
+}
+
+// Step returns the step of the ticks added so far.
+func (p *StepBuilder) Step() record.Step {
 	c := p.client
 	c.ErrorsByCode = slices.Clone(c.ErrorsByCode)
 	c.SetRates()

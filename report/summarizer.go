@@ -5,32 +5,55 @@ import (
 	"github.com/tritontop/tritontop/stats"
 )
 
-// Summarize summarizes a run's snapshots. It is Summarizer fed every
-// snapshot in order.
-func Summarize(h record.Header, snaps []stats.Snapshot) record.Summary {
+// Summarize summarizes a run's snapshots and the measured steps recorded
+// with them. It is Summarizer fed the run in order.
+func Summarize(h record.Header, snaps []stats.Snapshot, steps ...record.Step) record.Summary {
 	z := NewSummarizer(h)
 	for _, s := range snaps {
 		z.Add(s)
 	}
+	for _, st := range steps {
+		z.AddStep(st)
+	}
 	return z.Summary()
+}
+
+// SummarizeRun summarizes a run read from a file: its snapshots and measured
+// steps, and the search result and plan of its summary line when it has one.
+func SummarizeRun(run *record.Run) record.Summary {
+	sum := Summarize(run.Header, run.Snapshots, run.Steps...)
+	if run.Summary != nil {
+		sum.Search, sum.Plan = run.Summary.Search, run.Summary.Plan
+	}
+	return sum
 }
 
 // Summarizer builds a run's Summary tick by tick, so that a long headless
 // run need not keep its snapshots: memory grows with the number of load
 // steps, not with run time. It is a Sink.
+//
+// A run's steps are the measured steps handed to AddStep (a stepped run's),
+// or else one per load level its ticks ran at. Ticks of the drain, after the
+// load stopped, count in the whole run but in no step.
 type Summarizer struct {
-	h     record.Header
-	ticks int
-	first stats.Snapshot
-	last  stats.Snapshot
-	whole *stepAcc
-	steps []record.Step
-	cur   *stepAcc
+	h        record.Header
+	ticks    int
+	first    stats.Snapshot
+	last     stats.Snapshot
+	lastLoad stats.Load // the last tick's load outside the drain
+	whole    *StepBuilder
+	levels   []record.Step
+	cur      *StepBuilder
+	measured []record.Step
+	search   *record.Search
+	plan     *record.Plan
+	// recent holds the last ticks for the diagnosis.
+	recent []stats.Snapshot
 }
 
 // NewSummarizer starts a summary of the run described by h.
 func NewSummarizer(h record.Header) *Summarizer {
-	return &Summarizer{h: h, whole: newStepAcc(stats.Load{})}
+	return &Summarizer{h: h, whole: NewStepBuilder(stats.Load{})}
 }
 
 // Add includes the next tick.
@@ -40,16 +63,68 @@ func (z *Summarizer) Add(s stats.Snapshot) {
 	}
 	z.ticks++
 	z.last = s
-	z.whole.add(s)
+	z.whole.Add(s)
+	z.remember(s)
 	if z.cur != nil && !z.cur.load.SameLevel(s.Load) {
-		z.steps = append(z.steps, z.cur.step())
-		z.cur = nil
+		z.closeLevel()
 	}
+	if s.Load.Drain {
+		return
+	}
+	z.lastLoad = s.Load
 	if z.cur == nil {
-		z.cur = newStepAcc(s.Load)
+		z.cur = NewStepBuilder(s.Load)
 	}
-	z.cur.add(s)
+	z.cur.Add(s)
 }
+
+// remember keeps the last ticks the diagnosis reads.
+func (z *Summarizer) remember(s stats.Snapshot) {
+	const keep = 2 * stats.DiagnoseTicks
+	if len(z.recent) == keep {
+		copy(z.recent, z.recent[1:])
+		z.recent = z.recent[:keep-1]
+	}
+	// The histograms are not needed for a diagnosis; dropping them keeps
+	// the copies small.
+	s.Histogram, s.ScheduledHistogram = "", ""
+	z.recent = append(z.recent, s)
+}
+
+// closeLevel ends the current level's step, with the diagnosis of its last
+// ticks.
+func (z *Summarizer) closeLevel() {
+	st := z.cur.Step()
+	st.Diagnosis = z.diagnose(st.LastSeq)
+	z.levels = append(z.levels, st)
+	z.cur = nil
+}
+
+// diagnose diagnoses the remembered ticks up to seq.
+func (z *Summarizer) diagnose(seq int) []stats.Finding {
+	var upTo []stats.Snapshot
+	for _, s := range z.recent {
+		if s.Seq <= seq && !s.Load.Drain {
+			upTo = append(upTo, s)
+		}
+	}
+	return stats.Diagnose(upTo, stats.DiagnoseOptions{SharedProcess: z.h.Server.InProcess})
+}
+
+// AddStep records a measured step of a stepped run; once one is added, the
+// summary's steps are the measured ones.
+func (z *Summarizer) AddStep(st record.Step) {
+	if st.Diagnosis == nil {
+		st.Diagnosis = z.diagnose(st.LastSeq)
+	}
+	z.measured = append(z.measured, st)
+}
+
+// SetSearch records what a stepped run found.
+func (z *Summarizer) SetSearch(s *record.Search) { z.search = s }
+
+// SetPlan records a capacity plan.
+func (z *Summarizer) SetPlan(p *record.Plan) { z.plan = p }
 
 // Summary returns the summary of the ticks added so far.
 func (z *Summarizer) Summary() record.Summary {
@@ -61,6 +136,8 @@ func (z *Summarizer) Summary() record.Summary {
 		Start:    z.h.StartTime,
 		Ticks:    z.ticks,
 		Load:     z.h.Load,
+		Search:   z.search,
+		Plan:     z.plan,
 	}
 	if z.ticks == 0 {
 		return sum
@@ -70,9 +147,21 @@ func (z *Summarizer) Summary() record.Summary {
 	}
 	sum.End = z.last.Time
 	sum.Duration = z.last.Elapsed
-	sum.Load = z.last.Load
-	w := z.whole.step()
+	if z.lastLoad.Mode != "" {
+		sum.Load = z.lastLoad
+	}
+	w := z.whole.Step()
 	sum.Client, sum.Server, sum.Metrics, sum.ClientCPU = w.Client, w.Server, w.Metrics, w.ClientCPU
-	sum.Steps = append(append([]record.Step(nil), z.steps...), z.cur.step())
+	sum.Diagnosis = z.diagnose(z.last.Seq)
+	if len(z.measured) > 0 {
+		sum.Steps = append([]record.Step(nil), z.measured...)
+		return sum
+	}
+	sum.Steps = append([]record.Step(nil), z.levels...)
+	if z.cur != nil {
+		st := z.cur.Step()
+		st.Diagnosis = z.diagnose(st.LastSeq)
+		sum.Steps = append(sum.Steps, st)
+	}
 	return sum
 }

@@ -8,17 +8,22 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/stats"
 )
 
-// WriteText writes a one-screen summary of a run in perf_analyzer's layout
-// and words (Client: Request count, Throughput, pNN latency in usec;
-// Server: Inference count, Execution count, Successful request count, Avg
-// request latency with its breakdown; Server Prometheus Metrics), followed
-// by tritontop's own client cost, the errors, and one line per load step
-// when there was more than one.
+// WriteText writes a one-screen summary of a run. A run at one load level
+// gets perf_analyzer's layout and words (Client: Request count, Throughput,
+// pNN latency in usec; Server: Inference count, Execution count, Successful
+// request count, Avg request latency with its breakdown; Server Prometheus
+// Metrics), then tritontop's own client cost and the errors. A run over
+// several levels gets the whole run's counts (percentiles pooled across
+// levels would mean nothing) and one row per step: throughput, latency
+// percentiles, Triton's queue and compute time, batch size, GPU
+// utilization, client CPU, stability and the SLO; then what the search found
+// and what limited the load.
 func WriteText(w io.Writer, s record.Summary) error {
 	var b strings.Builder
 	model := s.Model
@@ -28,71 +33,255 @@ func WriteText(w io.Writer, s record.Summary) error {
 	fmt.Fprintf(&b, "%s on %s (%s): %s, %d ticks\n", orDash(model), orDash(s.URL), orDash(s.Protocol),
 		s.Duration.Round(time.Millisecond), s.Ticks)
 	if len(s.Steps) > 1 {
-		fmt.Fprintf(&b, "Whole run, %d load steps (last: %s)\n", len(s.Steps), perfAnalyzerLabel(s.Load))
+		writeSweep(&b, s)
 	} else {
-		fmt.Fprintf(&b, "%s\n", perfAnalyzerTitle(s.Load))
+		writeLevel(&b, s)
 	}
-
-	c := s.Client
-	b.WriteString("  Client: \n")
-	fmt.Fprintf(&b, "    Request count: %d\n", c.Requests)
-	fmt.Fprintf(&b, "    Throughput: %s infer/sec\n", g6(c.InferPerS))
-	if c.InferPerS != c.RequestsPerS {
-		fmt.Fprintf(&b, "    Request throughput: %s req/sec\n", g6(c.RequestsPerS))
-	}
-	writeLatency(&b, "", c.Latency)
-	if c.Scheduled != nil && c.Scheduled.Count > 0 {
-		writeLatency(&b, "from schedule", *c.Scheduled)
-	}
-	if c.Late > 0 {
-		fmt.Fprintf(&b, "    Late sends: %d (%s%%)\n", c.Late, g6(100*c.LateShare))
-	}
-
-	sv := s.Server
-	b.WriteString("  Server: \n")
-	if !sv.Available {
-		b.WriteString("    statistics not available\n")
-	} else {
-		fmt.Fprintf(&b, "    Inference count: %d\n", sv.InferenceCount)
-		fmt.Fprintf(&b, "    Execution count: %d\n", sv.ExecutionCount)
-		fmt.Fprintf(&b, "    Successful request count: %d\n", sv.SuccessCount)
-		fmt.Fprintf(&b, "    Avg request latency: %d usec (overhead %d usec + queue %d usec + compute input %d usec + compute infer %d usec + compute output %d usec)\n",
-			usec(sv.Request), usec(sv.Overhead), usec(sv.Queue), usec(sv.ComputeInput), usec(sv.ComputeInfer), usec(sv.ComputeOutput))
-		if sv.ExecutionCount > 0 {
-			fmt.Fprintf(&b, "    Avg batch size: %s\n", strconv.FormatFloat(sv.AvgBatch, 'f', 2, 64))
-		}
-		if sv.FailCount > 0 {
-			fmt.Fprintf(&b, "    Failed request count: %d\n", sv.FailCount)
-		}
-	}
-	writeMetrics(&b, s.Metrics)
-
-	cpu := s.ClientCPU
-	fmt.Fprintf(&b, "  tritontop CPU: %s cores avg, %s max, %d usec per request\n",
-		strconv.FormatFloat(cpu.AvgCores, 'f', 2, 64), strconv.FormatFloat(cpu.MaxCores, 'f', 2, 64), usec(cpu.PerRequest))
-
-	if c.Errors == 0 {
-		b.WriteString("  Errors: none\n")
-	} else {
-		fmt.Fprintf(&b, "  Errors: %d\n", c.Errors)
-		for _, e := range c.ErrorsByCode {
-			fmt.Fprintf(&b, "    %s: %d  %s\n", e.Code, e.Count, e.Message)
-		}
-	}
-
-	if len(s.Steps) > 1 {
-		b.WriteString("Inferences/Second vs. Client Average Batch Latency\n")
-		for _, st := range s.Steps {
-			fmt.Fprintf(&b, "%s, throughput: %s infer/sec, latency %d usec\n",
-				perfAnalyzerLabel(st.Load), g6(st.Client.InferPerS), usec(st.Client.Latency.Mean))
-		}
-	}
+	writeDiagnosis(&b, "What limits the load", s.Diagnosis)
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
 		return fmt.Errorf("report: write summary: %w", err)
 	}
 	return nil
 }
+
+// writeLevel is perf_analyzer's block for a run at one level.
+func writeLevel(b *strings.Builder, s record.Summary) {
+	fmt.Fprintf(b, "%s\n", perfAnalyzerTitle(s.Load))
+	c := s.Client
+	b.WriteString("  Client: \n")
+	fmt.Fprintf(b, "    Request count: %d\n", c.Requests)
+	fmt.Fprintf(b, "    Throughput: %s infer/sec\n", g6(c.InferPerS))
+	if c.InferPerS != c.RequestsPerS {
+		fmt.Fprintf(b, "    Request throughput: %s req/sec\n", g6(c.RequestsPerS))
+	}
+	writeLatency(b, "", c.Latency)
+	if c.Scheduled != nil && c.Scheduled.Count > 0 {
+		writeLatency(b, "from schedule", *c.Scheduled)
+	}
+	if c.Late > 0 {
+		fmt.Fprintf(b, "    Late sends: %d (%s%%)\n", c.Late, g6(100*c.LateShare))
+	}
+	writeServer(b, s.Server)
+	writeMetrics(b, s.Metrics)
+	writeClientCPU(b, s.ClientCPU)
+	writeErrors(b, c)
+	if len(s.Steps) == 1 && s.Steps[0].Measurement != nil {
+		writeSteps(b, s)
+	}
+}
+
+// writeSweep is the whole run's counts and the step table.
+func writeSweep(b *strings.Builder, s record.Summary) {
+	fmt.Fprintf(b, "%d load steps, %s to %s\n", len(s.Steps), s.Steps[0].Load.String(), s.Steps[len(s.Steps)-1].Load.String())
+	c := s.Client
+	fmt.Fprintf(b, "  Whole run: %d requests, %d inferences, %d errors; Triton counted %d successful requests in %d executions\n",
+		c.Requests, c.Inferences, c.Errors, s.Server.SuccessCount, s.Server.ExecutionCount)
+	writeClientCPU(b, s.ClientCPU)
+	writeErrors(b, c)
+	writeSteps(b, s)
+}
+
+// writeSteps is one row per step, then what the search found.
+func writeSteps(b *strings.Builder, s record.Summary) {
+	b.WriteString("Steps (latency in ms, from the schedule in open loop; queue and compute are Triton's, per request):\n")
+	rows := [][]string{{"step", "load", "infer/s", "p50", "p90", "p95", "p99", "queue", "compute", "batch", "gpu", "cpu/req", "stable", "slo", "limit"}}
+	for i, st := range s.Steps {
+		rows = append(rows, stepRow(i, st))
+	}
+	writeTable(b, "  ", rows)
+	writeSearch(b, s)
+}
+
+// stepRow is a step's row of the step table.
+func stepRow(i int, st record.Step) []string {
+	c := st.Client
+	l := c.Latency
+	if c.Scheduled != nil && c.Scheduled.Count > 0 {
+		l = *c.Scheduled
+	}
+	row := []string{strconv.Itoa(i + 1), st.Load.String(), fixed(c.InferPerS, 1)}
+	if l.Count > 0 {
+		row = append(row, msCell(l.P50), msCell(l.P90), msCell(l.P95), msCell(l.P99))
+	} else {
+		row = append(row, "-", "-", "-", "-")
+	}
+	if st.Server.Available {
+		row = append(row, msCell(st.Server.Queue), msCell(st.Server.Compute()), fixed(st.Server.AvgBatch, 1))
+	} else {
+		row = append(row, "-", "-", "-")
+	}
+	row = append(row, gpuCell(st.Metrics), usCell(st.ClientCPU.PerRequest))
+	stable, slo := "-", "-"
+	if m := st.Measurement; m != nil {
+		stable = "no"
+		if m.Stable {
+			stable = "yes"
+		}
+		if m.SLO != nil {
+			slo = "fail"
+			if m.SLO.Pass {
+				slo = "pass"
+			}
+		}
+	}
+	limit := "-"
+	if len(st.Diagnosis) > 0 {
+		limit = string(st.Diagnosis[0].Verdict)
+	}
+	return append(row, stable, slo, limit)
+}
+
+// writeSearch says what a stepped run found: the highest level meeting the
+// SLO, its goodput, and the knee.
+func writeSearch(b *strings.Builder, s record.Summary) {
+	sr := s.Search
+	if sr == nil {
+		return
+	}
+	if sr.SLO != nil {
+		slo := sloName(sr.SLO)
+		if sr.Best >= 0 && sr.Best < len(s.Steps) {
+			st := s.Steps[sr.Best]
+			good := ""
+			if m := st.Measurement; m != nil && m.SLO != nil {
+				good = fmt.Sprintf(", goodput %s req/s within the SLO", fixed(m.SLO.Goodput, 1))
+			}
+			fmt.Fprintf(b, "  Highest level meeting %s: %s at %s infer/s (step %d)%s\n", slo, st.Load.String(),
+				fixed(st.Client.InferPerS, 1), sr.Best+1, good)
+		} else {
+			fmt.Fprintf(b, "  No level met %s\n", slo)
+		}
+	}
+	if sr.Knee >= 0 && sr.Knee < len(s.Steps) {
+		st := s.Steps[sr.Knee]
+		fmt.Fprintf(b, "  Knee: %s at %s infer/s (step %d); the highest throughput was %s infer/s\n", st.Load.String(),
+			fixed(st.Client.InferPerS, 1), sr.Knee+1, fixed(sr.MaxThroughput, 1))
+	}
+}
+
+// sloName is an SLO in words: "p99 < 100 ms" or "average latency < 20 ms".
+func sloName(c *record.SLOCheck) string {
+	what := "average latency"
+	if c.Percentile > 0 {
+		what = "p" + strconv.FormatFloat(c.Percentile, 'g', -1, 64)
+	}
+	s := what + " < " + msCell(c.Threshold) + " ms"
+	if c.GPUTarget > 0 {
+		s += " with every GPU ≤ " + strconv.FormatFloat(100*c.GPUTarget, 'f', 0, 64) + "%"
+	}
+	return s
+}
+
+func writeServer(b *strings.Builder, sv record.ServerSummary) {
+	b.WriteString("  Server: \n")
+	if !sv.Available {
+		b.WriteString("    statistics not available\n")
+		return
+	}
+	fmt.Fprintf(b, "    Inference count: %d\n", sv.InferenceCount)
+	fmt.Fprintf(b, "    Execution count: %d\n", sv.ExecutionCount)
+	fmt.Fprintf(b, "    Successful request count: %d\n", sv.SuccessCount)
+	fmt.Fprintf(b, "    Avg request latency: %d usec (overhead %d usec + queue %d usec + compute input %d usec + compute infer %d usec + compute output %d usec)\n",
+		usec(sv.Request), usec(sv.Overhead), usec(sv.Queue), usec(sv.ComputeInput), usec(sv.ComputeInfer), usec(sv.ComputeOutput))
+	if sv.ExecutionCount > 0 {
+		fmt.Fprintf(b, "    Avg batch size: %s\n", strconv.FormatFloat(sv.AvgBatch, 'f', 2, 64))
+	}
+	if sv.FailCount > 0 {
+		fmt.Fprintf(b, "    Failed request count: %d\n", sv.FailCount)
+	}
+}
+
+func writeClientCPU(b *strings.Builder, cpu record.ClientCPU) {
+	fmt.Fprintf(b, "  tritontop CPU: %s cores avg, %s max, %d usec per request\n",
+		strconv.FormatFloat(cpu.AvgCores, 'f', 2, 64), strconv.FormatFloat(cpu.MaxCores, 'f', 2, 64), usec(cpu.PerRequest))
+}
+
+func writeErrors(b *strings.Builder, c stats.ClientStats) {
+	if c.Errors == 0 {
+		b.WriteString("  Errors: none\n")
+		return
+	}
+	fmt.Fprintf(b, "  Errors: %d\n", c.Errors)
+	for _, e := range c.ErrorsByCode {
+		fmt.Fprintf(b, "    %s: %d  %s\n", e.Code, e.Count, e.Message)
+	}
+}
+
+func writeDiagnosis(b *strings.Builder, title string, fs []stats.Finding) {
+	if len(fs) == 0 {
+		return
+	}
+	b.WriteString(title + ":\n")
+	for _, f := range fs {
+		b.WriteString("  ⚠ " + f.Message + "\n")
+	}
+}
+
+// writeTable writes rows as columns padded to their widest cell, the
+// first column left-aligned and the rest right-aligned.
+func writeTable(b *strings.Builder, indent string, rows [][]string) {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range rows {
+		b.WriteString(indent)
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i <= 1 {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString(pad + c)
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+// gpuCell is the busiest GPU's average utilization, "-" without any.
+func gpuCell(m record.MetricsSummary) string {
+	u, ok := -1.0, false
+	for _, g := range m.GPUs {
+		if g.HasUtilization {
+			u, ok = max(u, g.UtilizationAvg), true
+		}
+	}
+	if !ok {
+		return "-"
+	}
+	return strconv.FormatFloat(100*u, 'f', 0, 64) + "%"
+}
+
+// msCell is milliseconds with three significant digits at most two
+// decimals.
+func msCell(d time.Duration) string {
+	v := float64(d) / 1e6
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func usCell(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return strconv.FormatInt(int64(d/time.Microsecond), 10) + "µs"
+}
+
+func fixed(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
 
 // WriteJSON writes the summary as indented JSON.
 func WriteJSON(w io.Writer, s record.Summary) error {

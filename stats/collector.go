@@ -3,6 +3,7 @@ package stats
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,6 +65,12 @@ type Collector struct {
 	opts   CollectorOptions
 	agg    *Aggregator
 	latest atomic.Pointer[Snapshot]
+
+	// Load changes and hooks handed over from other goroutines.
+	changeMu sync.Mutex
+	changes  []load.Change
+	atNext   []func()
+	changed  chan struct{} // signalled when either is added to
 }
 
 // NewCollector returns a Collector with opts' defaults filled in.
@@ -80,7 +87,55 @@ func NewCollector(opts CollectorOptions) *Collector {
 	if opts.ReadTimeout <= 0 {
 		opts.ReadTimeout = 2 * opts.Interval
 	}
-	return &Collector{opts: opts, agg: NewAggregator(opts.Interval, opts.Window)}
+	return &Collector{opts: opts, agg: NewAggregator(opts.Interval, opts.Window), changed: make(chan struct{}, 1)}
+}
+
+// LoadChanged tells the collector that the load changed (the driver's
+// OnLoadChange): the tick under way ends at the change, so that no tick
+// spans two loads, and the ticks that follow are labelled with the new load.
+// A change within a few milliseconds of a tick's boundary moves to the
+// boundary instead of leaving a sliver of a tick. It is safe from any
+// goroutine and never blocks.
+func (c *Collector) LoadChanged(ch load.Change) {
+	c.changeMu.Lock()
+	c.changes = append(c.changes, ch)
+	c.changeMu.Unlock()
+	c.signal()
+}
+
+// AtNextTick runs f on the collector's goroutine at the next tick boundary,
+// as the tick opens: a load change that f makes starts exactly at the
+// boundary. Stepped schedules use it so that every step is whole ticks. It is
+// safe from any goroutine; f must return quickly.
+func (c *Collector) AtNextTick(f func()) {
+	c.changeMu.Lock()
+	c.atNext = append(c.atNext, f)
+	c.changeMu.Unlock()
+}
+
+func (c *Collector) signal() {
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+// takeChanges returns the load changes handed over since the last call.
+func (c *Collector) takeChanges() []load.Change {
+	c.changeMu.Lock()
+	defer c.changeMu.Unlock()
+	ch := c.changes
+	c.changes = nil
+	return ch
+}
+
+// takeHooks returns the AtNextTick functions waiting for a boundary.
+func (c *Collector) takeHooks() []func() {
+	c.changeMu.Lock()
+	defer c.changeMu.Unlock()
+	f := c.atNext
+	c.atNext = nil
+	return f
 }
 
 // SetWindow changes the sliding window's length from the next tick on; it
@@ -183,6 +238,11 @@ type collection struct {
 	open     bool          // a tick is past its end but not yet cut
 	openAt   time.Time     // the open tick's wall-clock end
 	openEnd  time.Duration // the open tick's boundary
+	openLoad load.State    // the open tick's load
+	// tickLoad is the load of the tick being counted: the driver's state
+	// at its start, or the last change since.
+	tickLoad load.State
+	ticker   *time.Ticker
 	server   *reader[ServerStats]
 	metrics  *reader[ServerMetrics]
 	lastMetr *ServerMetrics
@@ -221,8 +281,12 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 	r.grace = time.NewTimer(time.Hour)
 	r.grace.Stop()
 	defer r.grace.Stop()
-	ticker := time.NewTicker(c.opts.Interval)
-	defer ticker.Stop()
+	if ctrl := c.opts.Control; ctrl != nil {
+		r.tickLoad = ctrl.State()
+	}
+	r.ticker = time.NewTicker(c.opts.Interval)
+	defer r.ticker.Stop()
+	ticker := r.ticker
 
 	results := c.opts.Results
 	for {
@@ -231,10 +295,21 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 			return ctx.Err()
 		case batch, ok := <-results:
 			if !ok {
+				if err := r.applyChanges(); err != nil {
+					return err
+				}
 				return r.finish()
 			}
-			// A tick that is due ends first, so that a collector woken late
-			// does not count into the closing tick what finished after it.
+			// A change of load and a tick that is due end the tick first,
+			// so that a collector woken late does not count into the
+			// closing tick what finished after it.
+			select {
+			case <-c.changed:
+				if err := r.applyChanges(); err != nil {
+					return err
+				}
+			default:
+			}
 			select {
 			case now := <-ticker.C:
 				if err := r.tick(now); err != nil {
@@ -243,6 +318,10 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 			default:
 			}
 			c.agg.Add(batch)
+		case <-c.changed:
+			if err := r.applyChanges(); err != nil {
+				return err
+			}
 		case now := <-ticker.C:
 			if err := r.tick(now); err != nil {
 				return err
@@ -272,31 +351,87 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 // so that its results still on their way land in it. The tick is emitted
 // once it is cut and the reads answer, or ReadWait passes.
 func (r *collection) tick(now time.Time) error {
+	if err := r.tickAt(now, now.Sub(r.origin)); err != nil {
+		return err
+	}
+	// What waits for a boundary runs now, as the next tick begins; a load
+	// change it makes lands on the boundary.
+	hooks := r.c.takeHooks()
+	for _, f := range hooks {
+		f()
+	}
+	if len(hooks) > 0 {
+		return r.applyChanges()
+	}
+	return nil
+}
+
+// tickAt ends the tick being counted at end (on the boundaries' clock;
+// wall-clock now), labelled with its load, and starts the server reads.
+func (r *collection) tickAt(now time.Time, end time.Duration) error {
+	// A tick that ends while the one before still waits for its server
+	// reads (a change of load just after a boundary, ticks shorter than
+	// the grace) lets those reads finish first, within their deadline, so
+	// that each tick keeps its own statistics.
 	if r.pending != nil {
+		r.awaitReads()
 		r.emitPending()
 	}
 	if r.open {
-		// Ticks shorter than the grace: the previous one is cut early.
+		// The previous tick is cut early.
 		if err := r.cutOpen(); err != nil {
 			return err
 		}
+		r.awaitReads()
 		r.emitPending()
 	}
 	r.server.start()
 	r.metrics.start()
 	r.deadline.Reset(r.c.opts.ReadWait)
 	if r.byDone {
-		r.open, r.openAt, r.openEnd = true, now, now.Sub(r.origin)
+		r.open, r.openAt, r.openEnd, r.openLoad = true, now, end, r.tickLoad
 		r.c.agg.Split(r.openEnd)
 		r.grace.Reset(r.cutGrace())
 		return nil
 	}
-	s, err := r.cut(now, now.Sub(r.origin))
+	s, err := r.cut(now, end, r.tickLoad)
 	if err != nil {
 		return err
 	}
 	r.pending = s
 	r.emitIfReady()
+	return nil
+}
+
+// sliver is how close to a tick's boundary a load change moves to the
+// boundary rather than ending a tick of its own.
+func (r *collection) sliver() time.Duration { return min(5*time.Millisecond, r.c.opts.Interval/10) }
+
+// applyChanges ends the tick under way at each load change handed over, and
+// labels the ticks after it with the new load.
+func (r *collection) applyChanges() error {
+	for _, ch := range r.c.takeChanges() {
+		at := ch.At
+		if !r.byDone {
+			// Without the driver's clock, the change is now.
+			at = time.Since(r.origin)
+		}
+		// The tick being counted began at the open tick's boundary, or at
+		// the last cut.
+		begin := r.lastEnd
+		if r.open {
+			begin = r.openEnd
+		}
+		if at-begin > r.sliver() {
+			now := r.origin.Add(at)
+			if err := r.tickAt(now, at); err != nil {
+				return err
+			}
+			r.ticker.Reset(r.c.opts.Interval)
+		}
+		// A change at (or noticed just after) a boundary applies from it.
+		r.tickLoad = ch.State
+	}
 	return nil
 }
 
@@ -311,7 +446,7 @@ func (r *collection) cutOpen() error {
 	}
 	r.open = false
 	r.grace.Stop()
-	s, err := r.cut(r.openAt, r.openEnd)
+	s, err := r.cut(r.openAt, r.openEnd, r.openLoad)
 	if err != nil {
 		return err
 	}
@@ -331,7 +466,7 @@ func (r *collection) finish() error {
 		r.emitPending()
 	}
 	now := time.Now()
-	s, err := r.cut(now, now.Sub(r.origin))
+	s, err := r.cut(now, now.Sub(r.origin), r.tickLoad)
 	if err != nil {
 		return err
 	}
@@ -362,19 +497,21 @@ func (r *collection) awaitReads() {
 }
 
 // cut closes the client side of a tick that ended at wall-clock now and at
-// end on the boundaries' clock; it lasted from the previous boundary to end.
-func (r *collection) cut(now time.Time, end time.Duration) (*Snapshot, error) {
+// end on the boundaries' clock, under the load it ran at; it lasted from the
+// previous boundary to end.
+func (r *collection) cut(now time.Time, end time.Duration, at load.State) (*Snapshot, error) {
 	d := end - r.lastEnd
 	r.lastEnd = end
 	r.seq++
 	s := &Snapshot{Seq: r.seq, Time: now, Elapsed: now.Sub(r.start), Interval: d}
-	var st load.State
 	ctrl := r.c.opts.Control
 	if ctrl != nil {
-		st = ctrl.State()
+		// The in-flight count and the pause are as at the tick's end.
+		cur := ctrl.State()
+		at.InFlight, at.Paused = cur.InFlight, cur.Paused
 	}
-	err := r.c.agg.Tick(d, ctrl != nil && st.Target.Open(), s)
-	s.Load = loadOf(st, ctrl != nil, s.Tick.Scheduled != nil)
+	err := r.c.agg.Tick(d, ctrl != nil && at.Target.Open(), s)
+	s.Load = loadOf(at, ctrl != nil, s.Tick.Scheduled != nil)
 	if sys := r.c.opts.System; sys != nil {
 		s.System = sys.Sample(r.ctx, s.Tick.Requests)
 	}

@@ -59,12 +59,15 @@ type Load struct {
 	InFlight     int               `json:"in_flight"`
 	Paused       bool              `json:"paused,omitempty"`
 	Step         int               `json:"step,omitempty"`
+	// Drain marks the ticks after the load stopped, while requests in
+	// flight finish: they belong to no load level.
+	Drain bool `json:"drain,omitempty"`
 }
 
 // LoadOf is the run-file form of a load generator's state. Only the fields
 // of its mode are kept: a closed loop has no rate or distribution.
 func LoadOf(st load.State) Load {
-	l := Load{Mode: st.Target.Mode, InFlight: st.InFlight, Paused: st.Paused, Step: st.Step}
+	l := Load{Mode: st.Target.Mode, InFlight: st.InFlight, Paused: st.Paused, Step: st.Step, Drain: st.Draining}
 	if l.Mode == "" {
 		l.Mode = load.Concurrency
 	}
@@ -96,7 +99,7 @@ func (l Load) String() string { return load.Label(l.Mode, l.Concurrency, l.Rate)
 // not matter.
 func (l Load) SameLevel(o Load) bool {
 	return l.Mode == o.Mode && l.Concurrency == o.Concurrency && l.Rate == o.Rate &&
-		l.Distribution == o.Distribution && l.Step == o.Step
+		l.Distribution == o.Distribution && l.Step == o.Step && l.Drain == o.Drain
 }
 
 // ClientStats is what the client measured over some span of time.

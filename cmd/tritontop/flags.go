@@ -30,33 +30,42 @@ type loadFlags struct {
 	shapes       []string
 	inputData    string
 
-	concurrency    int
-	concRange      string
-	rate           float64
-	rateRange      string
-	distribution   string
-	maxInflight    int
-	stepDuration   time.Duration
-	connections    int
-	timeout        time.Duration
-	retries        int
-	headers        []string
-	sslCA          string
-	sslCert        string
-	sslKey         string
-	ssl            bool
-	intervalMS     int
-	window         time.Duration
-	metricsURL     string
-	record         string
-	duration       time.Duration
-	csv            string
-	jsonSummary    bool
-	headless       bool
-	drain          time.Duration
-	connectTimeout time.Duration
-	fps            int
-	cpuProfile     string
+	concurrency  int
+	concRange    string
+	rate         float64
+	rateRange    string
+	distribution string
+	maxInflight  int
+	stepDuration time.Duration
+	tick         time.Duration
+	// perf_analyzer's measurement and search flags.
+	stabilityPercent float64
+	maxTrials        int
+	percentile       float64
+	latencyThreshold float64 // ms
+	binarySearch     bool
+	collectMetrics   bool
+	verboseCSV       bool
+	connections      int
+	timeout          time.Duration
+	retries          int
+	headers          []string
+	sslCA            string
+	sslCert          string
+	sslKey           string
+	ssl              bool
+	intervalMS       int
+	window           time.Duration
+	metricsURL       string
+	record           string
+	duration         time.Duration
+	csv              string
+	jsonSummary      bool
+	headless         bool
+	drain            time.Duration
+	connectTimeout   time.Duration
+	fps              int
+	cpuProfile       string
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -90,12 +99,23 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.Var(repeated{&f.shapes}, "shape", "shape of a variable-size input, NAME:d1,d2,... (repeatable)")
 	fs.StringVar(&f.inputData, "input-data", "random", "input data: random, zero, or a perf_analyzer JSON file")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "closed loop: requests kept in flight (default 1 when no rate is given)")
-	fs.StringVar(&f.concRange, "concurrency-range", "", "stepped closed loop, START[:END[:STEP]] (each step lasts --step-duration)")
+	fs.StringVar(&f.concRange, "concurrency-range", "", "stepped closed loop, START[:END[:STEP]]: each level measured until stable, or for --step-duration")
 	fs.Float64Var(&f.rate, "request-rate", 0, "open loop: requests per second")
 	fs.StringVar(&f.rateRange, "request-rate-range", "", "stepped open loop, START[:END[:STEP]] requests per second")
 	fs.StringVar(&f.distribution, "request-distribution", "constant", "open-loop inter-arrival times: constant or poisson")
 	fs.IntVar(&f.maxInflight, "max-inflight", defaultMaxInflight, "open loop: cap on requests in flight, a safety net against a stalled server (0: no cap)")
-	fs.DurationVar(&f.stepDuration, "step-duration", 10*time.Second, "length of each step of a range")
+	fs.DurationVar(&f.stepDuration, "step-duration", 0, "give each step of a range this fixed length instead of measuring until stable")
+	fs.DurationVar(&f.tick, "tick", time.Second, "how often statistics are taken and shown (at most the measurement interval)")
+	fs.Float64Var(&f.stabilityPercent, "stability-percentage", 10, "a step is stable when its last 3 windows differ by at most this % in throughput and latency")
+	fs.Float64Var(&f.stabilityPercent, "s", 10, "same as --stability-percentage")
+	fs.IntVar(&f.maxTrials, "max-trials", 10, "measurement windows a step may take to stabilize before it is reported unstable")
+	fs.IntVar(&f.maxTrials, "r", 10, "same as --max-trials")
+	fs.Float64Var(&f.percentile, "percentile", 0, "latency percentile that stability and --latency-threshold use (default: the average)")
+	fs.Float64Var(&f.latencyThreshold, "latency-threshold", 0, "SLO in ms: a range stops at the first level past it (0: none)")
+	fs.Float64Var(&f.latencyThreshold, "l", 0, "same as --latency-threshold")
+	fs.BoolVar(&f.binarySearch, "binary-search", false, "with --latency-threshold: search the range for the highest level under it instead of scanning it")
+	fs.BoolVar(&f.collectMetrics, "collect-metrics", false, "accepted for perf_analyzer command lines: Triton's metrics are always read when the endpoint answers")
+	fs.BoolVar(&f.verboseCSV, "verbose-csv", false, "accepted for perf_analyzer command lines: -f always writes the verbose columns")
 	fs.IntVar(&f.connections, "connections", 1, "gRPC connections, used round-robin; with -i http, the most connections (default: one per request in flight)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "per-request timeout (0: none)")
 	fs.IntVar(&f.retries, "retries", 0, "retries of a failed request, with backoff (counted apart)")
@@ -104,8 +124,8 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.sslCA, "ssl-ca", "", "TLS: CA certificates file (implies --ssl)")
 	fs.StringVar(&f.sslCert, "ssl-cert", "", "TLS: client certificate file (implies --ssl)")
 	fs.StringVar(&f.sslKey, "ssl-key", "", "TLS: client private key file (implies --ssl)")
-	fs.IntVar(&f.intervalMS, "measurement-interval", 1000, "tick length in milliseconds")
-	fs.IntVar(&f.intervalMS, "p", 1000, "same as --measurement-interval")
+	fs.IntVar(&f.intervalMS, "measurement-interval", 5000, "measurement window of a range's steps in ms (ticks are --tick, or this if shorter)")
+	fs.IntVar(&f.intervalMS, "p", 5000, "same as --measurement-interval")
 	fs.DurationVar(&f.window, "window", 10*time.Second, "length of the \"last N s\" statistics window")
 	fs.StringVar(&f.metricsURL, "metrics-url", "", "Triton metrics endpoint (default: the server host, port 8002)")
 	fs.StringVar(&f.record, "record", "", "write the run to FILE (JSON lines; - for stdout)")
@@ -171,6 +191,11 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	if f.intervalMS < 10 {
 		return nil, fmt.Errorf("--measurement-interval %d ms is too short: use at least 10", f.intervalMS)
 	}
+	if f.tick < 10*time.Millisecond {
+		return nil, fmt.Errorf("--tick %v is too short: use at least 10ms", f.tick)
+	}
+	// A tick never spans two measurement windows.
+	f.tick = min(f.tick, time.Duration(f.intervalMS)*time.Millisecond)
 	if f.sslCA != "" || f.sslCert != "" || f.sslKey != "" {
 		f.ssl = true
 	}

@@ -1,43 +1,68 @@
 package main
 
 import (
-	"github.com/tritontop/tritontop/driver"
+	"errors"
+	"fmt"
+	"time"
+
 	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/plan"
 )
 
-// loadFromFlags turns the flags into the driver's initial load and schedule.
-func loadFromFlags(f *loadFlags) (load.Target, []driver.Step, error) {
+// schedule is what a run's load flags ask for: the load to start at, and
+// for a range the search over its levels.
+type schedule struct {
+	initial load.Target
+	search  plan.Search // nil without a range
+	slo     *plan.SLO
+}
+
+// loadFromFlags turns the flags into the run's initial load and, for a
+// range, its search: every level in order, until the first past
+// --latency-threshold, or --binary-search.
+func loadFromFlags(f *loadFlags) (schedule, error) {
 	dist := load.Constant
 	if f.distribution == "poisson" {
 		dist = load.Poisson
 	}
+	var sc schedule
+	if f.latencyThreshold > 0 {
+		sc.slo = &plan.SLO{Percentile: f.percentile, Threshold: time.Duration(f.latencyThreshold * float64(time.Millisecond))}
+	}
+	var levels []load.Target
 	switch {
 	case f.concRange != "":
 		start, end, step, err := parseRange("--concurrency-range", f.concRange)
 		if err != nil {
-			return load.Target{}, nil, usageError{err}
+			return sc, usageError{err}
 		}
-		var steps []driver.Step
-		for c := start; c <= end; c += step {
-			steps = append(steps, driver.Step{Load: load.Target{Mode: load.Concurrency, Concurrency: int(c)}, Duration: f.stepDuration})
+		if levels, err = plan.Levels(load.Target{Mode: load.Concurrency}, start, end, step); err != nil {
+			return sc, usageError{fmt.Errorf("bad --concurrency-range %q: %w", f.concRange, err)}
 		}
-		return steps[0].Load, steps, nil
 	case f.rateRange != "":
 		start, end, step, err := parseRange("--request-rate-range", f.rateRange)
 		if err != nil {
-			return load.Target{}, nil, usageError{err}
+			return sc, usageError{err}
 		}
-		var steps []driver.Step
-		for r := start; r <= end+1e-9; r += step {
-			steps = append(steps, driver.Step{Load: load.Target{Mode: load.Rate, Rate: r, Distribution: dist, MaxInFlight: f.maxInflight}, Duration: f.stepDuration})
+		base := load.Target{Mode: load.Rate, Distribution: dist, MaxInFlight: f.maxInflight}
+		if levels, err = plan.Levels(base, start, end, step); err != nil {
+			return sc, usageError{fmt.Errorf("bad --request-rate-range %q: %w", f.rateRange, err)}
 		}
-		return steps[0].Load, steps, nil
 	case f.rate > 0:
-		return load.Target{Mode: load.Rate, Rate: f.rate, Distribution: dist, MaxInFlight: f.maxInflight}, nil, nil
+		sc.initial = load.Target{Mode: load.Rate, Rate: f.rate, Distribution: dist, MaxInFlight: f.maxInflight}
+		return sc, nil
+	default:
+		sc.initial = load.Target{Mode: load.Concurrency, Concurrency: max(f.concurrency, 1)}
+		return sc, nil
 	}
-	c := f.concurrency
-	if c == 0 {
-		c = 1
+	switch {
+	case f.binarySearch && sc.slo == nil:
+		return sc, usageError{errors.New("--binary-search needs --latency-threshold MS: it searches for the highest level under it")}
+	case f.binarySearch:
+		sc.search = plan.Binary{Levels: levels}
+	default:
+		sc.search = plan.Sweep{Levels: levels, StopAtSLO: sc.slo != nil}
 	}
-	return load.Target{Mode: load.Concurrency, Concurrency: c}, nil, nil
+	sc.initial = levels[0]
+	return sc, nil
 }

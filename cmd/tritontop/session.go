@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/stats"
@@ -85,7 +86,7 @@ func protocolName(f *loadFlags) string {
 // It is wiring: the driver feeds the collector, whose snapshots fan out to
 // the run's sinks (summary, run file, dashboard or progress line).
 func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr io.Writer) error {
-	initial, schedule, err := loadFromFlags(f)
+	sched, err := loadFromFlags(f)
 	if err != nil {
 		return err
 	}
@@ -104,15 +105,17 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 
 	drv, err := driver.New(driver.Options{
 		Client: t.client, Requests: t.requests, BatchSize: f.batch,
-		Load: initial, Schedule: schedule,
+		Load:      sched.initial,
 		Streaming: f.streaming, Streams: f.streams,
-		Timeout: f.timeout, Retries: f.retries, Drain: f.drain,
+		Timeout: f.timeout, Retries: f.retries,
 	})
 	if err != nil {
 		return usageError{err}
 	}
 	col, closeCol := newCollector(ctx, f, t, drv, stderr)
 	defer closeCol()
+	// Every change of load, by key or by step, starts a new tick.
+	drv.OnLoadChange(col.LoadChanged)
 
 	header := runHeader(f, args, t, stats.LoadOf(drv.State()))
 	rec, err := openRecord(f.record, header, stdout)
@@ -132,13 +135,36 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 			}
 		})
 	case f.record != "-":
-		view = report.NewProgress(stderr, time.Duration(f.intervalMS)*time.Millisecond/2)
+		view = report.NewProgress(stderr, f.tick/2)
 	}
 	var recSink report.Sink
 	if rec != nil {
 		recSink = rec
 	}
-	outputs := report.NewOutputs(header, recSink, view)
+	var (
+		outputs  *report.Outputs
+		stepper  *plan.Stepper
+		stepSink report.Sink
+	)
+	if sched.search != nil {
+		// Each measured step goes to the run file and the summary, and
+		// gets a line when there is no dashboard.
+		onStep := func(st record.Step) {
+			if rec != nil {
+				rec.WriteStep(st)
+			}
+			outputs.Summarizer().AddStep(st)
+			if !useTUI {
+				report.WriteStepLine(stderr, stepper.Progress(), st)
+			}
+		}
+		onDone := func(r record.Search) { outputs.Summarizer().SetSearch(&r) }
+		if stepper, err = newStepper(f, sched, drv, col, onStep, onDone); err != nil {
+			return err
+		}
+		stepSink = stepper
+	}
+	outputs = report.NewOutputs(header, recSink, stepSink, view)
 
 	// The run ends on a signal, --duration, the end of a schedule, or q.
 	runCtx, endRun := context.WithCancel(ctx)
@@ -175,6 +201,14 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	if err := <-colDone; err != nil && tuiErr == nil {
 		tuiErr = err
 	}
+	if stepper != nil {
+		// A level cut short by the end of the run is kept, marked.
+		stepper.Interrupt()
+		if !stepper.Progress().Done {
+			res := stepper.Result()
+			outputs.Summarizer().SetSearch(&res)
+		}
+	}
 	sum, recErr := outputs.Close()
 	printSummary(f, sum, stdout, stderr)
 	if f.csv != "" {
@@ -194,10 +228,30 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	return nil
 }
 
+// newStepper builds the stepped run's stepper: it measures each level,
+// hands each measured step to onStep and what the run found to onDone, and
+// stops the run after the last level.
+func newStepper(f *loadFlags, sched schedule, drv *driver.Driver, col *stats.Collector,
+	onStep func(record.Step), onDone func(record.Search)) (*plan.Stepper, error) {
+	opts := plan.Options{
+		Search: sched.search, Tick: f.tick, Window: time.Duration(f.intervalMS) * time.Millisecond,
+		StabilityPercent: f.stabilityPercent, MaxTrials: f.maxTrials, SLO: sched.slo, Drain: f.drain,
+		OnStep: onStep, OnDone: onDone,
+	}
+	if f.set["step-duration"] {
+		opts.StepDuration = f.stepDuration
+	}
+	stepper, err := plan.NewStepper(opts, drv, col)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return stepper, nil
+}
+
 // newCollector builds the run's measuring side: the server's statistics and
 // metrics, and the client's CPU. The returned func releases the sampler.
 func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driver, stderr io.Writer) (*stats.Collector, func()) {
-	interval := time.Duration(f.intervalMS) * time.Millisecond
+	interval := f.tick
 	poller := stats.NewServerPoller(t.client, f.model, f.modelVersion)
 	primeCtx, cancelPrime := context.WithTimeout(ctx, f.connectTimeout)
 	err := poller.Prime(primeCtx)
@@ -236,7 +290,7 @@ func runHeader(f *loadFlags, args []string, t *target, initial stats.Load) recor
 		Server:           record.ServerInfo{URL: f.url, Protocol: protocolName(f), Simulated: t.simulated, InProcess: f.inProcessServer},
 		Model:            record.ModelInfo{Name: f.model, Version: f.modelVersion},
 		Load:             initial,
-		Interval:         time.Duration(f.intervalMS) * time.Millisecond,
+		Interval:         f.tick,
 		Window:           f.window,
 	}
 	h.Server.Metadata, _ = record.ProtoJSON(t.server)

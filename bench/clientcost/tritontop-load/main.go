@@ -51,11 +51,12 @@ func main() {
 		Client:    client,
 		Requests:  reqs,
 		Streaming: *streaming,
-		Schedule:  []driver.Step{{Load: load.Target{Mode: load.Concurrency, Concurrency: *conc}, Duration: *dur}},
+		Load:      load.Target{Mode: load.Concurrency, Concurrency: *conc},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
+	time.AfterFunc(*dur, func() { d.Stop(5 * time.Second) })
 	if !*withStats {
 		countOnly(d)
 		return

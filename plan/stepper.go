@@ -1,0 +1,421 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/report"
+	"github.com/tritontop/tritontop/stats"
+)
+
+// Driver is what a Stepper needs of the load generator; *driver.Driver is
+// one.
+type Driver interface {
+	SetStep(i int, t load.Target)
+	Stop(drain time.Duration)
+}
+
+// Boundary runs a function at the next tick boundary;
+// *stats.Collector is one.
+type Boundary interface {
+	AtNextTick(f func())
+}
+
+// Options configure a Stepper.
+type Options struct {
+	// Search picks the levels; its first level is the driver's load at the
+	// start of the run (see Stepper.First).
+	Search Search
+	// Tick is the collector's tick length.
+	Tick time.Duration
+	// Window is the measurement window (perf_analyzer's
+	// --measurement-interval), rounded to whole ticks (at least one).
+	Window time.Duration
+	// StepDuration, when above 0, gives every level a fixed length instead
+	// of measuring until stable (rounded to whole ticks).
+	StepDuration time.Duration
+	// StabilityPercent and MaxTrials: see the package defaults.
+	StabilityPercent float64
+	MaxTrials        int
+	// SLO, when set, is checked at every level.
+	SLO *SLO
+	// Drain is how long requests in flight may finish after the last
+	// level.
+	Drain time.Duration
+	// OnStep is called with every measured step, on the collector's
+	// goroutine, before the next level starts.
+	OnStep func(record.Step)
+	// OnDone is called once, with what the run found, when the last level
+	// is measured and the load is about to stop.
+	OnDone func(record.Search)
+}
+
+// Stepper runs a stepped run: a Sink of the run's snapshots that measures
+// the current level in windows and moves to the next level at a tick
+// boundary once the level is measured. Its Add runs on the collector's
+// goroutine; Progress may be called from any goroutine.
+type Stepper struct {
+	o      Options
+	drv    Driver
+	bound  Boundary
+	first  load.Target
+	wticks int // ticks per window
+	fticks int // ticks per fixed step; 0 in stability mode
+
+	index  int              // the schedule index of the level measured
+	target load.Target      // its target
+	began  time.Time        // wall clock of its first tick's end
+	ticks  int              // its ticks counted, warm-up included
+	cur    []stats.Snapshot // the window being filled
+	kept   [][]stats.Snapshot
+	trials []window
+	fixed  *report.StepBuilder
+	levels []Level
+	done   bool
+
+	mu   sync.Mutex
+	prog Progress
+}
+
+// window is one measurement window's throughput and stabilizing latency.
+type window struct {
+	inferPerS float64
+	latency   time.Duration
+}
+
+// Progress is where a stepped run stands.
+type Progress struct {
+	// Step counts from 1; Total is the most steps the search takes.
+	Step, Total int
+	Level       load.Target
+	// Trials is the windows run at the level, of at most MaxTrials (or
+	// the fixed step's ticks, of StepTicks).
+	Trials, MaxTrials int
+	// InStep is the time spent at the level; Left estimates the time the
+	// level still takes at most.
+	InStep, Left time.Duration
+	// Done is set once the last level is measured.
+	Done bool
+	// Levels are the steps measured so far, for a curve that grows.
+	Levels []Level
+}
+
+// NewStepper checks o and returns a stepper; the driver must start at
+// First, which is step 0.
+func NewStepper(o Options, d Driver, b Boundary) (*Stepper, error) {
+	if o.Search == nil {
+		return nil, errors.New("plan: no search for the stepped run")
+	}
+	if o.Tick <= 0 {
+		return nil, errors.New("plan: no tick length")
+	}
+	if o.Window <= 0 {
+		o.Window = DefaultMeasurementInterval
+	}
+	if o.StabilityPercent <= 0 {
+		o.StabilityPercent = DefaultStabilityPercent
+	}
+	if o.MaxTrials <= 0 {
+		o.MaxTrials = DefaultMaxTrials
+	}
+	first, ok := o.Search.Next(nil)
+	if !ok {
+		return nil, errors.New("plan: the search has no level to measure")
+	}
+	s := &Stepper{o: o, drv: d, bound: b, first: first, target: first,
+		wticks: max(1, int(math.Round(float64(o.Window)/float64(o.Tick))))}
+	if o.StepDuration > 0 {
+		s.fticks = max(1, int(math.Round(float64(o.StepDuration)/float64(o.Tick))))
+		s.fixed = report.NewStepBuilder(stats.Load{})
+	}
+	s.publish(time.Time{})
+	return s, nil
+}
+
+// First is the first level: the driver's load when the run starts.
+func (s *Stepper) First() load.Target { return s.first }
+
+// WindowTicks is the length of a measurement window in ticks.
+func (s *Stepper) WindowTicks() int { return s.wticks }
+
+// Progress returns where the run stands.
+func (s *Stepper) Progress() Progress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.prog
+	p.Levels = append([]Level(nil), p.Levels...)
+	return p
+}
+
+// Levels returns the levels measured so far.
+func (s *Stepper) Levels() []Level {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Level(nil), s.prog.Levels...)
+}
+
+// Add takes the next tick. Ticks of another step (the tick that ends while
+// the next level is being set), of the drain, or paused are not measured; a
+// pause also drops the window it interrupts.
+func (s *Stepper) Add(snap stats.Snapshot) {
+	if s.done || snap.Load.Drain || snap.Load.Step != s.index {
+		return
+	}
+	if s.ticks == 0 {
+		s.began = snap.Time.Add(-snap.Interval)
+	}
+	if snap.Load.Paused {
+		s.cur = s.cur[:0]
+		s.publish(snap.Time)
+		return
+	}
+	s.ticks++
+	if s.fixed != nil {
+		s.fixed.Add(snap)
+	}
+	s.cur = append(s.cur, snap)
+	if len(s.cur) == s.wticks {
+		s.closeWindow()
+	}
+	if s.levelDone() {
+		s.finishLevel()
+	}
+	s.publish(snap.Time)
+}
+
+// closeWindow ends the window being filled.
+func (s *Stepper) closeWindow() {
+	w := s.measure(s.cur)
+	s.trials = append(s.trials, w)
+	s.kept = append(s.kept, s.cur)
+	if len(s.kept) > StabilityWindows {
+		s.kept = s.kept[1:]
+	}
+	s.cur = nil
+}
+
+// measure is a window's throughput and the latency the SLO is on.
+func (s *Stepper) measure(ticks []stats.Snapshot) window {
+	b := report.NewStepBuilder(stats.Load{})
+	for _, t := range ticks {
+		b.Add(t)
+	}
+	st := b.Step()
+	return window{inferPerS: st.Client.InferPerS, latency: s.sloLatency(st)}
+}
+
+// sloLatency is the step's latency as the SLO and stability read it: the
+// percentile asked for (or the average), from the schedule in open loop.
+func (s *Stepper) sloLatency(st record.Step) time.Duration {
+	l := st.Client.Latency
+	if st.Client.Scheduled != nil && st.Client.Scheduled.Count > 0 {
+		l = *st.Client.Scheduled
+	}
+	p := 0.0
+	if s.o.SLO != nil {
+		p = s.o.SLO.Percentile
+	}
+	switch {
+	case p == 0:
+		return l.Mean
+	case p <= 50:
+		return l.P50
+	case p <= 90:
+		return l.P90
+	case p <= 95:
+		return l.P95
+	case p <= 99:
+		return l.P99
+	}
+	return l.P999
+}
+
+// stable reports whether the last StabilityWindows windows agree within
+// the stability percentage: max/min − 1 of throughput and of latency, as
+// perf_analyzer checks; a window without throughput is never stable.
+func (s *Stepper) stable() bool {
+	if len(s.trials) < StabilityWindows {
+		return false
+	}
+	last := s.trials[len(s.trials)-StabilityWindows:]
+	limit := 1 + s.o.StabilityPercent/100
+	minI, maxI := math.Inf(1), 0.0
+	minL, maxL := math.Inf(1), 0.0
+	for _, w := range last {
+		if w.inferPerS <= 0 {
+			return false
+		}
+		minI, maxI = min(minI, w.inferPerS), max(maxI, w.inferPerS)
+		l := float64(w.latency)
+		minL, maxL = min(minL, l), max(maxL, l)
+	}
+	return maxI/minI <= limit && (minL <= 0 || maxL/minL <= limit)
+}
+
+// overThreshold is perf_analyzer's early end: the last windows all past the
+// SLO's latency.
+func (s *Stepper) overThreshold() bool {
+	if s.o.SLO == nil || len(s.trials) < StabilityWindows {
+		return false
+	}
+	for _, w := range s.trials[len(s.trials)-StabilityWindows:] {
+		if w.latency < s.o.SLO.Threshold {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Stepper) levelDone() bool {
+	if s.fixed != nil {
+		return s.ticks >= s.fticks
+	}
+	return s.stable() || len(s.trials) >= s.o.MaxTrials || s.overThreshold()
+}
+
+// Interrupt ends the level under way when the run ends before it is
+// measured (a signal, --duration): its ticks so far become a step marked
+// interrupted and unstable, so that nothing measured is lost. It must not
+// run concurrently with Add: call it once the collector has returned.
+func (s *Stepper) Interrupt() {
+	if s.done || s.ticks == 0 {
+		return
+	}
+	if len(s.cur) > 0 {
+		s.closeWindow()
+	}
+	s.finish(true)
+}
+
+// finishLevel builds the level's step, checks it, and sets the next level
+// (or the end) for the next tick boundary.
+func (s *Stepper) finishLevel() { s.finish(false) }
+
+func (s *Stepper) finish(interrupted bool) {
+	m := &record.Measurement{Interrupted: interrupted,Index: s.index, WindowTicks: s.wticks, Trials: len(s.trials),
+		Stable: s.stable() && !interrupted, StabilityPercent: s.o.StabilityPercent}
+	var b *report.StepBuilder
+	if s.fixed != nil {
+		b = s.fixed
+		m.Fixed = true
+		m.Windows = len(s.trials)
+		s.fixed = report.NewStepBuilder(stats.Load{})
+	} else {
+		b = report.NewStepBuilder(stats.Load{})
+		n := 0
+		for _, w := range s.kept {
+			for _, t := range w {
+				b.Add(t)
+				n++
+			}
+		}
+		m.Windows = len(s.kept)
+		m.WarmupTicks = s.ticks - n
+	}
+	st := b.Step()
+	st.Measurement = m
+	pass := false
+	if s.o.SLO != nil {
+		m.SLO = s.check(st, b)
+		pass = m.SLO.Pass
+	}
+	s.levels = append(s.levels, Level{Target: s.target, Step: st, Pass: pass})
+	if s.o.OnStep != nil {
+		s.o.OnStep(st)
+	}
+
+	s.ticks, s.cur, s.kept, s.trials = 0, nil, nil, nil
+	if interrupted {
+		s.done = true
+		return
+	}
+	next, ok := s.o.Search.Next(s.levels)
+	if !ok {
+		s.done = true
+		if s.o.OnDone != nil {
+			s.o.OnDone(s.Result())
+		}
+		s.bound.AtNextTick(func() { s.drv.Stop(s.o.Drain) })
+		return
+	}
+	s.index++
+	s.target = next
+	i := s.index
+	s.bound.AtNextTick(func() { s.drv.SetStep(i, next) })
+}
+
+// check is a step against the SLO.
+func (s *Stepper) check(st record.Step, b *report.StepBuilder) *record.SLOCheck {
+	slo := s.o.SLO
+	fromSched := st.Client.Scheduled != nil && st.Client.Scheduled.Count > 0
+	c := &record.SLOCheck{Percentile: slo.Percentile, Threshold: slo.Threshold,
+		Latency: s.sloLatency(st), FromSchedule: fromSched, GPUTarget: slo.GPUTarget}
+	gpuOK := true
+	for _, g := range st.Metrics.GPUs {
+		if g.HasUtilization {
+			c.GPUUtilization = max(c.GPUUtilization, g.UtilizationAvg)
+		}
+	}
+	if slo.GPUTarget > 0 && c.GPUUtilization > slo.GPUTarget {
+		gpuOK = false
+	}
+	c.Pass = st.Measurement.Stable && c.Latency < slo.Threshold && gpuOK && st.Client.Successes > 0
+	if n, ok := b.AtOrBelow(slo.Threshold, fromSched); ok && st.Duration > 0 {
+		c.Goodput = float64(n) / st.Duration.Seconds()
+	}
+	return c
+}
+
+// Result is what the run found so far: the highest passing level and the
+// knee, as indexes of the measured steps.
+func (s *Stepper) Result() record.Search {
+	r := record.Search{Mode: s.o.Search.Mode(), Best: -1, Knee: -1}
+	var steps []record.Step
+	for _, l := range s.levels {
+		steps = append(steps, l.Step)
+		r.MaxThroughput = max(r.MaxThroughput, l.Step.Client.InferPerS)
+	}
+	if s.o.SLO != nil {
+		r.SLO = &record.SLOCheck{Percentile: s.o.SLO.Percentile, Threshold: s.o.SLO.Threshold, GPUTarget: s.o.SLO.GPUTarget}
+		r.Best = Best(s.levels)
+	}
+	r.Knee = report.Knee(steps)
+	return r
+}
+
+// publish updates the progress others read.
+func (s *Stepper) publish(now time.Time) {
+	p := Progress{Step: len(s.levels) + 1, Total: s.o.Search.Total(), Level: s.target, Done: s.done,
+		MaxTrials: s.o.MaxTrials, Trials: len(s.trials)}
+	if s.done {
+		p.Step = len(s.levels)
+	}
+	if !s.began.IsZero() && !now.IsZero() {
+		p.InStep = now.Sub(s.began)
+	}
+	if s.fixed != nil {
+		p.Trials, p.MaxTrials = s.ticks, s.fticks
+		p.Left = time.Duration(s.fticks-s.ticks) * s.o.Tick
+	} else {
+		// At most: windows up to MaxTrials.
+		p.Left = time.Duration((s.o.MaxTrials-len(s.trials))*s.wticks-len(s.cur)) * s.o.Tick
+	}
+	p.Left = max(p.Left, 0)
+	p.Levels = s.levels
+	s.mu.Lock()
+	s.prog = p
+	s.mu.Unlock()
+}
+
+// Position is the step's place in the run: step of total.
+func (p Progress) Position() (int, int) { return p.Step, max(p.Total, p.Step) }
+
+// String is a progress line: "step 3/8 concurrency 12, window 2/10".
+func (p Progress) String() string {
+	return fmt.Sprintf("step %d/%d %s, %d/%d", p.Step, p.Total, p.Level, p.Trials, p.MaxTrials)
+}

@@ -1,0 +1,276 @@
+package stats
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Verdict names what limits the load, one condition per value. The
+// dashboard, the headless progress line, the summary and capacity planning
+// all take their verdicts from Diagnose, so they always agree.
+type Verdict string
+
+// The verdicts, from the most to the least pressing.
+const (
+	// Unreachable: nothing answered in the last tick, neither requests nor
+	// statistics nor metrics.
+	Unreachable Verdict = "unreachable"
+	// Stalled: requests are in flight and none finished in the last tick.
+	Stalled Verdict = "stalled"
+	// Failing: a share of requests fail.
+	Failing Verdict = "errors"
+	// ClientBound: tritontop or the client host is near its CPU limit,
+	// which bends every latency measured.
+	ClientBound Verdict = "client"
+	// FallingBehind: an open loop sends less than offered or late.
+	FallingBehind Verdict = "falling-behind"
+	// Queueing: requests wait in Triton's queue longer than they compute,
+	// or the wait rises while compute stays flat: the server is at capacity.
+	Queueing Verdict = "queueing"
+	// ComputeBound: a GPU runs at its ceiling.
+	ComputeBound Verdict = "gpu"
+	// OutsideTriton: most of the client's latency is spent outside the
+	// server (network, client, serialization).
+	OutsideTriton Verdict = "outside-triton"
+)
+
+// Finding is one verdict with the numbers behind it.
+type Finding struct {
+	Verdict Verdict `json:"verdict"`
+	// Message says what holds, with numbers, in one line.
+	Message string `json:"message"`
+}
+
+// Diagnosis thresholds. They are deliberately coarse: a verdict must be
+// clear in the numbers before it is shown.
+const (
+	// DiagnoseTicks is how many recent ticks a diagnosis reads.
+	DiagnoseTicks = 5
+	// errorShare is the share of failed requests that is worth a verdict.
+	errorShare = 0.01
+	// clientCPUShare is the share of the client's cores, or of the host,
+	// from which the client is called the limit.
+	clientCPUShare = 0.9
+	// behindShare is how far under the offered rate (or how many late
+	// sends) an open loop may be before it is called falling behind.
+	behindShare = 0.05
+	// gpuCeiling is the utilization called the ceiling.
+	gpuCeiling = 0.95
+	// outsideShare is the share of client latency outside Triton worth a
+	// verdict, with at least outsideMin of it.
+	outsideShare = 0.5
+	outsideMin   = time.Millisecond
+	// queueMin is the queue time below which queueing is not a limit.
+	queueMin = time.Millisecond
+	// queueRise and computeFlat: queue time up by half (and queueMin) from
+	// the earlier half of the ticks while compute stays within 15%.
+	queueRise   = 1.5
+	computeFlat = 0.15
+)
+
+// DiagnoseOptions are facts about the run that the snapshots do not carry.
+type DiagnoseOptions struct {
+	// SharedProcess is set when the server runs inside tritontop's own
+	// process (tritontop demo): its CPU is then mostly the server's and is
+	// no evidence against the client.
+	SharedProcess bool
+}
+
+// Diagnose reads the last ticks (oldest first; it looks at up to
+// 2×DiagnoseTicks of them) and says what limits the load, most pressing
+// first. A healthy run gets no finding. Since it reads only the recent
+// ticks, a verdict lasts exactly as long as its condition holds.
+func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
+	if len(recent) == 0 {
+		return nil
+	}
+	if len(recent) > 2*DiagnoseTicks {
+		recent = recent[len(recent)-2*DiagnoseTicks:]
+	}
+	last := &recent[len(recent)-1]
+	if last.Load.Drain {
+		return nil
+	}
+	var out []Finding
+	add := func(v Verdict, format string, args ...any) {
+		out = append(out, Finding{Verdict: v, Message: fmt.Sprintf(format, args...)})
+	}
+	tail := recent[max(0, len(recent)-DiagnoseTicks):]
+
+	switch {
+	case !last.Server.Available && !last.Metrics.Available && last.Tick.Successes == 0 && last.Interval > 0:
+		add(Unreachable, "server unreachable: no response, statistics or metrics in the last tick")
+	case last.Load.InFlight > 0 && last.Tick.Requests == 0 && last.Tick.Cancelled == 0 && !last.Load.Paused && last.Interval > 0:
+		add(Stalled, "server stalled: %d requests in flight and none finished in the last tick", last.Load.InFlight)
+	}
+
+	var c ClientStats
+	for i := range tail {
+		c.Add(&tail[i].Tick)
+	}
+	c.SetRates()
+	if c.Requests > 0 && float64(c.Errors) >= errorShare*float64(c.Requests) {
+		msg := ""
+		if len(c.ErrorsByCode) > 0 {
+			e := c.ErrorsByCode[0]
+			msg = fmt.Sprintf(" (%s: %s)", e.Code, e.Message)
+		}
+		add(Failing, "errors: %s of requests fail%s", pct(float64(c.Errors)/float64(c.Requests)), msg)
+	}
+
+	if f, ok := clientBound(tail, o); ok {
+		out = append(out, f)
+	}
+
+	if last.Load.Open() && last.Load.Rate > 0 && c.Duration > 0 && !last.Load.Paused {
+		offered := last.Load.Rate
+		achieved := float64(c.Requests+c.Cancelled) / c.Duration.Seconds()
+		switch {
+		case achieved < (1-behindShare)*offered:
+			add(FallingBehind, "open loop falling behind: %s req/s sent of %s offered", num(achieved), num(offered))
+		case c.LateShare > behindShare:
+			add(FallingBehind, "open loop falling behind: %s of sends late", pct(c.LateShare))
+		}
+	}
+
+	if f, ok := queueing(recent); ok {
+		out = append(out, f)
+	}
+
+	for i, g := range last.Metrics.GPUs {
+		if g.HasUtilization && meanGPU(tail, i) >= gpuCeiling {
+			add(ComputeBound, "GPU %d at its ceiling: %s busy", i, pct(meanGPU(tail, i)))
+			break
+		}
+	}
+
+	if f, ok := outsideTriton(tail); ok {
+		out = append(out, f)
+	}
+	return out
+}
+
+// clientBound is tritontop's process or the client host near its CPU
+// limit.
+func clientBound(tail []Snapshot, o DiagnoseOptions) (Finding, bool) {
+	var proc, host float64
+	n := 0
+	cpus := 1
+	for i := range tail {
+		s := &tail[i].System
+		if s.NumCPU == 0 {
+			continue
+		}
+		proc += s.ProcessCPU
+		host += s.HostCPU
+		cpus = s.NumCPU
+		n++
+	}
+	if n == 0 {
+		return Finding{}, false
+	}
+	proc, host = proc/float64(n), host/float64(n)
+	limit := clientCPUShare * float64(max(cpus, 1))
+	switch {
+	case !o.SharedProcess && proc >= limit:
+		return Finding{ClientBound, fmt.Sprintf("client-bound: tritontop uses %s of %d cores; every latency is bent by it",
+			strconv.FormatFloat(proc, 'f', 1, 64), cpus)}, true
+	case host >= clientCPUShare:
+		return Finding{ClientBound, fmt.Sprintf("client host near full: %s CPU busy; every latency is bent by it", pct(host))}, true
+	}
+	return Finding{}, false
+}
+
+// queueing is Triton's queue time longer than compute, or rising while
+// compute stays flat, over the recent ticks with server statistics.
+func queueing(recent []Snapshot) (Finding, bool) {
+	var ticks []*ServerStats
+	for i := range recent {
+		if s := &recent[i].Server; s.Available && !s.Reset && s.SuccessCount > 0 {
+			ticks = append(ticks, s)
+		}
+	}
+	if len(ticks) == 0 {
+		return Finding{}, false
+	}
+	mean := func(ss []*ServerStats) (q, c time.Duration) {
+		var n int64
+		for _, s := range ss {
+			q += s.Queue * time.Duration(s.SuccessCount)
+			c += s.Compute() * time.Duration(s.SuccessCount)
+			n += s.SuccessCount
+		}
+		return q / time.Duration(n), c / time.Duration(n)
+	}
+	tail := ticks[max(0, len(ticks)-DiagnoseTicks):]
+	q, c := mean(tail)
+	if q >= queueMin && q >= c {
+		return Finding{Queueing, fmt.Sprintf("server queueing: requests wait %s in Triton's queue, longer than the %s they compute; more load only adds latency",
+			ms(q), ms(c))}, true
+	}
+	if len(ticks) >= 2*DiagnoseTicks {
+		qb, cb := mean(ticks[:len(ticks)-DiagnoseTicks])
+		rising := float64(q) >= queueRise*float64(qb) && q-qb >= queueMin
+		flat := cb > 0 && float64(c) <= float64(cb)*(1+computeFlat) && float64(c) >= float64(cb)*(1-computeFlat)
+		if rising && flat {
+			return Finding{Queueing, fmt.Sprintf("server saturated: queue time rises %s → %s while compute stays %s; more load only adds latency",
+				ms(qb), ms(q), ms(c))}, true
+		}
+	}
+	return Finding{}, false
+}
+
+// outsideTriton is client latency minus the server's request time
+// dominating the client latency.
+func outsideTriton(tail []Snapshot) (Finding, bool) {
+	var client, server time.Duration
+	var n int64
+	for i := range tail {
+		s := &tail[i]
+		if !s.Server.Available || s.Server.Reset || s.Server.SuccessCount == 0 || s.Tick.Latency.Count == 0 {
+			continue
+		}
+		k := s.Tick.Latency.Count
+		client += s.Tick.Latency.Mean * time.Duration(k)
+		server += s.Server.Request * time.Duration(k)
+		n += k
+	}
+	if n == 0 {
+		return Finding{}, false
+	}
+	client, server = client/time.Duration(n), server/time.Duration(n)
+	out := client - server
+	if out >= outsideMin && float64(out) >= outsideShare*float64(client) {
+		return Finding{OutsideTriton, fmt.Sprintf("time outside Triton: %s of the %s client latency (%s) is network and client; the server takes %s",
+			ms(out), ms(client), pct(float64(out)/float64(client)), ms(server))}, true
+	}
+	return Finding{}, false
+}
+
+func meanGPU(tail []Snapshot, i int) float64 {
+	var sum float64
+	n := 0
+	for j := range tail {
+		if g := tail[j].Metrics.GPUs; i < len(g) && g[i].HasUtilization {
+			sum += g[i].Utilization
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+func pct(f float64) string { return strconv.FormatFloat(100*f, 'f', 0, 64) + "%" }
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
+
+func ms(d time.Duration) string {
+	v := float64(d) / 1e6
+	if v < 10 {
+		return strconv.FormatFloat(v, 'f', 2, 64) + " ms"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
+}

@@ -1,0 +1,149 @@
+package stats
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tritontop/tritontop/load"
+)
+
+// healthyTick is one second at concurrency 8 against a server with room:
+// 800 requests at 10 ms, of which Triton spends 9 ms (0.5 queue, 8 compute),
+// one GPU at 60%, tritontop at a tenth of a core of 4.
+func healthyTick(seq int) Snapshot {
+	return Snapshot{
+		Seq: seq, Interval: time.Second,
+		Load: Load{Mode: load.Concurrency, Concurrency: 8, InFlight: 8},
+		Tick: ClientStats{Duration: time.Second, Requests: 800, Successes: 800, Inferences: 800,
+			RequestsPerS: 800, InferPerS: 800,
+			Latency: Latency{Count: 800, Mean: 10 * time.Millisecond, P50: 10 * time.Millisecond, P99: 14 * time.Millisecond}},
+		Server: ServerStats{Available: true, SuccessCount: 800, InferenceCount: 800, ExecutionCount: 200, AvgBatch: 4,
+			Request: 9 * time.Millisecond, Queue: 500 * time.Microsecond, ComputeInfer: 8 * time.Millisecond},
+		Metrics: ServerMetrics{Available: true, GPUs: []GPU{{UUID: "GPU-0", Utilization: 0.6, HasUtilization: true}}},
+		System:  SystemStats{ProcessCPU: 0.1, HostCPU: 0.2, NumCPU: 4},
+	}
+}
+
+func ticks(n int, change func(i int, s *Snapshot)) []Snapshot {
+	var out []Snapshot
+	for i := range n {
+		s := healthyTick(i + 1)
+		if change != nil {
+			change(i, &s)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func verdicts(fs []Finding) []Verdict {
+	var v []Verdict
+	for _, f := range fs {
+		v = append(v, f.Verdict)
+	}
+	return v
+}
+
+func TestDiagnoseHealthyRunSaysNothing(t *testing.T) {
+	if fs := Diagnose(ticks(10, nil), DiagnoseOptions{}); len(fs) != 0 {
+		t.Errorf("healthy run diagnosed %+v", fs)
+	}
+	if fs := Diagnose(nil, DiagnoseOptions{}); fs != nil {
+		t.Errorf("no ticks diagnosed %+v", fs)
+	}
+}
+
+func TestDiagnoseEachVerdict(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		opts   DiagnoseOptions
+		change func(i int, s *Snapshot)
+		want   Verdict
+		words  string
+	}{
+		{name: "unreachable", want: Unreachable, words: "unreachable", change: func(i int, s *Snapshot) {
+			s.Server, s.Metrics = ServerStats{}, ServerMetrics{}
+			s.Tick = ClientStats{Duration: time.Second, Requests: 40, Errors: 40,
+				ErrorsByCode: []ErrorCount{{Code: "UNAVAILABLE", Count: 40, Message: "connection refused"}}}
+		}},
+		{name: "stalled", want: Stalled, words: "8 requests in flight", change: func(i int, s *Snapshot) {
+			if i == 9 {
+				s.Tick = ClientStats{Duration: time.Second}
+				s.Server = ServerStats{Available: true}
+			}
+		}},
+		{name: "errors", want: Failing, words: "5% of requests fail (INTERNAL: boom)", change: func(i int, s *Snapshot) {
+			s.Tick.Errors, s.Tick.Requests = 40, 800
+			s.Tick.Successes = 760
+			s.Tick.ErrorsByCode = []ErrorCount{{Code: "INTERNAL", Count: 40, Message: "boom"}}
+		}},
+		{name: "client process", want: ClientBound, words: "3.8 of 4 cores", change: func(i int, s *Snapshot) {
+			s.System.ProcessCPU = 3.8
+		}},
+		{name: "client host", want: ClientBound, words: "97% CPU busy", change: func(i int, s *Snapshot) {
+			s.System.HostCPU = 0.97
+		}},
+		{name: "falling behind", want: FallingBehind, words: "800 req/s sent of 1000 offered", change: func(i int, s *Snapshot) {
+			s.Load = Load{Mode: load.Rate, Rate: 1000, Distribution: load.Constant, InFlight: 30}
+		}},
+		{name: "late sends", want: FallingBehind, words: "10% of sends late", change: func(i int, s *Snapshot) {
+			s.Load = Load{Mode: load.Rate, Rate: 800, Distribution: load.Constant}
+			s.Tick.Late = 80
+			s.Tick.SetRates()
+		}},
+		{name: "queue longer than compute", want: Queueing, words: "wait 12.0 ms in Triton's queue, longer than the 8.00 ms", change: func(i int, s *Snapshot) {
+			s.Server.Queue = 12 * time.Millisecond
+			s.Server.Request = 20500 * time.Microsecond
+			s.Tick.Latency.Mean = 21 * time.Millisecond
+		}},
+		{name: "queue rising", want: Queueing, words: "rises 0.50 ms → 3.00 ms while compute stays 8.00 ms", change: func(i int, s *Snapshot) {
+			if i >= 5 {
+				s.Server.Queue = 3 * time.Millisecond
+				s.Server.Request = 11500 * time.Microsecond
+				s.Tick.Latency.Mean = 12 * time.Millisecond
+			}
+		}},
+		{name: "gpu", want: ComputeBound, words: "GPU 0 at its ceiling: 98% busy", change: func(i int, s *Snapshot) {
+			s.Metrics.GPUs[0].Utilization = 0.98
+		}},
+		{name: "outside triton", want: OutsideTriton, words: "86.0 ms of the 95.0 ms client latency (91%)", change: func(i int, s *Snapshot) {
+			s.Tick.Latency.Mean = 95 * time.Millisecond
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fs := Diagnose(ticks(10, c.change), c.opts)
+			if !slices.Contains(verdicts(fs), c.want) {
+				t.Fatalf("verdicts %v, want %s", verdicts(fs), c.want)
+			}
+			for _, f := range fs {
+				if f.Verdict == c.want && !strings.Contains(f.Message, c.words) {
+					t.Errorf("%s: message %q lacks %q", c.want, f.Message, c.words)
+				}
+			}
+		})
+	}
+}
+
+// TestDiagnoseLastsAsLongAsTheCondition: a verdict follows its condition
+// tick by tick, and a shared process is no evidence against the client.
+func TestDiagnoseLastsAsLongAsTheCondition(t *testing.T) {
+	run := ticks(30, func(i int, s *Snapshot) {
+		if i >= 10 && i < 20 {
+			s.Metrics.GPUs[0].Utilization = 0.99
+		}
+	})
+	for end := 1; end <= len(run); end++ {
+		got := slices.Contains(verdicts(Diagnose(run[:end], DiagnoseOptions{})), ComputeBound)
+		// The mean over the last five ticks crosses 95% once all five are at 99%.
+		want := end >= 15 && end <= 20
+		if got != want {
+			t.Errorf("after tick %d: GPU verdict %v, want %v", end, got, want)
+		}
+	}
+	busy := ticks(5, func(i int, s *Snapshot) { s.System.ProcessCPU = 3.9 })
+	if fs := Diagnose(busy, DiagnoseOptions{SharedProcess: true}); slices.Contains(verdicts(fs), ClientBound) {
+		t.Errorf("shared process called client-bound: %+v", fs)
+	}
+}
