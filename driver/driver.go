@@ -101,8 +101,8 @@ type runState struct {
 	paused   bool
 	step     int
 	draining bool
-	gen    uint64
-	wake   chan struct{}
+	gen      uint64
+	wake     chan struct{}
 }
 
 // New checks opts, prepares the requests, and returns a driver ready to Run.

@@ -14,8 +14,8 @@ import (
 // run is the state of one Run: the pacer (which is Run's own goroutine), the
 // workers it starts, and the streams they share.
 type run struct {
-	d     *Driver
-	start     time.Time // the driver's epoch: Result offsets count from it
+	d         *Driver
+	start     time.Time       // the driver's epoch: Result offsets count from it
 	reqCtx    context.Context // every request's context; cancelled at the end
 	cancelReq context.CancelFunc
 	quit      chan struct{} // closed when no new request may start

@@ -297,7 +297,7 @@ func (s *Stepper) Interrupt() {
 func (s *Stepper) finishLevel() { s.finish(false) }
 
 func (s *Stepper) finish(interrupted bool) {
-	m := &record.Measurement{Interrupted: interrupted,Index: s.index, WindowTicks: s.wticks, Trials: len(s.trials),
+	m := &record.Measurement{Interrupted: interrupted, Index: s.index, WindowTicks: s.wticks, Trials: len(s.trials),
 		Stable: s.stable() && !interrupted, StabilityPercent: s.o.StabilityPercent}
 	var b *report.StepBuilder
 	if s.fixed != nil {
