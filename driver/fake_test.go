@@ -78,15 +78,15 @@ func (s *nopStream) Send(p triton.Prepared, id string) error {
 	}
 }
 
-func (s *nopStream) Recv() (string, int, error, error) {
+func (s *nopStream) Recv() (triton.StreamResponse, error) {
 	select {
 	case id, ok := <-s.ids:
 		if !ok {
-			return "", 0, nil, io.EOF
+			return triton.StreamResponse{}, io.EOF
 		}
-		return id, 64, nil, nil
+		return triton.StreamResponse{ID: id, Size: 64}, nil
 	case <-s.ctx.Done():
-		return "", 0, nil, s.ctx.Err()
+		return triton.StreamResponse{}, s.ctx.Err()
 	}
 }
 
