@@ -11,7 +11,7 @@ import (
 
 // benchDriver runs a closed loop against client until b.N results arrived
 // and reports the driver's own cost per request.
-func benchDriver(b *testing.B, client triton.Client, opts Options) {
+func benchDriver(b *testing.B, client Client, opts Options) {
 	opts.Client = client
 	opts.Requests = []*triton.InferRequest{{Model: "identity"}}
 	d, err := New(opts)

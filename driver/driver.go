@@ -35,8 +35,8 @@ const (
 
 // Options configures a Driver.
 type Options struct {
-	// Client sends the requests (gRPC or HTTP).
-	Client triton.Client
+	// Client sends the requests (gRPC or HTTP); a triton.Client will do.
+	Client Client
 	// Requests are the requests to send; the driver rotates through them
 	// (one per --input-data data set). Each is prepared once.
 	Requests []*triton.InferRequest

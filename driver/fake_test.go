@@ -2,13 +2,11 @@ package driver
 
 import (
 	"context"
-	"errors"
 	"io"
 	"sync/atomic"
 	"time"
 
 	"github.com/tritontop/tritontop/triton"
-	"github.com/tritontop/tritontop/triton/pb"
 )
 
 // nopClient answers every Send at once without any I/O: it isolates the
@@ -38,27 +36,6 @@ func (c *nopClient) Prepare(req *triton.InferRequest) (triton.Prepared, error) {
 	return nopPrepared{size: 128}, nil
 }
 
-func (c *nopClient) ServerLive(context.Context) (bool, error)  { return true, nil }
-func (c *nopClient) ServerReady(context.Context) (bool, error) { return true, nil }
-func (c *nopClient) ServerMetadata(context.Context) (*pb.ServerMetadataResponse, error) {
-	return nil, errors.New("not implemented")
-}
-func (c *nopClient) ModelReady(context.Context, string, string) (bool, error) { return true, nil }
-func (c *nopClient) ModelMetadata(context.Context, string, string) (*pb.ModelMetadataResponse, error) {
-	return nil, errors.New("not implemented")
-}
-func (c *nopClient) ModelConfig(context.Context, string, string) (*pb.ModelConfig, error) {
-	return nil, errors.New("not implemented")
-}
-func (c *nopClient) ModelStatistics(context.Context, string, string) (*pb.ModelStatisticsResponse, error) {
-	return nil, errors.New("not implemented")
-}
-func (c *nopClient) RepositoryIndex(context.Context, bool) ([]*pb.RepositoryIndexResponse_ModelIndex, error) {
-	return nil, errors.New("not implemented")
-}
-func (c *nopClient) Infer(context.Context, *triton.InferRequest) (*triton.InferResponse, error) {
-	return nil, errors.New("not implemented")
-}
 func (c *nopClient) OpenStream(ctx context.Context) (triton.Stream, error) {
 	return &nopStream{ctx: ctx, ids: make(chan string, 1024)}, nil
 }
@@ -78,17 +55,16 @@ func (s *nopStream) Send(p triton.Prepared, id string) error {
 	}
 }
 
-func (s *nopStream) Recv() (string, int, error, error) {
+func (s *nopStream) Recv() (triton.StreamResponse, error) {
 	select {
 	case id, ok := <-s.ids:
 		if !ok {
-			return "", 0, nil, io.EOF
+			return triton.StreamResponse{}, io.EOF
 		}
-		return id, 64, nil, nil
+		return triton.StreamResponse{ID: id, Size: 64}, nil
 	case <-s.ctx.Done():
-		return "", 0, nil, s.ctx.Err()
+		return triton.StreamResponse{}, s.ctx.Err()
 	}
 }
 
 func (s *nopStream) CloseSend() error { return nil }
-func (c *nopClient) Close() error     { return nil }

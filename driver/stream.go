@@ -93,20 +93,20 @@ func (s *stream) close() {
 func (r *run) receive(c *conn) {
 	defer r.streamWG.Done()
 	for {
-		id, size, reqErr, err := c.s.Recv()
+		resp, err := c.s.Recv()
 		if err != nil {
 			c.err = err
 			close(c.dead)
 			return
 		}
-		wid, seq, ok := parseID(id)
+		wid, seq, ok := parseID(resp.ID)
 		if !ok {
 			continue
 		}
 		// A response whose request already timed out finds pending
 		// changed and is dropped.
 		if w := r.workers.get(wid); w != nil && w.pending.CompareAndSwap(seq, 0) {
-			w.reply <- streamReply{size: size, err: reqErr}
+			w.reply <- streamReply{size: resp.Size, err: resp.Err}
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -182,7 +182,7 @@ func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming
 	}
 	m := mv.model
 	if m.spec.Decoupled && !streaming {
-		return nil, &triton.Error{Code: codes.Unimplemented, Message: "ModelInfer RPC doesn't support models with decoupled transaction policy"}
+		return nil, &kserve.Error{Code: codes.Unimplemented, Message: "ModelInfer RPC doesn't support models with decoupled transaction policy"}
 	}
 	r, err := m.prepare(req)
 	if err != nil {
@@ -198,7 +198,7 @@ func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming
 		return r.resp, r.err
 	case <-ctx.Done():
 		if mv.sched.cancel(r) {
-			return nil, &triton.Error{Code: codes.Canceled, Message: "Request was cancelled"}
+			return nil, &kserve.Error{Code: codes.Canceled, Message: "Request was cancelled"}
 		}
 		<-r.done
 		return r.resp, r.err
@@ -206,4 +206,4 @@ func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming
 }
 
 // errStopping is returned for requests cut short by Close or an unload.
-var errStopping = &triton.Error{Code: codes.Unavailable, Message: "Server is stopping"}
+var errStopping = &kserve.Error{Code: codes.Unavailable, Message: "Server is stopping"}

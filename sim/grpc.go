@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -30,7 +30,7 @@ func grpcError(err error) error {
 	if err == nil {
 		return nil
 	}
-	var te *triton.Error
+	var te *kserve.Error
 	if errors.As(err, &te) {
 		return status.Error(te.Code, te.Message)
 	}
@@ -232,7 +232,7 @@ var finalResponse = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolP
 // text and a response that only names the request.
 func streamError(req *pb.ModelInferRequest, err error) *pb.ModelStreamInferResponse {
 	msg := err.Error()
-	var te *triton.Error
+	var te *kserve.Error
 	if errors.As(err, &te) {
 		msg = te.Message
 	}

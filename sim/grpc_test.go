@@ -419,9 +419,9 @@ func TestGRPCStreamDecoupledModel(t *testing.T) {
 	if err := st.Send(p, "d1"); err != nil {
 		t.Fatal(err)
 	}
-	id, size, reqErr, err := st.Recv()
-	if err != nil || reqErr != nil || id != "d1" || size == 0 {
-		t.Fatalf("Recv = %q, %d, %v, %v", id, size, reqErr, err)
+	r, err := st.Recv()
+	if err != nil || r.Err != nil || r.ID != "d1" || r.Size == 0 {
+		t.Fatalf("Recv = %+v, %v", r, err)
 	}
 	_ = st.CloseSend()
 }

@@ -12,7 +12,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -133,9 +133,9 @@ func (h *httpHandler) model(w http.ResponseWriter, r *http.Request, rest string)
 				writeError(w, err)
 				return
 			}
-			b, err := triton.ConfigJSON(cfg)
+			b, err := kserve.ConfigJSON(cfg)
 			if err != nil {
-				writeError(w, &triton.Error{Code: codes.Internal, Message: err.Error()})
+				writeError(w, &kserve.Error{Code: codes.Internal, Message: err.Error()})
 				return
 			}
 			writeBody(w, http.StatusOK, "application/json", b)
@@ -222,13 +222,13 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest st
 func readOptionalJSON(r *http.Request, v any) error {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxInputSize))
 	if err != nil {
-		return &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to read the request body: %v", err)}
+		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to read the request body: %v", err)}
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to parse the request JSON buffer: %v", err)}
+		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to parse the request JSON buffer: %v", err)}
 	}
 	return nil
 }
@@ -356,9 +356,9 @@ func (h *httpHandler) logging(w http.ResponseWriter, r *http.Request) {
 // writeError answers with Triton's HTTP status for err's code and the
 // {"error": message} body.
 func writeError(w http.ResponseWriter, err error) {
-	var te *triton.Error
+	var te *kserve.Error
 	if errors.As(err, &te) {
-		writeErrorStatus(w, triton.HTTPStatusFor(te.Code), te.Message)
+		writeErrorStatus(w, kserve.HTTPStatusFor(te.Code), te.Message)
 		return
 	}
 	writeErrorStatus(w, http.StatusInternalServerError, err.Error())
@@ -443,17 +443,10 @@ func metadataJSON(md *pb.ModelMetadataResponse) modelMetadataJSON {
 	}
 }
 
-type modelIndexJSON struct {
-	Name    string `json:"name"`
-	Version string `json:"version,omitempty"`
-	State   string `json:"state"`
-	Reason  string `json:"reason,omitempty"`
-}
-
-func indexJSON(models []*pb.RepositoryIndexResponse_ModelIndex) []modelIndexJSON {
-	out := make([]modelIndexJSON, len(models))
+func indexJSON(models []*pb.RepositoryIndexResponse_ModelIndex) []kserve.ModelIndex {
+	out := make([]kserve.ModelIndex, len(models))
 	for i, m := range models {
-		out[i] = modelIndexJSON{Name: m.GetName(), Version: m.GetVersion(), State: m.GetState(), Reason: m.GetReason()}
+		out[i] = kserve.ModelIndex{Name: m.GetName(), Version: m.GetVersion(), State: m.GetState(), Reason: m.GetReason()}
 	}
 	return out
 }

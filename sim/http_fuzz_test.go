@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 )
 
 // FuzzHTTPInferBody feeds arbitrary infer bodies (JSON part plus binary
@@ -45,9 +46,9 @@ func FuzzHTTPInferBody(f *testing.F) {
 		req := httptest.NewRequest(http.MethodPost, "/v2/models/"+model+"/infer", bytes.NewReader(body))
 		switch {
 		case hdr == -2:
-			req.Header.Set(headerLengthKey, strconv.Itoa(len(jsonPart)))
+			req.Header.Set(kserve.HeaderContentLength, strconv.Itoa(len(jsonPart)))
 		case hdr >= 0:
-			req.Header.Set(headerLengthKey, strconv.Itoa(hdr))
+			req.Header.Set(kserve.HeaderContentLength, strconv.Itoa(hdr))
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)

@@ -13,45 +13,20 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
 // maxInputSize is Triton's default --http-max-input-size (64 MB).
 const maxInputSize = 64 << 20
 
-// headerLengthKey is the binary tensor extension's header naming the size
-// of the JSON part of a body.
-const headerLengthKey = "Inference-Header-Content-Length"
-
 // errDecoupledHTTP is Triton's answer to HTTP infer on a decoupled model,
 // given before the body is read.
-var errDecoupledHTTP = &triton.Error{Code: codes.Unimplemented,
+var errDecoupledHTTP = &kserve.Error{Code: codes.Unimplemented,
 	Message: "HTTP end point doesn't support models with decoupled transaction policy"}
 
 func badRequest(format string, args ...any) error {
-	return &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(format, args...)}
-}
-
-// inferRequestJSON is the JSON part of an infer request.
-type inferRequestJSON struct {
-	ID         string            `json:"id"`
-	Parameters map[string]any    `json:"parameters"`
-	Inputs     []inferInputJSON  `json:"inputs"`
-	Outputs    []inferOutputJSON `json:"outputs"`
-}
-
-type inferInputJSON struct {
-	Name       string          `json:"name"`
-	Shape      []int64         `json:"shape"`
-	Datatype   string          `json:"datatype"`
-	Parameters map[string]any  `json:"parameters"`
-	Data       json.RawMessage `json:"data"`
-}
-
-type inferOutputJSON struct {
-	Name       string         `json:"name"`
-	Parameters map[string]any `json:"parameters"`
+	return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(format, args...)}
 }
 
 // outputForm says, per output name, whether the response carries it as
@@ -80,11 +55,11 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		return
 	}
 	headerLen := -1
-	if v := r.Header.Get(headerLengthKey); v != "" {
+	if v := r.Header.Get(kserve.HeaderContentLength); v != "" {
 		// Triton reads the header with std::stoi.
 		n, ok := parseCInt(v, 32)
 		if !ok {
-			writeError(w, badRequest("Unable to parse %s, got: %s", headerLengthKey, v))
+			writeError(w, badRequest("Unable to parse %s, got: %s", kserve.HeaderContentLength, v))
 			return
 		}
 		if n < 0 || n > int64(len(body)) {
@@ -123,7 +98,7 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 	}
 	contentType := "application/json"
 	if binary != nil {
-		w.Header().Set(headerLengthKey, strconv.Itoa(len(header)))
+		w.Header().Set(kserve.HeaderContentLength, strconv.Itoa(len(header)))
 		contentType = "application/octet-stream"
 		header = append(header, binary...)
 	}
@@ -151,7 +126,7 @@ func readBody(r *http.Request) ([]byte, error) {
 		defer zr.Close()
 		src = zr
 	default:
-		return nil, &triton.Error{Code: codes.Unimplemented, Message: fmt.Sprintf("Unsupported Content-Encoding: '%s'", enc)}
+		return nil, &kserve.Error{Code: codes.Unimplemented, Message: fmt.Sprintf("Unsupported Content-Encoding: '%s'", enc)}
 	}
 	// A plain body of known length is read into one buffer of that size:
 	// io.ReadAll's doubling costs more than the rest of a large request
@@ -229,17 +204,17 @@ func (h *httpHandler) rawBinaryRequest(model, version string, body []byte) (*pb.
 		return nil, badRequest("Raw request must only have 1 input (found 1) to be deduced but got %d inputs in '%s' model configuration", len(cfg.GetInput()), model)
 	}
 	in := cfg.GetInput()[0]
-	datatype := triton.DataTypeString(in.GetDataType())
+	datatype := kserve.DataTypeString(in.GetDataType())
 	var elems int64
-	if size := triton.ElementSize(datatype); size > 0 {
+	if size := kserve.ElementSize(datatype); size > 0 {
 		elems = int64(len(body) / size)
 	} else {
-		for b := body; len(b) >= 4; elems++ {
-			n := int64(b[0]) | int64(b[1])<<8 | int64(b[2])<<16 | int64(b[3])<<24
-			if n > int64(len(b)-4) {
+		for b := body; ; elems++ {
+			n, ok := kserve.BytesLength(b)
+			if !ok || n > int64(len(b)-kserve.BytesLengthSize) {
 				break
 			}
-			b = b[4+n:]
+			b = b[kserve.BytesLengthSize+n:]
 		}
 	}
 	shape := deduceShape(in.GetDims(), elems)
@@ -279,7 +254,7 @@ func deduceShape(dims []int64, elems int64) []int64 {
 // form.
 func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.ModelInferRequest, outputForm, error) {
 	var form outputForm
-	var in inferRequestJSON
+	var in kserve.InferRequest
 	dec := json.NewDecoder(bytes.NewReader(jsonPart))
 	dec.UseNumber()
 	if err := dec.Decode(&in); err != nil {
@@ -350,7 +325,7 @@ func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.Mode
 				form.binary[o.Name] = b
 			case "shared_memory_region":
 				s, _ := v.(string)
-				return nil, form, &triton.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find shared memory region: '%s'", s)}
+				return nil, form, &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find shared memory region: '%s'", s)}
 			default:
 				p, err := inferParameter(k, v)
 				if err != nil {
@@ -390,10 +365,10 @@ func inferParameter(key string, v any) (*pb.InferParameter, error) {
 
 // inputData returns an input's raw bytes: the next binary_data_size bytes
 // of the binary part, or its JSON data converted.
-func inputData(t *inferInputJSON, binary *[]byte, model string) ([]byte, error) {
+func inputData(t *kserve.RequestInput, binary *[]byte, model string) ([]byte, error) {
 	if v, ok := t.Parameters["shared_memory_region"]; ok {
 		s, _ := v.(string)
-		return nil, &triton.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find shared memory region: '%s'", s)}
+		return nil, &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find shared memory region: '%s'", s)}
 	}
 	if v, ok := t.Parameters["binary_data_size"]; ok {
 		num, isNum := v.(json.Number)

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -40,7 +40,7 @@ func jsonTensorData(name, datatype string, shape []int64, data json.RawMessage) 
 	if want >= 0 && int64(len(leaves)) != want {
 		return nil, badRequest(errShapeMismatch)
 	}
-	size := triton.ElementSize(datatype)
+	size := kserve.ElementSize(datatype)
 	switch datatype {
 	case "FP16", "BF16":
 		return nil, badRequest("receiving %s data via JSON is not supported for input '%s': send it as binary data", datatype, name)
@@ -51,8 +51,7 @@ func jsonTensorData(name, datatype string, shape []int64, data json.RawMessage) 
 			if !ok {
 				return nil, badRequest("Unable to parse 'data': expected a string for BYTES input '%s'", name)
 			}
-			out = binary.LittleEndian.AppendUint32(out, uint32(len(s)))
-			out = append(out, s...)
+			out = kserve.AppendBytesElement(out, s)
 		}
 		return out, nil
 	}
@@ -100,14 +99,14 @@ func appendElement(b []byte, datatype string, v any) ([]byte, error) {
 	s := string(num)
 	switch datatype {
 	case "INT8", "INT16", "INT32", "INT64":
-		bits := triton.ElementSize(datatype) * 8
+		bits := kserve.ElementSize(datatype) * 8
 		n, err := strconv.ParseInt(s, 10, bits)
 		if err != nil {
 			return nil, fmt.Errorf("%s is not a valid %s", s, datatype)
 		}
 		return appendUint(b, uint64(n), bits/8), nil
 	case "UINT8", "UINT16", "UINT32", "UINT64":
-		bits := triton.ElementSize(datatype) * 8
+		bits := kserve.ElementSize(datatype) * 8
 		n, err := strconv.ParseUint(s, 10, bits)
 		if err != nil {
 			return nil, fmt.Errorf("%s is not a valid %s", s, datatype)
@@ -187,7 +186,7 @@ func encodeInferResponse(resp *pb.ModelInferResponse, id string, form *outputFor
 			continue
 		}
 		h = append(h, `,"data":`...)
-		h, err = appendJSONData(h, o.GetDatatype(), raw, triton.ElementCount(o.GetShape()))
+		h, err = appendJSONData(h, o.GetDatatype(), raw, kserve.ElementCount(o.GetShape()))
 		if err != nil {
 			return nil, nil, badRequest("failed to write output '%s' as JSON: %v", o.GetName(), err)
 		}
@@ -236,7 +235,7 @@ func appendJSONFloat(b []byte, f float64, bits int) []byte {
 func appendJSONData(b []byte, datatype string, raw []byte, elems int64) ([]byte, error) {
 	b = append(b, '[')
 	if datatype == "BYTES" {
-		strs, err := triton.DecodeBytes(raw, int(elems))
+		strs, err := kserve.DecodeBytes(raw, int(elems))
 		if err != nil {
 			return nil, err
 		}
@@ -248,7 +247,7 @@ func appendJSONData(b []byte, datatype string, raw []byte, elems int64) ([]byte,
 		}
 		return append(b, ']'), nil
 	}
-	size := triton.ElementSize(datatype)
+	size := kserve.ElementSize(datatype)
 	if size <= 0 {
 		return nil, fmt.Errorf("unknown datatype %q", datatype)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 )
 
 // httpDo sends one request and returns status, headers and body.
@@ -107,8 +108,8 @@ func TestHTTPInferErrorsThroughClient(t *testing.T) {
 			if tc.name == "decoupled" {
 				msg = errDecoupledHTTP.Message // the HTTP frontend's own words
 			}
-			if te.HTTPStatus != triton.HTTPStatusFor(tc.code) || !hasMessage(te.Message, msg) {
-				t.Fatalf("got %d %q\nwant %d %q", te.HTTPStatus, te.Message, triton.HTTPStatusFor(tc.code), msg)
+			if te.HTTPStatus != kserve.HTTPStatusFor(tc.code) || !hasMessage(te.Message, msg) {
+				t.Fatalf("got %d %q\nwant %d %q", te.HTTPStatus, te.Message, kserve.HTTPStatusFor(tc.code), msg)
 			}
 		})
 	}
@@ -241,13 +242,13 @@ func TestHTTPBinaryTensorExtension(t *testing.T) {
 
 	// One output binary, one JSON.
 	body, hlen := binaryBody(t, a, b, `,"outputs":[{"name":"OUTPUT0","parameters":{"binary_data":true}},{"name":"OUTPUT1"}]`)
-	code, hdr, resp := httpDo(t, "POST", url, body, map[string]string{headerLengthKey: strconv.Itoa(hlen)})
+	code, hdr, resp := httpDo(t, "POST", url, body, map[string]string{kserve.HeaderContentLength: strconv.Itoa(hlen)})
 	if code != 200 || hdr.Get("Content-Type") != "application/octet-stream" {
 		t.Fatalf("binary infer = %d %s %s", code, hdr.Get("Content-Type"), resp)
 	}
-	jlen, err := strconv.Atoi(hdr.Get(headerLengthKey))
+	jlen, err := strconv.Atoi(hdr.Get(kserve.HeaderContentLength))
 	if err != nil || jlen > len(resp) {
-		t.Fatalf("%s = %q for a %d-byte body", headerLengthKey, hdr.Get(headerLengthKey), len(resp))
+		t.Fatalf("%s = %q for a %d-byte body", kserve.HeaderContentLength, hdr.Get(kserve.HeaderContentLength), len(resp))
 	}
 	var out struct {
 		ID, ModelName, ModelVersion string
@@ -278,7 +279,7 @@ func TestHTTPBinaryTensorExtension(t *testing.T) {
 	zw.Write(body)
 	zw.Close()
 	code, hdr, resp = httpDo(t, "POST", url, gz.Bytes(), map[string]string{
-		headerLengthKey: strconv.Itoa(hlen), "Content-Encoding": "gzip", "Accept-Encoding": "gzip",
+		kserve.HeaderContentLength: strconv.Itoa(hlen), "Content-Encoding": "gzip", "Accept-Encoding": "gzip",
 	})
 	if code != 200 || hdr.Get("Content-Encoding") != "gzip" {
 		t.Fatalf("gzip infer = %d %v %q", code, hdr, resp)
@@ -291,28 +292,28 @@ func TestHTTPBinaryTensorExtension(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jlen, _ = strconv.Atoi(hdr.Get(headerLengthKey))
+	jlen, _ = strconv.Atoi(hdr.Get(kserve.HeaderContentLength))
 	if len(plain) != jlen+128 || !strings.Contains(string(plain[:jlen]), `"binary_data_size":64`) {
 		t.Fatalf("gzip response: %d bytes, header %d: %q", len(plain), jlen, plain[:jlen])
 	}
 
 	// A header length beyond the body is rejected.
-	code, _, resp = httpDo(t, "POST", url, body, map[string]string{headerLengthKey: strconv.Itoa(len(body) + 1)})
+	code, _, resp = httpDo(t, "POST", url, body, map[string]string{kserve.HeaderContentLength: strconv.Itoa(len(body) + 1)})
 	if code != 400 || !strings.HasPrefix(string(resp), `{"error":"inference header size should be in range`) {
 		t.Fatalf("oversized header length = %d %s", code, resp)
 	}
 	// Triton parses the header with std::stoi: text is an error of its
 	// own, trailing text after digits is ignored.
-	code, _, resp = httpDo(t, "POST", url, body, map[string]string{headerLengthKey: "abc"})
+	code, _, resp = httpDo(t, "POST", url, body, map[string]string{kserve.HeaderContentLength: "abc"})
 	if code != 400 || string(resp) != `{"error":"Unable to parse Inference-Header-Content-Length, got: abc"}` {
 		t.Fatalf("header length abc = %d %s", code, resp)
 	}
-	code, _, resp = httpDo(t, "POST", url, body, map[string]string{headerLengthKey: strconv.Itoa(hlen) + "x"})
+	code, _, resp = httpDo(t, "POST", url, body, map[string]string{kserve.HeaderContentLength: strconv.Itoa(hlen) + "x"})
 	if code != 200 {
 		t.Fatalf("header length %dx = %d %s", hlen, code, resp)
 	}
 	// Binary data missing its last bytes.
-	code, _, resp = httpDo(t, "POST", url, body[:len(body)-4], map[string]string{headerLengthKey: strconv.Itoa(hlen)})
+	code, _, resp = httpDo(t, "POST", url, body[:len(body)-4], map[string]string{kserve.HeaderContentLength: strconv.Itoa(hlen)})
 	if code != 400 || !strings.Contains(string(resp), "unexpected size for input 'INPUT1'") {
 		t.Fatalf("short binary data = %d %s", code, resp)
 	}
@@ -321,15 +322,15 @@ func TestHTTPBinaryTensorExtension(t *testing.T) {
 func TestHTTPRawBinaryRequest(t *testing.T) {
 	s := startSim(t, testRepository(), EngineOptions{})
 	data := triton.PutFloat32s([]float32{1.5, -2, 3, 4})
-	code, hdr, resp := httpDo(t, "POST", "http://"+s.HTTPAddr()+"/v2/models/batched/infer", data, map[string]string{headerLengthKey: "0"})
+	code, hdr, resp := httpDo(t, "POST", "http://"+s.HTTPAddr()+"/v2/models/batched/infer", data, map[string]string{kserve.HeaderContentLength: "0"})
 	if code != 200 || hdr.Get("Content-Type") != "application/octet-stream" {
 		t.Fatalf("raw binary infer = %d %s %s", code, hdr.Get("Content-Type"), resp)
 	}
-	jlen, _ := strconv.Atoi(hdr.Get(headerLengthKey))
+	jlen, _ := strconv.Atoi(hdr.Get(kserve.HeaderContentLength))
 	if !strings.Contains(string(resp[:jlen]), `"shape":[1,4],"parameters":{"binary_data_size":16}`) || !bytes.Equal(resp[jlen:], data) {
 		t.Fatalf("raw binary response %q + %v", resp[:jlen], resp[jlen:])
 	}
-	code, _, resp = httpDo(t, "POST", "http://"+s.HTTPAddr()+"/v2/models/simple/infer", data, map[string]string{headerLengthKey: "0"})
+	code, _, resp = httpDo(t, "POST", "http://"+s.HTTPAddr()+"/v2/models/simple/infer", data, map[string]string{kserve.HeaderContentLength: "0"})
 	if code != 400 || !strings.Contains(string(resp), "Raw request must only have 1 input") {
 		t.Fatalf("raw binary to a two-input model = %d %s", code, resp)
 	}

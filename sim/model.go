@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -58,9 +58,9 @@ func newTensorInfos(specs []TensorSpec) ([]tensorInfo, map[string]int) {
 	infos := make([]tensorInfo, len(specs))
 	idx := make(map[string]int, len(specs))
 	for i, t := range specs {
-		dt, _ := triton.ParseDataType(t.DataType)
-		ds := triton.DataTypeString(dt)
-		infos[i] = tensorInfo{name: t.Name, dtype: dt, datatype: ds, size: triton.ElementSize(ds), dims: slices.Clone(t.Dims)}
+		dt, _ := kserve.ParseDataType(t.DataType)
+		ds := kserve.DataTypeString(dt)
+		infos[i] = tensorInfo{name: t.Name, dtype: dt, datatype: ds, size: kserve.ElementSize(ds), dims: slices.Clone(t.Dims)}
 		idx[t.Name] = i
 	}
 	return infos, idx
@@ -146,11 +146,11 @@ func buildConfig(spec ModelSpec) *pb.ModelConfig {
 			Specific: &pb.ModelVersionPolicy_Specific{Versions: slices.Clone(spec.Versions)}}}
 	}
 	for _, t := range spec.Inputs {
-		dt, _ := triton.ParseDataType(t.DataType)
+		dt, _ := kserve.ParseDataType(t.DataType)
 		c.Input = append(c.Input, &pb.ModelInput{Name: t.Name, DataType: dt, Dims: slices.Clone(t.Dims)})
 	}
 	for _, t := range spec.Outputs {
-		dt, _ := triton.ParseDataType(t.DataType)
+		dt, _ := kserve.ParseDataType(t.DataType)
 		c.Output = append(c.Output, &pb.ModelOutput{Name: t.Name, DataType: dt, Dims: slices.Clone(t.Dims)})
 	}
 	if db := spec.DynamicBatching; db != nil {
@@ -236,11 +236,11 @@ func parseVersion(version string) (int64, error) {
 	v, ok := parseCInt(version, 64)
 	if !ok {
 		// std::stol throws invalid_argument or out_of_range, both "stol".
-		return 0, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(
+		return 0, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(
 			"failed to get model version from specified version string '%s' (details: stol), version should be an integral value > 0", version)}
 	}
 	if v < 0 {
-		return 0, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(
+		return 0, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(
 			"invalid model version specified '%s' , version should be an integral value > 0", version)}
 	}
 	return v, nil
@@ -268,7 +268,7 @@ func parseCInt(s string, bits int) (int64, bool) {
 }
 
 func unknownModel(name string) error {
-	return &triton.Error{Code: codes.NotFound, Message: fmt.Sprintf("Request for unknown model: '%s' is not found", name)}
+	return &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Request for unknown model: '%s' is not found", name)}
 }
 
 // readyVersion finds the version a request addresses, with Triton's errors
@@ -293,12 +293,12 @@ func (e *Engine) readyVersion(name, version string) (*modelVersion, error) {
 	ready := !e.starting()
 	if v < 0 {
 		if !ready || len(versions) == 0 {
-			return nil, &triton.Error{Code: codes.NotFound, Message: fmt.Sprintf("'%s' has no available versions", name)}
+			return nil, &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("'%s' has no available versions", name)}
 		}
 		return versions[len(versions)-1], nil
 	}
 	if !slices.Contains(m.spec.Versions, v) {
-		return nil, &triton.Error{Code: codes.NotFound,
+		return nil, &kserve.Error{Code: codes.NotFound,
 			Message: fmt.Sprintf("Request for unknown model: '%s' version %d is not found", name, v)}
 	}
 	for _, mv := range versions {
@@ -306,7 +306,7 @@ func (e *Engine) readyVersion(name, version string) (*modelVersion, error) {
 			return mv, nil
 		}
 	}
-	return nil, &triton.Error{Code: codes.Unavailable, Message: fmt.Sprintf("'%s' version %d is not at ready state", name, v)}
+	return nil, &kserve.Error{Code: codes.Unavailable, Message: fmt.Sprintf("'%s' version %d is not at ready state", name, v)}
 }
 
 // ModelReady reports whether a model version (or, for "", any version) is
@@ -316,7 +316,7 @@ func (e *Engine) ModelReady(name, version string) (bool, error) {
 	if err == nil {
 		return true, nil
 	}
-	switch triton.ErrorCode(err) {
+	switch kserve.ErrorCode(err) {
 	case codes.NotFound:
 		e.mu.RLock()
 		_, known := e.models[name]
@@ -418,7 +418,7 @@ func (e *Engine) LoadModel(name string) error {
 	defer e.mu.Unlock()
 	m, ok := e.models[name]
 	if !ok {
-		return &triton.Error{Code: codes.InvalidArgument,
+		return &kserve.Error{Code: codes.InvalidArgument,
 			Message: fmt.Sprintf("failed to load '%s', failed to poll from model repository", name)}
 	}
 	if e.closed {
@@ -435,7 +435,7 @@ func (e *Engine) UnloadModel(name string) error {
 	m, ok := e.models[name]
 	if !ok {
 		e.mu.Unlock()
-		return &triton.Error{Code: codes.InvalidArgument,
+		return &kserve.Error{Code: codes.InvalidArgument,
 			Message: fmt.Sprintf("failed to unload '%s', no version is available", name)}
 	}
 	scheds := e.unload(m)

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 )
 
 // Repository is the parsed model-repository description: the simulated GPUs
@@ -226,7 +226,7 @@ func (m ModelSpec) check(ngpu int) error {
 				return fmt.Errorf("%s[%d].name: duplicate %q", kind, j, t.Name)
 			}
 			names[t.Name] = true
-			if _, ok := triton.ParseDataType(t.DataType); !ok {
+			if _, ok := kserve.ParseDataType(t.DataType); !ok {
 				return fmt.Errorf("%s[%d].data_type: unknown datatype %q (use e.g. \"FP32\" or \"TYPE_FP32\")", kind, j, t.DataType)
 			}
 			for _, d := range t.Dims {

@@ -6,7 +6,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 )
 
 // instance executes one batch at a time.
@@ -69,7 +69,7 @@ func (in *instance) execute(batch []*request) {
 	}
 	for i, r := range batch {
 		if failed != nil && failed[i] {
-			r.err = &triton.Error{Code: codes.Internal, Message: simulatedFailure}
+			r.err = &kserve.Error{Code: codes.Internal, Message: simulatedFailure}
 			continue
 		}
 		r.resp = m.respond(r)

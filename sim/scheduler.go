@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -129,7 +129,7 @@ func (s *scheduler) enqueue(r *request) error {
 	if s.maxQueue > 0 && s.pending.Load() >= s.maxQueue {
 		s.mu.Unlock()
 		s.mv.stats.recordFailure(s.e.now()-r.start, reasonRejected)
-		return &triton.Error{Code: codes.Unavailable, Message: "Exceeds maximum queue size"}
+		return &kserve.Error{Code: codes.Unavailable, Message: "Exceeds maximum queue size"}
 	}
 	r.queueStart = s.e.now()
 	s.queue = append(s.queue, r)
@@ -320,7 +320,7 @@ func (s *scheduler) expire(r *request, now int64) bool {
 }
 
 // errTimeout fails requests that waited in the queue past their timeout.
-var errTimeout = &triton.Error{Code: codes.Unavailable, Message: "Request timeout expired"}
+var errTimeout = &kserve.Error{Code: codes.Unavailable, Message: "Request timeout expired"}
 
 // drain stops accepting requests and lets the queued ones finish; the
 // scheduler then stops by itself.

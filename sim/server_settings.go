@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -63,7 +63,7 @@ func (s *settingsStore) updateTrace(upd map[string][]string) (map[string][]strin
 	def := defaultTrace()
 	for _, k := range slices.Sorted(maps.Keys(upd)) {
 		if _, ok := def[k]; !ok {
-			return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("unknown trace setting '%s'", k)}
+			return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("unknown trace setting '%s'", k)}
 		}
 	}
 	for k, v := range upd {
@@ -85,28 +85,28 @@ func (s *settingsStore) updateLog(upd map[string]any) (map[string]any, error) {
 	for _, k := range slices.Sorted(maps.Keys(upd)) {
 		cur, ok := s.log[k]
 		if !ok {
-			return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("Logging setting '%s' is not supported", k)}
+			return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("Logging setting '%s' is not supported", k)}
 		}
 		v := upd[k]
 		switch cur.(type) {
 		case bool:
 			if _, ok := v.(bool); !ok {
-				return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect boolean for '%s'", k)}
+				return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect boolean for '%s'", k)}
 			}
 		case uint32:
 			switch n := v.(type) {
 			case uint32:
 			case float64:
 				if n < 0 || n != float64(uint32(n)) {
-					return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect unsigned integer for '%s'", k)}
+					return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect unsigned integer for '%s'", k)}
 				}
 				v = uint32(n)
 			default:
-				return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect unsigned integer for '%s'", k)}
+				return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect unsigned integer for '%s'", k)}
 			}
 		case string:
 			if _, ok := v.(string); !ok {
-				return nil, &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect string for '%s'", k)}
+				return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect string for '%s'", k)}
 			}
 		}
 		upd[k] = v
@@ -175,15 +175,15 @@ func (g *grpcService) LogSettings(_ context.Context, req *pb.LogSettingsRequest)
 // registering fails the way Triton fails when it cannot open the region.
 
 func shmNotFound(kind, name string) error {
-	return &triton.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find %s shared memory region: '%s'", kind, name)}
+	return &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find %s shared memory region: '%s'", kind, name)}
 }
 
 func systemShmRegisterError(key string) error {
-	return &triton.Error{Code: codes.Internal, Message: fmt.Sprintf("Unable to open shared memory region: '%s'", key)}
+	return &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("Unable to open shared memory region: '%s'", key)}
 }
 
 func cudaShmRegisterError(name string) error {
-	return &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to register CUDA shared memory region: '%s', GPUs not supported", name)}
+	return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to register CUDA shared memory region: '%s', GPUs not supported", name)}
 }
 
 // SystemSharedMemoryStatus implements GRPCInferenceServiceServer.

@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -21,7 +21,7 @@ const emptyFinalResponse = "triton_enable_empty_final_response"
 var varKeySeed = maphash.MakeSeed()
 
 func invalidArg(format string, args ...any) error {
-	return &triton.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(format, args...)}
+	return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(format, args...)}
 }
 
 // prepare validates a request against the model the way Triton's gRPC
@@ -111,7 +111,7 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 		match := len(dims) == len(t.dims)
 		for k := 0; match && k < len(dims); k++ {
 			if dims[k] == -1 {
-				return nil, invalidArg("All input dimensions should be specified for input '%s' for model '%s', got %s", in.GetName(), m.name, triton.FormatDims(shape))
+				return nil, invalidArg("All input dimensions should be specified for input '%s' for model '%s', got %s", in.GetName(), m.name, kserve.FormatDims(shape))
 			}
 			if t.dims[k] != -1 && t.dims[k] != dims[k] {
 				match = false
@@ -133,7 +133,7 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 				full = append([]int64{-1}, t.dims...)
 				note = "NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size."
 			}
-			return nil, invalidArg("unexpected shape for input '%s' for model '%s'. Expected %s, got %s. %s", in.GetName(), m.name, triton.FormatDims(full), triton.FormatDims(shape), note)
+			return nil, invalidArg("unexpected shape for input '%s' for model '%s'. Expected %s, got %s. %s", in.GetName(), m.name, kserve.FormatDims(full), kserve.FormatDims(shape), note)
 		}
 		if err := m.checkSize(t, shape, data[i]); err != nil {
 			return nil, err
@@ -327,7 +327,7 @@ func (m *model) contentsBytes(in *pb.ModelInferRequest_InferInputTensor, c *pb.I
 		return nil, err
 	}
 	if len(c.GetBytesContents()) > 0 {
-		out = triton.EncodeBytes(c.GetBytesContents())
+		out = kserve.EncodeBytes(c.GetBytesContents())
 	}
 	return out, nil
 }
@@ -336,8 +336,8 @@ func (m *model) contentsBytes(in *pb.ModelInferRequest_InferInputTensor, c *pb.I
 // unknown ones, including the config's "TYPE_INT32" spelling, are
 // "<invalid>".
 func tritonDataTypeString(datatype string) string {
-	if dt, ok := triton.ParseDataType(datatype); ok && !strings.HasPrefix(datatype, "TYPE_") {
-		return triton.DataTypeString(dt)
+	if dt, ok := kserve.ParseDataType(datatype); ok && !strings.HasPrefix(datatype, "TYPE_") {
+		return kserve.DataTypeString(dt)
 	}
 	return "<invalid>"
 }
@@ -420,11 +420,11 @@ func (m *model) checkSize(t *tensorInfo, shape []int64, data []byte) error {
 	}
 	var count int64
 	for b := data; len(b) > 0; count++ {
-		if len(b) < 4 {
-			return invalidArg("incomplete string length indicator for inference input '%s' for model '%s', expecting 4 bytes but only %d bytes available. Please make sure the string length indicator is in one buffer.", t.name, m.name, len(b))
+		l, ok := kserve.BytesLength(b)
+		if !ok {
+			return invalidArg("incomplete string length indicator for inference input '%s' for model '%s', expecting %d bytes but only %d bytes available. Please make sure the string length indicator is in one buffer.", t.name, m.name, kserve.BytesLengthSize, len(b))
 		}
-		l := int64(binary.LittleEndian.Uint32(b))
-		b = b[4:]
+		b = b[kserve.BytesLengthSize:]
 		if l > int64(len(b)) {
 			return invalidArg("incomplete string for inference input '%s' for model '%s', expecting string of length %d but only %d bytes available", t.name, m.name, l, len(b))
 		}

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -62,7 +63,7 @@ func FuzzInferRequestValidation(f *testing.F) {
 			t.Fatalf("%d outputs but %d raw_output_contents", len(resp.GetOutputs()), len(resp.GetRawOutputContents()))
 		}
 		for i, o := range resp.GetOutputs() {
-			size := triton.ElementSize(o.GetDatatype())
+			size := kserve.ElementSize(o.GetDatatype())
 			if n, ok := checkedElementCount(o.GetShape(), max(1, size)); size > 0 && (!ok || n*int64(size) != int64(len(resp.GetRawOutputContents()[i]))) {
 				t.Fatalf("output %s of shape %v has %d bytes", o.GetName(), o.GetShape(), len(resp.GetRawOutputContents()[i]))
 			}

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -158,13 +159,13 @@ func TestValidationErrors(t *testing.T) {
 			return bytesReq([]byte{1, 0, 0, 0, 'a', 2, 0})
 		}, codes.InvalidArgument, "incomplete string length indicator for inference input 'TEXT' for model 'strings', expecting 4 bytes but only 2 bytes available. Please make sure the string length indicator is in one buffer.", false},
 		{"BYTES element count", func(*pb.ModelInferRequest) *pb.ModelInferRequest {
-			return bytesReq(triton.EncodeBytes([][]byte{[]byte("a"), []byte("b"), []byte("c")}))
+			return bytesReq(kserve.EncodeBytes([][]byte{[]byte("a"), []byte("b"), []byte("c")}))
 		}, codes.InvalidArgument, "expected 2 string elements for inference input 'TEXT' for model 'strings', got 3", false},
 		{"BYTES string past the end", func(*pb.ModelInferRequest) *pb.ModelInferRequest {
 			return bytesReq([]byte{9, 0, 0, 0, 'a'})
 		}, codes.InvalidArgument, "incomplete string for inference input 'TEXT' for model 'strings', expecting string of length 9 but only 1 bytes available", false},
 		{"decoupled on ModelInfer", func(*pb.ModelInferRequest) *pb.ModelInferRequest {
-			r := bytesReq(triton.EncodeBytes([][]byte{[]byte("a"), []byte("b")}))
+			r := bytesReq(kserve.EncodeBytes([][]byte{[]byte("a"), []byte("b")}))
 			r.ModelName = "stream_only"
 			return r
 		}, codes.Unimplemented, "ModelInfer RPC doesn't support models with decoupled transaction policy", false},
@@ -194,7 +195,7 @@ func TestValidationErrors(t *testing.T) {
 func TestValidBytesAndStreamingDecoupled(t *testing.T) {
 	repo := Repository{Models: []ModelSpec{engBytesModel(), engDecoupledModel()}}
 	e := engNew(t, repo, EngineOptions{})
-	raw := triton.EncodeBytes([][]byte{[]byte("hello"), {}})
+	raw := kserve.EncodeBytes([][]byte{[]byte("hello"), {}})
 	req := &pb.ModelInferRequest{
 		ModelName:        "strings",
 		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "TEXT", Datatype: "BYTES", Shape: []int64{2}}},

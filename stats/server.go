@@ -9,16 +9,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/triton/pb"
 )
+
+// StatisticsClient is what a ServerPoller needs of a Triton client; a
+// triton.Client satisfies it.
+type StatisticsClient interface {
+	// ModelStatistics returns a model's cumulative statistics; an empty
+	// version means all of the model's versions.
+	ModelStatistics(ctx context.Context, model, version string) (*pb.ModelStatisticsResponse, error)
+}
 
 // ServerPoller reads a model's cumulative ModelStatistics once per tick and
 // reports the difference from the previous reading, as perf_analyzer does
 // between the start and the end of a measurement window. It is used by one
 // goroutine at a time.
 type ServerPoller struct {
-	client  triton.Client
+	client  StatisticsClient
 	model   string
 	version string
 	// prev is the last reading, the baseline of the next delta; nil before
@@ -28,7 +35,7 @@ type ServerPoller struct {
 
 // NewServerPoller returns a poller of model's statistics through client. An
 // empty version follows the server's latest ready version of the model.
-func NewServerPoller(client triton.Client, model, version string) *ServerPoller {
+func NewServerPoller(client StatisticsClient, model, version string) *ServerPoller {
 	return &ServerPoller{client: client, model: model, version: version}
 }
 

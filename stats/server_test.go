@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -179,10 +178,8 @@ func TestServerDeltaDetectsCounterReset(t *testing.T) {
 	}
 }
 
-// statsClient is a triton.Client whose ModelStatistics answers from a
-// function; every other method is the nil interface's (never called).
+// statsClient is a StatisticsClient that answers from a function.
 type statsClient struct {
-	triton.Client
 	stats func(ctx context.Context, model, version string) (*pb.ModelStatisticsResponse, error)
 }
 

@@ -142,7 +142,7 @@ func BenchmarkStreamSendRecv(b *testing.B) {
 		if err := st.Send(p, "id"); err != nil {
 			b.Fatal(err)
 		}
-		if _, _, _, err := st.Recv(); err != nil {
+		if _, err := st.Recv(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -61,12 +61,26 @@ type Stream interface {
 	// Send sends a prepared request with the given request id, which the
 	// server echoes in the matching response.
 	Send(p Prepared, id string) error
-	// Recv waits for the next response. It returns the request id, the
-	// response size in bytes, and the request's error (an *Error) if the
-	// server answered with an error_message; err is a stream failure.
-	Recv() (id string, size int, reqErr error, err error)
+	// Recv waits for the next response. A request the server failed is a
+	// response too, with its error in StreamResponse.Err, and the stream
+	// goes on; the error Recv returns is the stream's own failure (io.EOF
+	// when the server ended it), after which the stream is done.
+	Recv() (StreamResponse, error)
 	// CloseSend closes the sending side; Recv then drains the rest.
 	CloseSend() error
+}
+
+// StreamResponse is one response received on a Stream. It is a struct, not
+// several results, so that it can carry more of a response (a decoupled
+// model's triton_final_response flag) without changing Stream.
+type StreamResponse struct {
+	// ID is the id of the request this response answers.
+	ID string
+	// Size is the response's encoded size in bytes.
+	Size int
+	// Err is the request's failure, an *Error, when the server answered
+	// with an error_message instead of a result; nil on success.
+	Err error
 }
 
 // InferRequest is one inference request, independent of protocol.

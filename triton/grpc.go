@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -424,7 +425,7 @@ func contentsToRaw(datatype string, c *pb.InferTensorContents) ([]byte, error) {
 			b = le.AppendUint64(b, math.Float64bits(v))
 		}
 	case "BYTES":
-		b = EncodeBytes(c.GetBytesContents())
+		b = kserve.EncodeBytes(c.GetBytesContents())
 	default:
 		return nil, fmt.Errorf("datatype %q has no typed contents (FP16 and BF16 travel raw only)", datatype)
 	}

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -551,7 +552,7 @@ func TestGRPCDecodesTypedContents(t *testing.T) {
 	if got := Float32s(r.Outputs[0].Data); fmt.Sprint(got) != "[1.5 -2]" {
 		t.Errorf("FP32 contents decoded to %v", got)
 	}
-	if got, _ := DecodeBytes(r.Outputs[1].Data, 2); len(got) != 2 || string(got[0]) != "ab" {
+	if got, _ := kserve.DecodeBytes(r.Outputs[1].Data, 2); len(got) != 2 || string(got[0]) != "ab" {
 		t.Errorf("BYTES contents decoded to %q", got)
 	}
 	if got := r.Outputs[2].Data; !bytes.Equal(got, []byte{0xff, 0xff, 0x2c, 0x01}) {

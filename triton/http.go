@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -121,7 +122,7 @@ func httpError(status int, body []byte) *Error {
 	} else {
 		msg = http.StatusText(status)
 	}
-	return &Error{Code: CodeForHTTPStatus(status), HTTPStatus: status, Message: msg}
+	return &Error{Code: kserve.CodeForHTTPStatus(status), HTTPStatus: status, Message: msg}
 }
 
 // getJSON GETs path and decodes a 200 answer into m.
@@ -198,7 +199,7 @@ func (c *httpClient) ModelConfig(ctx context.Context, model, version string) (*p
 	if status != http.StatusOK {
 		return nil, httpError(status, body)
 	}
-	cfg, err := ParseConfigJSON(body)
+	cfg, err := kserve.ParseConfigJSON(body)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", path, err)
 	}
@@ -233,12 +234,7 @@ func (c *httpClient) RepositoryIndex(ctx context.Context, readyOnly bool) ([]*pb
 	if status != http.StatusOK {
 		return nil, httpError(status, resp)
 	}
-	var index []struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-		State   string `json:"state"`
-		Reason  string `json:"reason"`
-	}
+	var index []kserve.ModelIndex
 	if err := json.Unmarshal(resp, &index); err != nil {
 		return nil, fmt.Errorf("POST %s: decode response: %w", path, err)
 	}

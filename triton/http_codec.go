@@ -11,11 +11,9 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-)
 
-// headerLengthKey is the binary tensor data extension's header giving the
-// length of the JSON part of a body.
-const headerLengthKey = "Inference-Header-Content-Length"
+	"github.com/tritontop/tritontop/triton/kserve"
+)
 
 // httpPrepared is a whole infer request body with its headers, built once.
 // Neither is mutated after Prepare, so concurrent Sends share them.
@@ -27,27 +25,6 @@ type httpPrepared struct {
 
 // Size implements Prepared.
 func (p *httpPrepared) Size() int { return len(p.body) }
-
-// jsonInferRequest is the KServe v2 infer request body.
-type jsonInferRequest struct {
-	ID         string         `json:"id,omitempty"`
-	Parameters map[string]any `json:"parameters,omitempty"`
-	Inputs     []jsonInput    `json:"inputs"`
-	Outputs    []jsonOutput   `json:"outputs,omitempty"`
-}
-
-type jsonInput struct {
-	Name       string         `json:"name"`
-	Shape      []int64        `json:"shape"`
-	Datatype   string         `json:"datatype"`
-	Parameters map[string]any `json:"parameters,omitempty"`
-	Data       any            `json:"data,omitempty"`
-}
-
-type jsonOutput struct {
-	Name       string         `json:"name"`
-	Parameters map[string]any `json:"parameters,omitempty"`
-}
 
 // Prepare implements Client.
 func (c *httpClient) Prepare(req *InferRequest) (Prepared, error) {
@@ -65,7 +42,7 @@ func (c *httpClient) prepare(req *InferRequest) (*httpPrepared, error) {
 	h := c.header.Clone()
 	if jsonLen >= 0 {
 		h.Set("Content-Type", "application/octet-stream")
-		h.Set(headerLengthKey, strconv.Itoa(jsonLen))
+		h.Set(kserve.HeaderContentLength, strconv.Itoa(jsonLen))
 	} else {
 		h.Set("Content-Type", "application/json")
 	}
@@ -77,7 +54,7 @@ func (c *httpClient) prepare(req *InferRequest) (*httpPrepared, error) {
 // part (binary tensor data extension), outputs are asked for in binary,
 // and jsonLen is the JSON part's length.
 func encodeHTTPInfer(req *InferRequest) (body []byte, jsonLen int, err error) {
-	j := jsonInferRequest{ID: req.ID, Inputs: make([]jsonInput, len(req.Inputs))}
+	j := kserve.InferRequest{ID: req.ID, Inputs: make([]kserve.RequestInput, len(req.Inputs))}
 	if len(req.Parameters) > 0 {
 		j.Parameters = make(map[string]any, len(req.Parameters)+1)
 		for k, v := range req.Parameters {
@@ -96,10 +73,14 @@ func encodeHTTPInfer(req *InferRequest) (body []byte, jsonLen int, err error) {
 		if shape == nil {
 			shape = []int64{}
 		}
-		ji := jsonInput{Name: in.Name, Shape: shape, Datatype: in.Datatype}
+		ji := kserve.RequestInput{Name: in.Name, Shape: shape, Datatype: in.Datatype}
 		if req.JSON {
-			if ji.Data, err = rawToJSON(in); err != nil {
+			data, err := rawToJSON(in)
+			if err != nil {
 				return nil, 0, err
+			}
+			if ji.Data, err = json.Marshal(data); err != nil {
+				return nil, 0, fmt.Errorf("input %q: encode JSON data: %w", in.Name, err)
 			}
 		} else {
 			ji.Parameters = map[string]any{"binary_data_size": len(in.Data)}
@@ -108,7 +89,7 @@ func encodeHTTPInfer(req *InferRequest) (body []byte, jsonLen int, err error) {
 		j.Inputs[i] = ji
 	}
 	for _, name := range req.Outputs {
-		o := jsonOutput{Name: name}
+		o := kserve.RequestOutput{Name: name}
 		if !req.JSON {
 			o.Parameters = map[string]any{"binary_data": true}
 		}
@@ -207,37 +188,20 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 		return nil, httpError(resp.StatusCode, body)
 	}
 	jsonLen := len(body)
-	if h := resp.Header.Get(headerLengthKey); h != "" {
+	if h := resp.Header.Get(kserve.HeaderContentLength); h != "" {
 		n, err := strconv.Atoi(h)
 		if err != nil || n < 0 || n > len(body) {
-			return nil, fmt.Errorf("infer response: bad %s %q for a %d-byte body", headerLengthKey, h, len(body))
+			return nil, fmt.Errorf("infer response: bad %s %q for a %d-byte body", kserve.HeaderContentLength, h, len(body))
 		}
 		jsonLen = n
 	}
 	return decodeHTTPInfer(body[:jsonLen], body[jsonLen:])
 }
 
-// jsonInferResponse is the KServe v2 infer response body.
-type jsonInferResponse struct {
-	ID           string             `json:"id"`
-	ModelName    string             `json:"model_name"`
-	ModelVersion string             `json:"model_version"`
-	Parameters   map[string]any     `json:"parameters"`
-	Outputs      []jsonOutputTensor `json:"outputs"`
-}
-
-type jsonOutputTensor struct {
-	Name       string          `json:"name"`
-	Datatype   string          `json:"datatype"`
-	Shape      []int64         `json:"shape"`
-	Parameters map[string]any  `json:"parameters"`
-	Data       json.RawMessage `json:"data"`
-}
-
 // decodeHTTPInfer decodes a response's JSON part and, for outputs with
 // binary_data_size, takes their bytes in order from bin.
 func decodeHTTPInfer(head, bin []byte) (*InferResponse, error) {
-	var j jsonInferResponse
+	var j kserve.InferResponse
 	if err := unmarshalNumbers(head, &j); err != nil {
 		return nil, fmt.Errorf("decode infer response: %w", err)
 	}
@@ -289,8 +253,8 @@ func jsonParameters(in map[string]any) map[string]any {
 
 // rawToJSON converts a tensor's raw data to a flat JSON array value.
 func rawToJSON(t Tensor) (any, error) {
-	count := ElementCount(t.Shape)
-	size := ElementSize(t.Datatype)
+	count := kserve.ElementCount(t.Shape)
+	size := kserve.ElementSize(t.Datatype)
 	switch {
 	case t.Datatype == "FP16" || t.Datatype == "BF16":
 		return nil, fmt.Errorf("input %q is %s, which Triton does not accept as JSON: send it binary (drop the JSON option)", t.Name, t.Datatype)
@@ -343,7 +307,7 @@ func rawToJSON(t Tensor) (any, error) {
 		}
 		return v, nil
 	case "BYTES":
-		elems, err := DecodeBytes(b, int(count))
+		elems, err := kserve.DecodeBytes(b, int(count))
 		if err != nil {
 			return nil, fmt.Errorf("input %q: %w", t.Name, err)
 		}
@@ -395,7 +359,7 @@ func jsonToRaw(datatype string, data json.RawMessage) ([]byte, error) {
 			}
 			elems[i] = []byte(s)
 		}
-		return EncodeBytes(elems), nil
+		return kserve.EncodeBytes(elems), nil
 	}
 	var b []byte
 	for i, e := range flat {

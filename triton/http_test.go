@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tritontop/tritontop/triton/kserve"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 )
@@ -126,7 +127,7 @@ func (s *httpTestServer) serveModel(w http.ResponseWriter, r *http.Request, part
 	case "ready":
 		w.WriteHeader(200)
 	case "config":
-		b, err := ConfigJSON(simpleConfig())
+		b, err := kserve.ConfigJSON(simpleConfig())
 		if err != nil {
 			replyError(w, 500, err.Error())
 			return
@@ -218,7 +219,7 @@ func (s *httpTestServer) infer(w http.ResponseWriter, r *http.Request, model str
 		var code codes.Code
 		var msg string
 		if outs, code, msg = simpleInfer(model, inputs); code != codes.OK {
-			replyError(w, HTTPStatusFor(code), msg)
+			replyError(w, kserve.HTTPStatusFor(code), msg)
 			return
 		}
 	}
@@ -257,7 +258,7 @@ func (s *httpTestServer) infer(w http.ResponseWriter, r *http.Request, model str
 			o.Parameters = map[string]any{"binary_data_size": len(t.Data)}
 			tail = append(tail, t.Data...)
 		} else if t.Datatype == "BYTES" {
-			elems, _ := DecodeBytes(t.Data, int(ElementCount(t.Shape)))
+			elems, _ := kserve.DecodeBytes(t.Data, int(kserve.ElementCount(t.Shape)))
 			strs := make([]string, len(elems))
 			for i, e := range elems {
 				strs[i] = string(e)
@@ -299,7 +300,7 @@ func testJSONData(datatype string, data json.RawMessage) ([]byte, error) {
 		for i, e := range v {
 			elems[i] = []byte(e)
 		}
-		return EncodeBytes(elems), nil
+		return kserve.EncodeBytes(elems), nil
 	}
 	return nil, fmt.Errorf("test server reads no %s JSON data", datatype)
 }
@@ -427,13 +428,13 @@ func TestHTTPBytesRoundTrip(t *testing.T) {
 	words := [][]byte{[]byte("hello"), {}, []byte("wörld")}
 	for _, asJSON := range []bool{false, true} {
 		req := &InferRequest{Model: "identity", JSON: asJSON, Outputs: []string{"OUTPUT0"},
-			Inputs: []Tensor{{Name: "INPUT0", Datatype: "BYTES", Shape: []int64{3}, Data: EncodeBytes(words)}}}
+			Inputs: []Tensor{{Name: "INPUT0", Datatype: "BYTES", Shape: []int64{3}, Data: kserve.EncodeBytes(words)}}}
 		r, err := c.Infer(context.Background(), req)
 		if err != nil {
 			t.Fatalf("JSON %v: %v", asJSON, err)
 		}
 		out, _ := r.Output("OUTPUT0")
-		if !bytes.Equal(out.Data, EncodeBytes(words)) || out.Datatype != "BYTES" {
+		if !bytes.Equal(out.Data, kserve.EncodeBytes(words)) || out.Datatype != "BYTES" {
 			t.Errorf("JSON %v: OUTPUT0 %s % x", asJSON, out.Datatype, out.Data)
 		}
 		body, _, _ := s.last()

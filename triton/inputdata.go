@@ -10,6 +10,8 @@ import (
 	"math"
 	"os"
 	"strconv"
+
+	"github.com/tritontop/tritontop/triton/kserve"
 )
 
 // InputData is a parsed perf_analyzer --input-data JSON file:
@@ -201,13 +203,13 @@ func flatten(arr []any, out []any) []any {
 // encodeValues turns one batch item's values into Triton's raw form for a
 // datatype, checking that there are exactly n elements.
 func encodeValues(iv InputValues, datatype string, n int64, where string) ([]byte, error) {
-	size := ElementSize(datatype)
+	size := kserve.ElementSize(datatype)
 	if iv.B64 != nil {
 		if datatype == "BYTES" {
 			if n != 1 {
 				return nil, fmt.Errorf("%s: b64 content is one BYTES element, expected %d elements", where, n)
 			}
-			return EncodeBytes([][]byte{iv.B64}), nil
+			return kserve.EncodeBytes([][]byte{iv.B64}), nil
 		}
 		if want := n * int64(size); int64(len(iv.B64)) != want {
 			return nil, fmt.Errorf("%s: b64 content has %d bytes, expected %d (%d %s elements)", where, len(iv.B64), want, n, datatype)
@@ -231,7 +233,7 @@ func encodeValues(iv InputValues, datatype string, n int64, where string) ([]byt
 				return nil, fmt.Errorf("%s: element %d is not a string", where, i)
 			}
 		}
-		return EncodeBytes(elems), nil
+		return kserve.EncodeBytes(elems), nil
 	}
 	out := make([]byte, 0, int(n)*size)
 	for i, e := range iv.Elements {
@@ -268,14 +270,14 @@ func appendElement(out []byte, e any, datatype string) ([]byte, error) {
 		}
 		return append(out, byte(v)), nil
 	case "INT8", "INT16", "INT32", "INT64":
-		bits := 8 * ElementSize(datatype)
+		bits := 8 * kserve.ElementSize(datatype)
 		v, err := strconv.ParseInt(s, 10, bits)
 		if err != nil {
 			return nil, fmt.Errorf("%s is not an %s", s, datatype)
 		}
 		return appendUint(out, uint64(v), bits/8), nil
 	case "UINT8", "UINT16", "UINT32", "UINT64":
-		bits := 8 * ElementSize(datatype)
+		bits := 8 * kserve.ElementSize(datatype)
 		v, err := strconv.ParseUint(s, 10, bits)
 		if err != nil {
 			return nil, fmt.Errorf("%s is not a %s", s, datatype)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -126,7 +127,7 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 		for _, in := range md.GetInputs() {
 			dims := modelDims(in, cfg)
 			datatype := in.GetDatatype()
-			if ElementSize(datatype) == 0 {
+			if kserve.ElementSize(datatype) == 0 {
 				return nil, fmt.Errorf("input '%s' of model '%s' has unsupported datatype %q", in.GetName(), model, datatype)
 			}
 			var item []byte
@@ -136,7 +137,7 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 				if shape, err = itemShape(in.GetName(), dims, nil, opts.Shapes, model); err != nil {
 					return nil, err
 				}
-				item = generate(datatype, ElementCount(shape), opts.Data == InputDataZero, strLen, rng)
+				item = generate(datatype, kserve.ElementCount(shape), opts.Data == InputDataZero, strLen, rng)
 			} else {
 				iv, ok := data.Sets[s][in.GetName()]
 				if !ok {
@@ -146,7 +147,7 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 					return nil, err
 				}
 				where := fmt.Sprintf("input '%s' in data set %d", in.GetName(), s+1)
-				if item, err = encodeValues(iv, datatype, ElementCount(shape), where); err != nil {
+				if item, err = encodeValues(iv, datatype, kserve.ElementCount(shape), where); err != nil {
 					return nil, err
 				}
 			}
@@ -199,7 +200,7 @@ func itemShape(name string, dims, fromData []int64, shapes map[string][]int64, m
 		for _, d := range dims {
 			if d < 0 {
 				return nil, fmt.Errorf("input '%s' of model '%s' has variable dims %s: give its shape with --shape %s:%s (without the batch dimension)",
-					name, model, FormatDims(dims), name, exampleShape(dims))
+					name, model, kserve.FormatDims(dims), name, exampleShape(dims))
 			}
 		}
 		return dims, nil
@@ -210,7 +211,7 @@ func itemShape(name string, dims, fromData []int64, shapes map[string][]int64, m
 	}
 	if !ok {
 		return nil, fmt.Errorf("%s %s for input '%s' does not fit model '%s': expected dims %s (without the batch dimension; -1 is any size)",
-			flag, FormatDims(given), name, model, FormatDims(dims))
+			flag, kserve.FormatDims(given), name, model, kserve.FormatDims(dims))
 	}
 	return given, nil
 }
@@ -236,7 +237,7 @@ func generate(datatype string, n int64, zero bool, strLen int, rng *rand.Rand) [
 	if datatype == "BYTES" {
 		out := make([]byte, 0, int(n)*(4+strLen))
 		for range n {
-			out = binary.LittleEndian.AppendUint32(out, uint32(strLen))
+			out = kserve.AppendBytesLength(out, strLen)
 			for range strLen {
 				c := byte('0')
 				if !zero {
@@ -247,7 +248,7 @@ func generate(datatype string, n int64, zero bool, strLen int, rng *rand.Rand) [
 		}
 		return out
 	}
-	size := ElementSize(datatype)
+	size := kserve.ElementSize(datatype)
 	out := make([]byte, int(n)*size)
 	if zero {
 		return out

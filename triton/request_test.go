@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -110,7 +111,7 @@ func TestBuildRequestsVariableDims(t *testing.T) {
 	if !reflect.DeepEqual(ids.Shape, []int64{1, 7}) || len(ids.Data) != 7*8 {
 		t.Errorf("IDS shape %v, %d bytes", ids.Shape, len(ids.Data))
 	}
-	elems, err := DecodeBytes(text.Data, 2)
+	elems, err := kserve.DecodeBytes(text.Data, 2)
 	if err != nil {
 		t.Fatalf("BYTES framing: %v", err)
 	}
@@ -264,7 +265,7 @@ func TestInputDataTypes(t *testing.T) {
 	if string(in[0].Data) != "\x01\x00\x01" {
 		t.Errorf("BOOL = %q", in[0].Data)
 	}
-	if s, err := DecodeBytes(in[1].Data, 2); err != nil || string(s[0]) != "ab" || string(s[1]) != "cde" {
+	if s, err := kserve.DecodeBytes(in[1].Data, 2); err != nil || string(s[0]) != "ab" || string(s[1]) != "cde" {
 		t.Errorf("BYTES = %q (%v)", s, err)
 	}
 	if f := Float32s(in[2].Data); f[0] != 1.5 {
@@ -277,7 +278,7 @@ func TestInputDataTypes(t *testing.T) {
 	if binary.LittleEndian.Uint16(in[4].Data) != 65535 {
 		t.Errorf("UINT16 = %v", in[4].Data)
 	}
-	if s, err := DecodeBytes(in[5].Data, 1); err != nil || string(s[0]) != "hi" {
+	if s, err := kserve.DecodeBytes(in[5].Data, 1); err != nil || string(s[0]) != "hi" {
 		t.Errorf("BYTES b64 = %q (%v)", s, err)
 	}
 }

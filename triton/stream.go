@@ -53,19 +53,20 @@ func (s *grpcStream) Send(p Prepared, id string) error {
 }
 
 // Recv implements Stream. A response with error_message is one failed
-// request (reqErr); the stream goes on. Triton's error_message carries no
-// status code, so reqErr's Code is UNKNOWN.
-func (s *grpcStream) Recv() (id string, size int, reqErr error, err error) {
+// request; the stream goes on. Triton's error_message carries no status
+// code, so the request's Error has Code UNKNOWN.
+func (s *grpcStream) Recv() (StreamResponse, error) {
 	if err := s.cs.RecvMsg(&s.reply); err != nil {
 		if errors.Is(err, io.EOF) {
-			return "", 0, nil, io.EOF
+			return StreamResponse{}, io.EOF
 		}
-		return "", 0, nil, grpcError(s.ctx, err)
+		return StreamResponse{}, grpcError(s.ctx, err)
 	}
+	resp := StreamResponse{ID: s.reply.id, Size: s.reply.size}
 	if s.reply.errMsg != "" {
-		reqErr = &Error{Code: codes.Unknown, Message: s.reply.errMsg}
+		resp.Err = &Error{Code: codes.Unknown, Message: s.reply.errMsg}
 	}
-	return s.reply.id, s.reply.size, reqErr, nil
+	return resp, nil
 }
 
 // CloseSend implements Stream.

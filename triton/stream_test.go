@@ -84,18 +84,18 @@ func TestStreamMatchesIDsOutOfOrder(t *testing.T) {
 	seen := map[string]int{}
 	var order []string
 	for {
-		id, size, reqErr, err := st.Recv()
+		r, err := st.Recv()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if reqErr != nil {
-			t.Fatalf("request %s failed: %v", id, reqErr)
+		if r.Err != nil {
+			t.Fatalf("request %s failed: %v", r.ID, r.Err)
 		}
-		seen[id] = size
-		order = append(order, id)
+		seen[r.ID] = r.Size
+		order = append(order, r.ID)
 	}
 	if err := <-sendErr; err != nil {
 		t.Fatal(err)
@@ -130,26 +130,26 @@ func TestStreamRequestErrorKeepsStreamOpen(t *testing.T) {
 	if err := st.Send(mustPrepare(t, c, bad), "bad-1"); err != nil {
 		t.Fatal(err)
 	}
-	id, _, reqErr, err := st.Recv()
+	r, err := st.Recv()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &Error{Code: codes.Unknown, Message: unknownModel("nope")}
 	var te *Error
-	if id != "bad-1" || !errors.As(reqErr, &te) || *te != *want {
-		t.Errorf("Recv = %q, reqErr %#v; want bad-1 and %#v", id, reqErr, want)
+	if r.ID != "bad-1" || !errors.As(r.Err, &te) || *te != *want {
+		t.Errorf("Recv = %q, Err %#v; want bad-1 and %#v", r.ID, r.Err, want)
 	}
 	if err := st.Send(mustPrepare(t, c, simpleRequest(1)), "good-1"); err != nil {
 		t.Fatal(err)
 	}
-	id, size, reqErr, err := st.Recv()
-	if err != nil || reqErr != nil || id != "good-1" || size == 0 {
-		t.Errorf("after an error: Recv = %q, %d, %v, %v; want good-1 answered", id, size, reqErr, err)
+	r, err = st.Recv()
+	if err != nil || r.Err != nil || r.ID != "good-1" || r.Size == 0 {
+		t.Errorf("after an error: Recv = %+v, %v; want good-1 answered", r, err)
 	}
 	if err := st.CloseSend(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := st.Recv(); !errors.Is(err, io.EOF) {
+	if _, err := st.Recv(); !errors.Is(err, io.EOF) {
 		t.Errorf("Recv after CloseSend = %v; want io.EOF", err)
 	}
 }
@@ -171,15 +171,15 @@ func TestStreamLargeResponse(t *testing.T) {
 		if err := st.Send(p, id); err != nil {
 			t.Fatal(err)
 		}
-		got, size, reqErr, err := st.Recv()
-		if err != nil || reqErr != nil {
-			t.Fatal(err, reqErr)
+		r, err := st.Recv()
+		if err != nil || r.Err != nil {
+			t.Fatal(err, r.Err)
 		}
 		s.mu.Lock()
 		want := s.streamSizes[id]
 		s.mu.Unlock()
-		if got != id || size != want || size < 200000 {
-			t.Errorf("Recv = %q, %d; want %q, %d", got, size, id, want)
+		if r.ID != id || r.Size != want || r.Size < 200000 {
+			t.Errorf("Recv = %q, %d; want %q, %d", r.ID, r.Size, id, want)
 		}
 	}
 }
@@ -194,7 +194,7 @@ func TestStreamCancelEndsRecv(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, _, _, err := st.Recv()
+		_, err := st.Recv()
 		done <- err
 	}()
 	cancel()

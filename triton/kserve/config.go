@@ -1,4 +1,4 @@
-package triton
+package kserve
 
 import (
 	"bytes"
