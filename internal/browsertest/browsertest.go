@@ -39,11 +39,11 @@ const (
 	ActionTimeout = 30 * time.Second
 )
 
-// Flags are the browser's command-line switches. Without the ones that turn
+// flags are the browser's command-line switches. Without the ones that turn
 // off background networking, Chromium tries to reach its update and sync
 // services, which a closed network refuses; the user-data directory is a
 // fresh temporary one per page (chromedp makes and removes it).
-var Flags = []string{
+var flags = []string{
 	"headless", "no-sandbox", "disable-gpu", "disable-quic", "no-first-run",
 	"disable-background-networking", "disable-component-update", "disable-sync",
 	"disable-dev-shm-usage", "no-default-browser-check", "disable-extensions",
@@ -71,6 +71,7 @@ type Message struct {
 // IsError reports whether the message is an error or an exception.
 func (m Message) IsError() bool { return m.Level == "error" || m.Level == "exception" }
 
+// String writes the message on one line for a test's failure output.
 func (m Message) String() string {
 	s := fmt.Sprintf("%s %s: %s", m.Source, m.Level, m.Text)
 	if m.URL != "" {
@@ -92,6 +93,7 @@ type Request struct {
 	id network.RequestID
 }
 
+// String writes the request on one line for a test's failure output.
 func (r Request) String() string {
 	s := r.Type + " " + r.URL
 	if r.Failed != "" {
@@ -131,7 +133,7 @@ func Open(t testing.TB, path string) *Page {
 	p := &Page{t: t, url: (&url.URL{Scheme: "file", Path: abs}).String()}
 
 	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(browser), chromedp.WindowSize(1280, 800)}
-	for _, f := range Flags {
+	for _, f := range flags {
 		opts = append(opts, chromedp.Flag(f, true))
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)

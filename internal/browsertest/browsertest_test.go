@@ -87,11 +87,11 @@ func TestSelfContainedChartPage(t *testing.T) {
 	}
 	// The chart drew in its series' colours: look for the first series'
 	// blue and the SLO red among the pixels of the chart's area.
-	if !hasColor(img, image.Rect(0, 0, 820, 400), svgplot.Palette[0]) {
-		t.Errorf("no pixel of the p50 colour %s in the chart area of %s", svgplot.Palette[0], path)
+	if !hasColor(img, image.Rect(0, 0, 820, 400), svgplot.ColorOf(0)) {
+		t.Errorf("no pixel of the p50 colour %s in the chart area of %s", svgplot.ColorOf(0), path)
 	}
-	if !hasColor(img, image.Rect(0, 0, 820, 400), svgplot.Palette[1]) {
-		t.Errorf("no pixel of the p99 colour %s in the chart area of %s", svgplot.Palette[1], path)
+	if !hasColor(img, image.Rect(0, 0, 820, 400), svgplot.ColorOf(1)) {
+		t.Errorf("no pixel of the p99 colour %s in the chart area of %s", svgplot.ColorOf(1), path)
 	}
 	t.Logf("screenshot: %s", path)
 }

@@ -253,15 +253,12 @@ func placeLegend(items []legendItem, top, width float64) []legendItem {
 	return out
 }
 
+// legendRows counts the rows placeLegend used.
 func legendRows(items []legendItem) int {
 	if len(items) == 0 {
 		return 0
 	}
-	rows := map[float64]bool{}
-	for _, it := range items {
-		rows[it.y] = true
-	}
-	return len(rows)
+	return int(math.Round((items[len(items)-1].y-items[0].y)/legendRowPx)) + 1
 }
 
 // shorten cuts s to fit in w pixels, ending it with an ellipsis.

@@ -76,10 +76,16 @@ func ticks(d0, d1, step float64) []float64 {
 }
 
 // tickLabel writes a tick value with as many decimals as its step needs,
-// in thousands (k) or millions (M) when the axis goes that high.
+// in thousands (k), millions (M) or billions (G) when the axis goes that
+// high.
 func tickLabel(v, step, top float64) string {
+	if v == 0 {
+		return "0"
+	}
 	suffix := ""
 	switch {
+	case math.Abs(top) >= 1e10:
+		v, step, suffix = v/1e9, step/1e9, "G"
 	case math.Abs(top) >= 1e7:
 		v, step, suffix = v/1e6, step/1e6, "M"
 	case math.Abs(top) >= 1e4:

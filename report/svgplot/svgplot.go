@@ -6,8 +6,21 @@
 // page can restyle it and a test can find each chart and each series.
 //
 // Long series are downsampled for drawing (min/max buckets, so spikes
-// survive), and every drawn point carries a hover title with its exact
-// value; a table elsewhere in the report keeps the exact values.
+// survive), and every drawn point carries a hover title with its value; a
+// table elsewhere in the report keeps the exact values.
+//
+// The markup a page or a test can rely on:
+//
+//	svg.svgplot                 the chart; also svgplot-time, svgplot-stacked
+//	                            or svgplot-xy, data-chart set to the same kind,
+//	                            and id set to the chart's ID
+//	path.line[data-series=N]    the line of series N (path.area when stacked)
+//	g.pts[data-series=N]        its hover points: circle > title
+//	g.legend-item[data-legend]  one legend entry per series
+//	g.marker[data-label]        a vertical marker, its line and label
+//	path.ref[data-label]        a reference line; text.ref-label its label
+//	g.highlight[data-label]     a highlighted point of an x-y chart
+//	g.grid, g.axis.x, g.axis.y  the grid and the axes; .title the chart title
 package svgplot
 
 import (
@@ -41,10 +54,10 @@ type Series struct {
 	// Name is shown in the legend and hover titles and identifies the
 	// series in the markup (data-series); it must be unique in a chart.
 	Name string
-	// Color is the series' index in Palette (taken modulo its length). A
-	// report gives a series the same index on every chart, so that a
-	// compared run keeps its colour throughout. Indices from len(Palette)
-	// up draw dashed, so that 2×len(Palette) series stay distinct.
+	// Color is the series' colour index (see ColorOf). A report gives a
+	// series the same index on every chart, so that a compared run keeps
+	// its colour throughout. Indices from PaletteLen up repeat the colours
+	// dashed, so that 2×PaletteLen series stay distinct.
 	Color int
 	// Dashed draws the line dashed, to tell two measures of one run apart
 	// when they share a colour.
@@ -72,15 +85,18 @@ type RefLine struct {
 type Highlight struct {
 	X, Y  float64
 	Label string
-	// Color is a Palette index, usually the one of the series the point
-	// belongs to.
+	// Color is a colour index (see ColorOf), usually the one of the series
+	// the point belongs to.
 	Color int
 }
 
-// Palette is the series colours, in order: the ten "Tableau 10" colours,
-// which stay apart on white, on screen and in print. A series picks one by
-// its Color index.
-var Palette = [...]string{
+// PaletteLen is the number of distinct series colours; ColorOf repeats
+// them from there, and the series of the second turn draw dashed.
+const PaletteLen = len(palette)
+
+// palette is the series colours, in order: the ten "Tableau 10" colours,
+// which stay apart on white, on screen and in print.
+var palette = [...]string{
 	"#1f77b4", // blue
 	"#ff7f0e", // orange
 	"#2ca02c", // green
@@ -93,17 +109,18 @@ var Palette = [...]string{
 	"#17becf", // cyan
 }
 
-// ColorOf returns the colour of Palette index i, for a page that draws
-// something (a table row, a swatch) in a series' colour.
+// ColorOf returns the CSS colour of series colour index i (a Series' or
+// Highlight's Color), for a page that draws something else in a series'
+// colour: a table row, a swatch.
 func ColorOf(i int) string {
-	n := len(Palette)
-	return Palette[((i%n)+n)%n]
+	n := len(palette)
+	return palette[((i%n)+n)%n]
 }
 
 // dashedIndex reports whether palette index i is drawn dashed: the second
 // turn through the palette, so that its lines differ from the first.
 func dashedIndex(i int) bool {
-	n := len(Palette)
+	n := len(palette)
 	return ((i%(2*n))+2*n)%(2*n) >= n
 }
 

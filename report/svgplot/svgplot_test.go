@@ -170,8 +170,10 @@ func TestTickLabels(t *testing.T) {
 		{0.3, 0.1, 0.5, "0.3"},
 		{0.015, 0.005, 0.015, "0.015"},
 		{15000, 5000, 20000, "15k"},
+		{0, 5000, 20000, "0"},
 		{2500, 500, 12000, "2.5k"},
 		{3e7, 1e7, 5e7, "30M"},
+		{2e10, 1e10, 4e10, "20G"},
 	}
 	for _, c := range cases {
 		if got := tickLabel(c.v, c.step, c.top); got != c.want {
@@ -450,6 +452,40 @@ func TestLabelsKeepApart(t *testing.T) {
 	}
 }
 
+func TestHighlightLabelsKeepApart(t *testing.T) {
+	for _, width := range []int{300, 500, 800} {
+		c := latencyCurve()
+		c.Width, c.Height = width, 220
+		root, _ := parse(t, c)
+		type box struct{ x0, x1, y0, y1 float64 }
+		var boxes []box
+		for _, h := range root.find(func(n *node) bool { return n.hasClass("highlight") }) {
+			for _, txt := range h.find(func(n *node) bool { return n.name == "text" }) {
+				var x, y float64
+				fmt.Sscan(txt.attr["x"], &x)
+				fmt.Sscan(txt.attr["y"], &y)
+				w := textWidth(txt.text, fontPx) * 1.1
+				switch txt.attr["text-anchor"] {
+				case "end":
+					x -= w
+				case "middle":
+					x -= w / 2
+				}
+				b := box{x, x + w, y - fontPx, y}
+				for _, o := range boxes {
+					if b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1 {
+						t.Errorf("width %d: highlight labels overlap: %v and %v", width, b, o)
+					}
+				}
+				boxes = append(boxes, b)
+			}
+		}
+		if len(boxes) != 2 {
+			t.Errorf("width %d: %d highlight labels, want 2", width, len(boxes))
+		}
+	}
+}
+
 func legendFor(ss []Series) []legendItem {
 	var out []legendItem
 	for _, s := range ss {
@@ -463,10 +499,10 @@ func TestColorsFollowTheIndex(t *testing.T) {
 	b := &XYChart{Series: []Series{{Name: "B", Color: 1, Points: []Point{{1, 2, ""}}}, {Name: "A", Color: 0, Points: []Point{{1, 1, ""}}}}}
 	ra, _ := parse(t, a)
 	rb, _ := parse(t, b)
-	if got := seriesPath(t, ra, "B p99").attr["stroke"]; got != Palette[1] || seriesPath(t, rb, "B").attr["stroke"] != got {
-		t.Errorf("series with colour 1: stroke %q and %q, want %q on both charts", got, seriesPath(t, rb, "B").attr["stroke"], Palette[1])
+	if got := seriesPath(t, ra, "B p99").attr["stroke"]; got != palette[1] || seriesPath(t, rb, "B").attr["stroke"] != got {
+		t.Errorf("series with colour 1: stroke %q and %q, want %q on both charts", got, seriesPath(t, rb, "B").attr["stroke"], palette[1])
 	}
-	if ColorOf(len(Palette)+2) != Palette[2] || !dashedIndex(len(Palette)+2) || dashedIndex(2) {
+	if ColorOf(PaletteLen+2) != palette[2] || !dashedIndex(PaletteLen+2) || dashedIndex(2) {
 		t.Errorf("past the palette, colours repeat dashed")
 	}
 	c := hourRun(12)

@@ -114,6 +114,12 @@ func (c *XYChart) hover(series string, p Point) string {
 // it, on the side with more room.
 func (c *XYChart) writeHighlights(m *markup, f *frame) {
 	for _, h := range c.Highlights {
+		// Labels keep off every ring, not only their own.
+		x, y := f.x.at(h.X), f.y.at(h.Y)
+		f.ink(x-9, y, x+9, y)
+		f.ink(x, y-9, x, y+9)
+	}
+	for _, h := range c.Highlights {
 		x, y := f.x.at(h.X), f.y.at(h.Y)
 		m.WriteString(`<g class="highlight"`)
 		m.attr("data-label", h.Label)
@@ -133,10 +139,16 @@ func (c *XYChart) writeHighlights(m *markup, f *frame) {
 			for _, cand := range []labelSpot{
 				{x + 12, y - 10, "start"}, {x - 12, y - 10, "end"},
 				{x + 12, y + 20, "start"}, {x - 12, y + 20, "end"},
+				{x, y - 14, "middle"}, {x, y + 24, "middle"},
+				{x + 12, y - 24, "start"}, {x - 12, y - 24, "end"},
+				{x, y - 28, "middle"},
 			} {
 				x0 := cand.x
-				if cand.anchor == "end" {
+				switch cand.anchor {
+				case "end":
 					x0 -= lw
+				case "middle":
+					x0 -= lw / 2
 				}
 				if x0 < f.left || x0+lw > f.right || cand.y-fontPx < f.top || cand.y > f.bottom {
 					continue
@@ -149,8 +161,11 @@ func (c *XYChart) writeHighlights(m *markup, f *frame) {
 				spot = labelSpot{x + 12, y - 10, "start"}
 			}
 			x0 := spot.x
-			if spot.anchor == "end" {
+			switch spot.anchor {
+			case "end":
 				x0 -= lw
+			case "middle":
+				x0 -= lw / 2
 			}
 			for yy := spot.y - fontPx; yy <= spot.y; yy += inkPx {
 				f.ink(x0, yy, x0+lw, yy)
