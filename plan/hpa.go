@@ -1,6 +1,3 @@
-// Package plan is capacity planning: from measured load steps, how much one
-// Triton replica holds under an SLO, how many replicas a target load needs,
-// and the Kubernetes autoscaling settings that follow.
 package plan
 
 import (

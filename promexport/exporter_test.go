@@ -144,7 +144,7 @@ func TestAgainstSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	drv, err := driver.New(driver.Options{Client: client, Requests: reqs,
-		Load: driver.Load{Mode: driver.RequestRate, Rate: 200}})
+		Load: load.Target{Mode: load.Rate, Rate: 200}})
 	if err != nil {
 		t.Fatal(err)
 	}
