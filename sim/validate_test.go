@@ -179,7 +179,7 @@ func TestValidationErrors(t *testing.T) {
 				t.Fatalf("err = %v (%T), want *triton.Error", err, err)
 			}
 			if te.Code != tt.code || te.Message != tt.msg {
-				t.Errorf("got %s %q\nwant %s %q", triton.CodeName(te.Code), te.Message, triton.CodeName(tt.code), tt.msg)
+				t.Errorf("got %s %q\nwant %s %q", kserve.CodeName(te.Code), te.Message, kserve.CodeName(tt.code), tt.msg)
 			}
 		})
 	}

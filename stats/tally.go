@@ -8,6 +8,7 @@ import (
 
 	"github.com/tritontop/tritontop/driver"
 	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 )
 
 // codeSlots is one slot per gRPC code (0..16) plus one shared by any code
@@ -178,7 +179,7 @@ func (t *tally) errorsByCode(msgs *errorMessages) []ErrorCount {
 		if i == otherSlot {
 			code = msgs.otherCode
 		}
-		out = append(out, ErrorCount{Code: triton.CodeName(code), Count: c, Message: msgs.msg[i]})
+		out = append(out, ErrorCount{Code: kserve.CodeName(code), Count: c, Message: msgs.msg[i]})
 	}
 	sortErrors(out)
 	return out

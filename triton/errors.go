@@ -4,7 +4,6 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/tritontop/tritontop/triton/kserve"
-	"github.com/tritontop/tritontop/triton/pb"
 )
 
 // Error is the error a Client returns when the server answered with one:
@@ -17,10 +16,3 @@ type Error = kserve.Error
 // kserve.ErrorCode): the server's code, DEADLINE_EXCEEDED or CANCELLED for
 // context errors, UNAVAILABLE for a transport failure.
 func ErrorCode(err error) codes.Code { return kserve.ErrorCode(err) }
-
-// CodeName returns the upper-case gRPC name of a code ("NOT_FOUND").
-func CodeName(c codes.Code) string { return kserve.CodeName(c) }
-
-// ParseConfigJSON reads a model config printed by Triton's HTTP endpoint
-// (see kserve.ParseConfigJSON), as the HTTP client's ModelConfig does.
-func ParseConfigJSON(b []byte) (*pb.ModelConfig, error) { return kserve.ParseConfigJSON(b) }

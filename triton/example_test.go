@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 )
 
 // Dial a server, encode a request once, and send it many times: the
@@ -35,7 +36,7 @@ func ExampleDial() {
 	}
 	for range 100 {
 		if _, err := c.Send(ctx, p); err != nil {
-			fmt.Println(triton.CodeName(triton.ErrorCode(err)), err)
+			fmt.Println(kserve.CodeName(triton.ErrorCode(err)), err)
 			return
 		}
 	}

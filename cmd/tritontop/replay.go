@@ -14,7 +14,7 @@ import (
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/stats"
-	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/tui"
 )
 
@@ -77,7 +77,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		Server: h.Server.URL, Protocol: h.Server.Protocol, Model: h.Model.Name, Version: h.Model.Version,
 		Simulated: h.Server.Simulated, SharedProcess: h.Server.InProcess, Recording: "replay of " + fs.Arg(0),
 	}
-	if cfg, err := triton.ParseConfigJSON(h.Model.Config); err == nil {
+	if cfg, err := kserve.ParseConfigJSON(h.Model.Config); err == nil {
 		info.MaxBatch = int(cfg.GetMaxBatchSize())
 		info.DynamicBatching = cfg.GetDynamicBatching() != nil
 	}
