@@ -443,10 +443,12 @@ func metadataJSON(md *pb.ModelMetadataResponse) modelMetadataJSON {
 	}
 }
 
+// modelIndexJSON is one index entry; a model never loaded has its name
+// alone.
 type modelIndexJSON struct {
 	Name    string `json:"name"`
 	Version string `json:"version,omitempty"`
-	State   string `json:"state"`
+	State   string `json:"state,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 }
 
