@@ -53,6 +53,14 @@ type EngineOptions struct {
 	Faults Faults
 	// Seed makes latency jitter and injected faults reproducible.
 	Seed int64
+	// ModelControl is Triton's --model-control-mode; empty means
+	// ModelControlNone, Triton's default, where LoadModel and UnloadModel
+	// are refused.
+	ModelControl ModelControlMode
+	// StartupModels are the models loaded at start in explicit mode
+	// (Triton's --load-model); "*" loads them all, none loads none. Other
+	// modes load every model.
+	StartupModels []string
 }
 
 // Engine is the simulated server: models, schedulers, statistics and GPUs.
@@ -86,6 +94,11 @@ func NewEngine(repo Repository, opts EngineOptions) (*Engine, error) {
 	if opts.MetricsInterval <= 0 {
 		opts.MetricsInterval = DefaultMetricsInterval
 	}
+	mode, err := ParseModelControlMode(string(opts.ModelControl))
+	if err != nil {
+		return nil, err
+	}
+	opts.ModelControl = mode
 	e := &Engine{
 		opts:   opts,
 		start:  time.Now(),
@@ -105,7 +118,11 @@ func NewEngine(repo Repository, opts EngineOptions) (*Engine, error) {
 		e.names = append(e.names, m.name)
 	}
 	slices.Sort(e.names)
-	for _, name := range e.names {
+	startup, err := e.startupModels()
+	if err != nil {
+		return nil, fmt.Errorf("model control: %w", err)
+	}
+	for _, name := range startup {
 		e.load(e.models[name])
 	}
 	e.samplerW.Add(1)
@@ -176,6 +193,19 @@ func (e *Engine) ServerMetadata() *pb.ServerMetadataResponse {
 // Cancelling ctx fails the request with CANCELLED (a failure with reason
 // CANCELED in the statistics).
 func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming bool) (*pb.ModelInferResponse, error) {
+	r, err := e.submit(req, streaming, nil)
+	if err != nil {
+		return nil, err
+	}
+	return e.wait(ctx, r)
+}
+
+// submit validates a request and queues it; wait then waits for its
+// response, or onDone (if not nil) is called when it completes. A stream
+// submits its requests one after the other, in the order they arrive, as
+// Triton's stream handler does: the requests of a sequence must reach the
+// sequence batcher in order.
+func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*request)) (*request, error) {
 	mv, err := e.readyVersion(req.GetModelName(), req.GetModelVersion())
 	if err != nil {
 		return nil, err
@@ -189,15 +219,22 @@ func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming
 		return nil, err
 	}
 	r.version = mv
+	r.onDone = onDone
 	r.start = e.now()
 	if err := mv.sched.enqueue(r); err != nil {
 		return nil, err
 	}
+	return r, nil
+}
+
+// wait returns a submitted request's response. Cancelling ctx fails the
+// request with CANCELLED unless it has completed.
+func (e *Engine) wait(ctx context.Context, r *request) (*pb.ModelInferResponse, error) {
 	select {
 	case <-r.done:
 		return r.resp, r.err
 	case <-ctx.Done():
-		if mv.sched.cancel(r) {
+		if r.version.sched.cancel(r) {
 			return nil, &kserve.Error{Code: codes.Canceled, Message: "Request was cancelled"}
 		}
 		<-r.done

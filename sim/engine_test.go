@@ -384,7 +384,7 @@ func TestSlowStart(t *testing.T) {
 }
 
 func TestLoadUnload(t *testing.T) {
-	e := engNew(t, DemoRepository(), EngineOptions{})
+	e := engNew(t, DemoRepository(), EngineOptions{ModelControl: ModelControlExplicit, StartupModels: []string{"*"}})
 	if _, err := engInfer(t, e, engFP32Request("identity", 1, 4)); err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +395,7 @@ func TestLoadUnload(t *testing.T) {
 		t.Errorf("ModelReady after unload = %t, %v", ready, err)
 	}
 	_, err := engInfer(t, e, engFP32Request("identity", 1, 4))
-	if te, ok := err.(*triton.Error); !ok || te.Code != codes.NotFound || te.Message != "'identity' has no available versions" {
+	if te, ok := err.(*triton.Error); !ok || te.Code != codes.NotFound || te.Message != "Request for unknown model: 'identity' has no available versions" {
 		t.Errorf("Infer after unload: %v", err)
 	}
 	if _, err := e.ModelStatistics("identity", ""); triton.ErrorCode(err) != codes.InvalidArgument {
@@ -424,8 +424,11 @@ func TestLoadUnload(t *testing.T) {
 	if s := engStats(t, e, "identity"); s.InferenceStats.Success.Count != 1 {
 		t.Errorf("success.count = %d after reload, want 1 (statistics restart)", s.InferenceStats.Success.Count)
 	}
-	if err := e.LoadModel("nope"); triton.ErrorCode(err) != codes.InvalidArgument {
+	if err := e.LoadModel("nope"); triton.ErrorCode(err) != codes.Internal || err.(*triton.Error).Message != "failed to load 'nope', failed to poll from model repository" {
 		t.Errorf("LoadModel(nope) = %v", err)
+	}
+	if err := e.UnloadModel("nope"); err != nil {
+		t.Errorf("UnloadModel(nope) = %v; Triton does nothing", err)
 	}
 }
 

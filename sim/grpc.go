@@ -3,13 +3,9 @@ package sim
 import (
 	"context"
 	"errors"
-	"io"
-	"sync"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/tritontop/tritontop/triton/kserve"
@@ -115,113 +111,6 @@ func (g *grpcService) ModelInfer(ctx context.Context, req *pb.ModelInferRequest)
 		return nil, grpcError(err)
 	}
 	return resp, nil
-}
-
-// ModelStreamInfer implements GRPCInferenceServiceServer. Requests run
-// concurrently, each answered when its batch is done, so responses may
-// come back in a different order than requests went out; the id matches
-// them up.
-func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelInferRequest, pb.ModelStreamInferResponse]) error {
-	ctx, cancel := context.WithCancel(stream.Context())
-	defer cancel()
-	closeOnError := false
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		for _, v := range md.Get("triton_grpc_error") {
-			if v == "true" {
-				closeOnError = true
-			}
-		}
-	}
-
-	var (
-		sendMu   sync.Mutex
-		closed   bool // set when the handler returns; later sends are dropped
-		inflight sync.WaitGroup
-		fatal    = make(chan error, 1)
-	)
-	defer func() {
-		sendMu.Lock()
-		closed = true
-		sendMu.Unlock()
-	}()
-	fail := func(err error) {
-		select {
-		case fatal <- err:
-		default:
-		}
-		cancel()
-	}
-	send := func(m *pb.ModelStreamInferResponse) {
-		sendMu.Lock()
-		var err error
-		if !closed {
-			err = stream.Send(m)
-		}
-		sendMu.Unlock()
-		if err != nil {
-			fail(err)
-		}
-	}
-	serve := func(req *pb.ModelInferRequest) {
-		defer inflight.Done()
-		resp, err := g.engine.Infer(ctx, req, true)
-		if err != nil {
-			if ctx.Err() != nil {
-				return // the stream is going away; nobody to tell
-			}
-			if closeOnError {
-				fail(grpcError(err))
-				return
-			}
-			send(streamError(req, err))
-			return
-		}
-		if resp.Id == "" {
-			resp.Id = req.GetId()
-		}
-		if resp.Parameters == nil {
-			resp.Parameters = make(map[string]*pb.InferParameter, 1)
-		}
-		resp.Parameters["triton_final_response"] = finalResponse
-		send(&pb.ModelStreamInferResponse{InferResponse: resp})
-	}
-
-	received := make(chan error, 1)
-	go func() {
-		for {
-			req, err := stream.Recv()
-			if err != nil {
-				received <- err
-				return
-			}
-			inflight.Add(1)
-			go serve(req)
-		}
-	}()
-
-	select {
-	case err := <-fatal:
-		return err
-	case err := <-received:
-		if !errors.Is(err, io.EOF) {
-			return err
-		}
-	}
-	// The client closed its side (the receiver has stopped adding work):
-	// answer what is still in flight, then end the stream.
-	done := make(chan struct{})
-	go func() { inflight.Wait(); close(done) }()
-	select {
-	case <-done:
-		select {
-		case err := <-fatal:
-			return err
-		default:
-			return nil
-		}
-	case err := <-fatal:
-		return err
-	}
 }
 
 // finalResponse is the triton_final_response=true parameter every streamed

@@ -194,17 +194,17 @@ func badRequests() []struct {
 			r.Inputs[0].Shape = []int64{1, 15}
 			r.Inputs[1].Shape = []int64{1, 15}
 			return r
-		}, codes.InvalidArgument, "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15]"},
+		}, codes.InvalidArgument, "[request id: <id_unknown>] unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15]"},
 		{"datatype", func() *pb.ModelInferRequest {
 			r := simpleRequest(1)
 			r.Inputs[0].Datatype = "FP32"
 			return r
-		}, codes.InvalidArgument, "inference input 'INPUT0' data-type is 'FP32', but model 'simple' expects 'INT32'"},
+		}, codes.InvalidArgument, "[request id: <id_unknown>] inference input 'INPUT0' data-type is 'FP32', but model 'simple' expects 'INT32'"},
 		{"byte size", func() *pb.ModelInferRequest {
 			r := simpleRequest(1)
 			r.RawInputContents[0] = r.RawInputContents[0][:60]
 			return r
-		}, codes.InvalidArgument, "input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 64, got 60"},
+		}, codes.InvalidArgument, "[request id: <id_unknown>] input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 64, got 60"},
 		{"raw and contents", func() *pb.ModelInferRequest {
 			r := simpleRequest(1)
 			r.Inputs[0].Contents = &pb.InferTensorContents{IntContents: seq(16, 0)}
@@ -214,9 +214,9 @@ func badRequests() []struct {
 			r := simpleRequest(1)
 			r.Inputs, r.RawInputContents = r.Inputs[:1], r.RawInputContents[:1]
 			return r
-		}, codes.InvalidArgument, "expected 2 inputs but got 1 inputs for model 'simple'"},
+		}, codes.InvalidArgument, "[request id: <id_unknown>] expected 2 inputs but got 1 inputs for model 'simple'"},
 		{"batch too large", func() *pb.ModelInferRequest { return simpleRequest(9) },
-			codes.InvalidArgument, "inference request batch-size must be <= 8 for 'simple'"},
+			codes.InvalidArgument, "[request id: <id_unknown>] inference request batch-size must be <= 8 for 'simple'"},
 		{"decoupled", func() *pb.ModelInferRequest {
 			return &pb.ModelInferRequest{
 				ModelName:        "decoupled",
@@ -257,7 +257,7 @@ func TestGRPCInferErrors(t *testing.T) {
 }
 
 func TestGRPCStatisticsAndRepository(t *testing.T) {
-	s := startSim(t, testRepository(), EngineOptions{})
+	s := startSim(t, testRepository(), EngineOptions{ModelControl: ModelControlExplicit, StartupModels: []string{"*"}})
 	raw, _ := rawGRPC(t, s)
 	c := dial(t, s, "grpc")
 	ctx := ctxT(t)
@@ -356,7 +356,7 @@ func TestGRPCStreamAnswersEveryRequest(t *testing.T) {
 		}
 		seen[ir.GetId()] = true
 		if ir.GetId() == "bad" {
-			if r.GetErrorMessage() != "inference input 'INPUT0' data-type is 'FP32', but model 'simple' expects 'INT32'" ||
+			if r.GetErrorMessage() != "[request id: bad] inference input 'INPUT0' data-type is 'FP32', but model 'simple' expects 'INT32'" ||
 				ir.GetModelName() != "simple" || ir.GetModelVersion() != "1" {
 				t.Fatalf("error response = %v", r)
 			}

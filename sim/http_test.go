@@ -116,7 +116,7 @@ func TestHTTPInferErrorsThroughClient(t *testing.T) {
 }
 
 func TestHTTPHealthBodiesAndMethods(t *testing.T) {
-	s := startSim(t, testRepository(), EngineOptions{})
+	s := startSim(t, testRepository(), EngineOptions{ModelControl: ModelControlExplicit, StartupModels: []string{"*"}})
 	base := "http://" + s.HTTPAddr()
 	for _, path := range []string{"/v2/health/live", "/v2/health/ready", "/v2/models/simple/ready", "/v2/models/simple/versions/1/ready"} {
 		code, _, body := httpDo(t, "GET", base+path, nil, nil)

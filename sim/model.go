@@ -25,10 +25,17 @@ type model struct {
 	inputIdx   map[string]int
 	outputIdx  map[string]int
 	placements []placement // one per instance
+	// seq tells a model with sequence batching; controls are its control
+	// inputs.
+	seq      bool
+	controls controlValues
 
 	// versions are the loaded versions, ascending; nil when unloaded.
-	// Guarded by Engine.mu.
+	// loaded tells an unloaded model from one never loaded (explicit model
+	// control), which Triton does not know until it loads. Both guarded by
+	// Engine.mu.
 	versions []*modelVersion
+	loaded   bool
 }
 
 // tensorInfo is a model input or output in the forms validation needs.
@@ -87,7 +94,14 @@ func newModel(spec ModelSpec, gpus []*gpu) (*model, error) {
 	if len(spec.InstanceGroups) == 0 {
 		spec.InstanceGroups = []InstanceGroupSpec{{Count: 1, Kind: "KIND_GPU"}}
 	}
+	if sb := spec.SequenceBatching; sb != nil {
+		spec.SequenceBatching = sb.withDefaults(spec.MaxBatchSize)
+	}
 	m := &model{name: spec.Name}
+	if sb := spec.SequenceBatching; sb != nil {
+		m.seq = true
+		m.controls = newControlValues(sb)
+	}
 	m.inputs, m.inputIdx = newTensorInfos(spec.Inputs)
 	m.outputs, m.outputIdx = newTensorInfos(spec.Outputs)
 	groups := make([]InstanceGroupSpec, len(spec.InstanceGroups))
@@ -145,13 +159,30 @@ func buildConfig(spec ModelSpec) *pb.ModelConfig {
 		c.VersionPolicy = &pb.ModelVersionPolicy{PolicyChoice: &pb.ModelVersionPolicy_Specific_{
 			Specific: &pb.ModelVersionPolicy_Specific{Versions: slices.Clone(spec.Versions)}}}
 	}
+	reshape := func(shape []int64) *pb.ModelTensorReshape {
+		if shape == nil {
+			return nil
+		}
+		return &pb.ModelTensorReshape{Shape: slices.Clone(shape)}
+	}
 	for _, t := range spec.Inputs {
 		dt, _ := kserve.ParseDataType(t.DataType)
-		c.Input = append(c.Input, &pb.ModelInput{Name: t.Name, DataType: dt, Dims: slices.Clone(t.Dims)})
+		c.Input = append(c.Input, &pb.ModelInput{Name: t.Name, DataType: dt, Dims: slices.Clone(t.Dims),
+			Format: pb.ModelInput_Format(pb.ModelInput_Format_value[t.Format]), Reshape: reshape(t.Reshape)})
 	}
 	for _, t := range spec.Outputs {
 		dt, _ := kserve.ParseDataType(t.DataType)
-		c.Output = append(c.Output, &pb.ModelOutput{Name: t.Name, DataType: dt, Dims: slices.Clone(t.Dims)})
+		c.Output = append(c.Output, &pb.ModelOutput{Name: t.Name, DataType: dt, Dims: slices.Clone(t.Dims),
+			Reshape: reshape(t.Reshape), LabelFilename: t.LabelFilename})
+	}
+	if sb := spec.SequenceBatching; sb != nil {
+		c.SchedulingChoice = &pb.ModelConfig_SequenceBatching{SequenceBatching: sb.proto()}
+	}
+	for k, v := range spec.Parameters {
+		if c.Parameters == nil {
+			c.Parameters = map[string]*pb.ModelParameter{}
+		}
+		c.Parameters[k] = &pb.ModelParameter{StringValue: v}
 	}
 	if db := spec.DynamicBatching; db != nil {
 		d := &pb.ModelDynamicBatching{MaxQueueDelayMicroseconds: db.MaxQueueDelayMicroseconds}
@@ -200,6 +231,7 @@ func (e *Engine) load(m *model) {
 		e.scheds[mv.sched] = struct{}{}
 		m.versions = append(m.versions, mv)
 	}
+	m.loaded = true
 	e.allocate(m, 1)
 }
 
@@ -281,6 +313,7 @@ func (e *Engine) readyVersion(name, version string) (*modelVersion, error) {
 		return nil, unknownModel(name)
 	}
 	versions := m.versions
+	loaded := m.loaded
 	closed := e.closed
 	e.mu.RUnlock()
 	v, err := parseVersion(version)
@@ -290,10 +323,15 @@ func (e *Engine) readyVersion(name, version string) (*modelVersion, error) {
 	if closed {
 		return nil, errStopping
 	}
+	// Triton's model lifecycle does not know a model it never loaded; its
+	// errors all say "Request for unknown model: ".
+	if !loaded {
+		return nil, unknownModel(name)
+	}
 	ready := !e.starting()
 	if v < 0 {
 		if !ready || len(versions) == 0 {
-			return nil, &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("'%s' has no available versions", name)}
+			return nil, &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Request for unknown model: '%s' has no available versions", name)}
 		}
 		return versions[len(versions)-1], nil
 	}
@@ -306,7 +344,7 @@ func (e *Engine) readyVersion(name, version string) (*modelVersion, error) {
 			return mv, nil
 		}
 	}
-	return nil, &kserve.Error{Code: codes.Unavailable, Message: fmt.Sprintf("'%s' version %d is not at ready state", name, v)}
+	return nil, &kserve.Error{Code: codes.Unavailable, Message: fmt.Sprintf("Request for unknown model: '%s' version %d is not at ready state", name, v)}
 }
 
 // ModelReady reports whether a model version (or, for "", any version) is
@@ -374,74 +412,4 @@ func (e *Engine) ModelConfig(name, version string) (*pb.ModelConfig, error) {
 		return nil, err
 	}
 	return proto.Clone(mv.model.config).(*pb.ModelConfig), nil
-}
-
-// RepositoryIndex lists every model version with its state (READY, LOADING
-// during a slow start, UNAVAILABLE once unloaded); readyOnly keeps the READY
-// ones.
-func (e *Engine) RepositoryIndex(readyOnly bool) []*pb.RepositoryIndexResponse_ModelIndex {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	state := "READY"
-	if e.starting() {
-		state = "LOADING"
-	}
-	if e.closed {
-		state = "UNAVAILABLE"
-	}
-	var out []*pb.RepositoryIndexResponse_ModelIndex
-	for _, name := range e.names {
-		m := e.models[name]
-		if m.versions == nil {
-			if !readyOnly {
-				for _, v := range m.spec.Versions {
-					out = append(out, &pb.RepositoryIndexResponse_ModelIndex{Name: name,
-						Version: strconv.FormatInt(v, 10), State: "UNAVAILABLE", Reason: "unloaded"})
-				}
-			}
-			continue
-		}
-		if readyOnly && state != "READY" {
-			continue
-		}
-		for _, v := range m.versions {
-			out = append(out, &pb.RepositoryIndexResponse_ModelIndex{Name: name, Version: v.label, State: state})
-		}
-	}
-	return out
-}
-
-// LoadModel loads a model of the repository; loading a loaded model is a
-// no-op. Statistics start from zero after a load, as on Triton.
-func (e *Engine) LoadModel(name string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	m, ok := e.models[name]
-	if !ok {
-		return &kserve.Error{Code: codes.InvalidArgument,
-			Message: fmt.Sprintf("failed to load '%s', failed to poll from model repository", name)}
-	}
-	if e.closed {
-		return errStopping
-	}
-	e.load(m)
-	return nil
-}
-
-// UnloadModel unloads a model: new requests are refused, and requests
-// already queued finish before its instances stop.
-func (e *Engine) UnloadModel(name string) error {
-	e.mu.Lock()
-	m, ok := e.models[name]
-	if !ok {
-		e.mu.Unlock()
-		return &kserve.Error{Code: codes.InvalidArgument,
-			Message: fmt.Sprintf("failed to unload '%s', no version is available", name)}
-	}
-	scheds := e.unload(m)
-	e.mu.Unlock()
-	for _, s := range scheds {
-		s.drain()
-	}
-	return nil
 }

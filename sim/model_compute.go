@@ -2,16 +2,24 @@ package sim
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
 // respond builds the response of an executed request: the requested
-// outputs in config order, each with its raw_output_contents entry.
-func (m *model) respond(r *request) *pb.ModelInferResponse {
+// outputs in config order, each with its raw_output_contents entry. An
+// error is the model's own (a string that is not a number for the string
+// add/sub model), which fails the request as a backend error.
+func (m *model) respond(r *request) (*pb.ModelInferResponse, error) {
 	resp := &pb.ModelInferResponse{
 		ModelName:         m.name,
 		ModelVersion:      r.version.label,
@@ -21,38 +29,110 @@ func (m *model) respond(r *request) *pb.ModelInferResponse {
 	}
 	for _, j := range r.outputs {
 		t := &m.outputs[j]
-		shape, data := m.output(r, j)
-		resp.Outputs = append(resp.Outputs, &pb.ModelInferResponse_InferOutputTensor{Name: t.name, Datatype: t.datatype, Shape: shape})
+		shape, data, err := m.output(r, j)
+		if err != nil {
+			return nil, err
+		}
+		datatype := t.datatype
+		if r.classify != nil && r.classify[j] > 0 {
+			shape, data = m.classify(j, shape, data, r.classify[j])
+			datatype = "BYTES"
+		}
+		resp.Outputs = append(resp.Outputs, &pb.ModelInferResponse_InferOutputTensor{Name: t.name, Datatype: datatype, Shape: shape})
 		resp.RawOutputContents = append(resp.RawOutputContents, data)
 	}
-	return resp
+	return resp, nil
 }
 
 // output computes output j of a request according to the model's
 // behaviour.
-func (m *model) output(r *request, j int) ([]int64, []byte) {
+func (m *model) output(r *request, j int) ([]int64, []byte, error) {
 	t := &m.outputs[j]
 	switch m.spec.Behaviour {
 	case BehaviourIdentity:
 		if j < len(m.inputs) && m.inputs[j].dtype == t.dtype {
-			return r.shapes[j], r.data[j]
+			return r.shapes[j], r.data[j], nil
 		}
 	case BehaviourAddSub:
-		if m.inputs[0].dtype == t.dtype && m.inputs[1].dtype == t.dtype && len(r.data[0]) == len(r.data[1]) {
-			return r.shapes[0], addSub(t.dtype, r.data[0], r.data[1], j == 1)
+		if m.inputs[0].dtype == t.dtype && m.inputs[1].dtype == t.dtype && elementCount(r.shapes[0]) == elementCount(r.shapes[1]) {
+			if t.dtype == pb.DataType_TYPE_STRING {
+				data, err := m.addSubStrings(r, j == 1)
+				return r.shapes[0], data, err
+			}
+			if len(r.data[0]) == len(r.data[1]) {
+				return r.shapes[0], addSub(t.dtype, r.data[0], r.data[1], j == 1), nil
+			}
+		}
+	case BehaviourSequence, BehaviourAccumulate:
+		if j == 0 {
+			shape, data := m.sequenceOutput(r)
+			return shape, data, nil
 		}
 	}
 	shape := m.outputShape(r, t)
 	n := int(elementCount(shape))
 	if t.size < 0 {
 		// n empty strings: a zero length each.
-		return shape, make([]byte, 4*n)
+		return shape, make([]byte, 4*n), nil
 	}
 	data := make([]byte, n*t.size)
 	if m.spec.Behaviour == BehaviourClassifier {
-		fillScores(t.dtype, data, r.data[0])
+		// Each batch item's scores come from that item alone, so equal
+		// images score alike wherever they sit in a batch.
+		in := r.data[0]
+		items := 1
+		if m.spec.MaxBatchSize > 0 && len(shape) > 0 && shape[0] > 1 &&
+			len(in)%int(shape[0]) == 0 && len(data)%int(shape[0]) == 0 {
+			items = int(shape[0])
+		}
+		inPer, outPer := len(in)/items, len(data)/items
+		for k := range items {
+			fillScores(t.dtype, data[k*outPer:(k+1)*outPer], in[k*inPer:(k+1)*inPer])
+		}
 	}
-	return shape, data
+	return shape, data, nil
+}
+
+// addSubStrings is the add/sub of Triton's simple_string model: each
+// element is a decimal INT32 as a string, and so is each result.
+func (m *model) addSubStrings(r *request, sub bool) ([]byte, error) {
+	n := int(elementCount(r.shapes[0]))
+	a, err := kserve.DecodeBytes(r.data[0], n)
+	if err != nil {
+		return nil, err
+	}
+	b, err := kserve.DecodeBytes(r.data[1], n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, n*8)
+	for i := range n {
+		x, err := m.stringInt32(0, i, a[i])
+		if err != nil {
+			return nil, err
+		}
+		y, err := m.stringInt32(1, i, b[i])
+		if err != nil {
+			return nil, err
+		}
+		v := x + y
+		if sub {
+			v = x - y
+		}
+		s := strconv.AppendInt(nil, int64(v), 10)
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(s)))
+		out = append(out, s...)
+	}
+	return out, nil
+}
+
+func (m *model) stringInt32(input, i int, s []byte) (int32, error) {
+	v, err := strconv.ParseInt(strings.TrimSpace(string(s)), 10, 32)
+	if err != nil {
+		return 0, &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf(
+			"model '%s': element %d of input '%s' is %q, not a decimal 32-bit integer", m.name, i, m.inputs[input].name, s)}
+	}
+	return int32(v), nil
 }
 
 // outputShape is an output's shape for a request: the batch dimension when
@@ -90,6 +170,22 @@ func addSub(dt pb.DataType, a, b []byte, sub bool) []byte {
 		sign = -1
 	}
 	switch dt {
+	case pb.DataType_TYPE_INT8, pb.DataType_TYPE_UINT8:
+		for i := range a {
+			out[i] = byte(int64(a[i]) + sign*int64(b[i]))
+		}
+	case pb.DataType_TYPE_INT16, pb.DataType_TYPE_UINT16:
+		for i := 0; i+2 <= len(a); i += 2 {
+			le.PutUint16(out[i:], uint16(int64(le.Uint16(a[i:]))+sign*int64(le.Uint16(b[i:]))))
+		}
+	case pb.DataType_TYPE_UINT32:
+		for i := 0; i+4 <= len(a); i += 4 {
+			le.PutUint32(out[i:], uint32(int64(le.Uint32(a[i:]))+sign*int64(le.Uint32(b[i:]))))
+		}
+	case pb.DataType_TYPE_UINT64:
+		for i := 0; i+8 <= len(a); i += 8 {
+			le.PutUint64(out[i:], le.Uint64(a[i:])+uint64(sign)*le.Uint64(b[i:]))
+		}
 	case pb.DataType_TYPE_INT32:
 		for i := 0; i+4 <= len(a); i += 4 {
 			le.PutUint32(out[i:], uint32(int32(le.Uint32(a[i:]))+int32(sign)*int32(le.Uint32(b[i:]))))

@@ -40,9 +40,16 @@ import (
 //	                 "reference_elements": 0},
 //	     "memory_bytes": 268435456,          // device memory per GPU instance
 //	     "decoupled": false,
+//	     "parameters": {"key": "value"},     // reported in the config only
+//	     "sequence_batching": {...},         // see SequenceBatchingSpec
 //	     "behaviour": "add_sub"}             // add_sub | identity | classifier | zeros
-//	  ]
+//	  ]                                      //   | sequence | accumulate
 //	}
+//
+// A tensor may also say "format" (inputs: "FORMAT_NCHW", "FORMAT_NHWC"),
+// "reshape" (a shape reported in the config), "label_filename" and
+// "labels" (the class names of an output, for the classification
+// extension).
 //
 // Datatypes are accepted with or without the TYPE_ prefix ("INT32",
 // "TYPE_INT32", "BYTES" or "TYPE_STRING"). A dims entry of -1 is a
@@ -83,6 +90,11 @@ type ModelSpec struct {
 	MemoryBytes     uint64               `json:"memory_bytes"`
 	Decoupled       bool                 `json:"decoupled"`
 	Behaviour       string               `json:"behaviour"`
+	// Parameters are the config's string parameters; the simulator only
+	// reports them.
+	Parameters map[string]string `json:"parameters,omitempty"`
+	// SequenceBatching makes the model stateful; nil for other models.
+	SequenceBatching *SequenceBatchingSpec `json:"sequence_batching,omitempty"`
 }
 
 // TensorSpec is one model input or output.
@@ -90,6 +102,17 @@ type TensorSpec struct {
 	Name     string  `json:"name"`
 	DataType string  `json:"data_type"`
 	Dims     []int64 `json:"dims"`
+	// Format is an input's data format as the config reports it
+	// ("FORMAT_NCHW" or "FORMAT_NHWC"); image clients read it.
+	Format string `json:"format,omitempty"`
+	// Reshape is the shape the config reports the model itself uses; the
+	// simulator answers in Dims.
+	Reshape []int64 `json:"reshape,omitempty"`
+	// LabelFilename is the output's label file as the config names it.
+	LabelFilename string `json:"label_filename,omitempty"`
+	// Labels are the output's class names, by index; a classification
+	// answer appends them ("value:index:label").
+	Labels []string `json:"labels,omitempty"`
 }
 
 // DynamicBatchingSpec turns on the dynamic batcher; its fields mean what
@@ -145,6 +168,13 @@ const (
 	BehaviourClassifier = "classifier"
 	// BehaviourZeros returns zero-filled outputs.
 	BehaviourZeros = "zeros"
+	// BehaviourSequence is what Triton's example sequence models compute
+	// from their control inputs: OUTPUT = READY × (INPUT + START + END ×
+	// CORRID), where each control counts only if the config has it.
+	BehaviourSequence = "sequence"
+	// BehaviourAccumulate keeps a running sum per sequence: OUTPUT is the
+	// sum of the sequence's inputs so far, element-wise, from its START.
+	BehaviourAccumulate = "accumulate"
 )
 
 // LoadRepository reads a repository description from a JSON file and
@@ -271,14 +301,30 @@ func (m ModelSpec) check(ngpu int) error {
 	if l.Jitter < 0 || l.Jitter >= 1 {
 		return fmt.Errorf("latency.jitter: %g must be in [0, 1)", l.Jitter)
 	}
+	for j, t := range m.Inputs {
+		switch t.Format {
+		case "", "FORMAT_NONE", "FORMAT_NHWC", "FORMAT_NCHW":
+		default:
+			return fmt.Errorf("inputs[%d].format: %q is not FORMAT_NONE, FORMAT_NHWC or FORMAT_NCHW", j, t.Format)
+		}
+	}
 	switch m.Behaviour {
 	case "", BehaviourIdentity, BehaviourClassifier, BehaviourZeros:
 	case BehaviourAddSub:
 		if len(m.Inputs) != 2 || len(m.Outputs) != 2 {
 			return fmt.Errorf("behaviour: add_sub needs 2 inputs and 2 outputs")
 		}
+	case BehaviourSequence, BehaviourAccumulate:
+		if m.SequenceBatching == nil {
+			return fmt.Errorf("behaviour: %s needs a sequence_batching section", m.Behaviour)
+		}
 	default:
-		return fmt.Errorf("behaviour: %q is not add_sub, identity, classifier or zeros", m.Behaviour)
+		return fmt.Errorf("behaviour: %q is not add_sub, identity, classifier, zeros, sequence or accumulate", m.Behaviour)
+	}
+	if sb := m.SequenceBatching; sb != nil {
+		if err := sb.check(m); err != nil {
+			return err
+		}
 	}
 	return nil
 }

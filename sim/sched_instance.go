@@ -72,13 +72,18 @@ func (in *instance) execute(batch []*request) {
 			r.err = &kserve.Error{Code: codes.Internal, Message: simulatedFailure}
 			continue
 		}
-		r.resp = m.respond(r)
+		resp, err := m.respond(r)
+		if err != nil {
+			r.err = err
+			continue
+		}
+		r.resp = resp
 	}
 	t2 := s.e.now()
 	ts := execTimes{start: t0, inputEnd: t0 + int64(cin), outputStart: max(t0+int64(cin), t1-int64(cout)), end: t2}
 	s.mv.stats.recordExecution(batch, ts, in.gpuUUID, s.e.now(), time.Now().UnixMilli())
 	for _, r := range batch {
-		close(r.done)
+		r.complete()
 	}
 }
 
@@ -89,7 +94,7 @@ func (in *instance) fail(batch []*request, err error, reason int) {
 		if r.state.CompareAndSwap(stateExecuting, stateDone) {
 			in.s.mv.stats.recordFailure(now-r.start, reason)
 			r.err = err
-			close(r.done)
+			r.complete()
 		}
 	}
 }

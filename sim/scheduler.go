@@ -34,13 +34,30 @@ type request struct {
 	itemLen int       // elements per item of the first input (latency scale)
 	varKey  uint64    // hash of variable dims: only equal keys batch together
 	timeout int64     // queue timeout from the "timeout" parameter, ns; 0 = none
+	// classify holds, per model output, the number of classes asked for
+	// with the "classification" parameter; nil when none was.
+	classify []uint32
+
+	seq *seqInfo // sequence models only
 
 	start      int64 // request start, engine clock (ns)
 	queueStart int64
 	state      atomic.Int32
 	done       chan struct{}
-	resp       *pb.ModelInferResponse
-	err        error
+	// onDone, when set, is called once the request completes; it must not
+	// block. A request cancelled while queued never completes; one
+	// cancelled while executing still does.
+	onDone func(*request)
+	resp   *pb.ModelInferResponse
+	err    error
+}
+
+// complete ends a request with its resp or err set.
+func (r *request) complete() {
+	close(r.done)
+	if r.onDone != nil {
+		r.onDone(r)
+	}
 }
 
 // scheduler is one model version's queue, dynamic batcher and instances.
@@ -62,6 +79,8 @@ type scheduler struct {
 	head     int
 	draining bool // unloading: finish the queue, accept nothing new
 	stopped  bool
+
+	seq *sequencer // sequence models only
 
 	pending   atomic.Int64 // queued, not executing
 	wake      chan struct{}
@@ -95,7 +114,10 @@ func newScheduler(e *Engine, mv *modelVersion) *scheduler {
 	if s.maxPref == 0 {
 		s.maxPref = s.maxBatch
 	}
-	for _, p := range m.placements {
+	if m.seq {
+		s.seq = newSequencer(s)
+	}
+	for i, p := range m.placements {
 		seed := uint64(e.opts.Seed) ^ e.seq.Add(1)*0x9e3779b97f4a7c15
 		in := &instance{
 			s:       s,
@@ -108,12 +130,20 @@ func newScheduler(e *Engine, mv *modelVersion) *scheduler {
 			in.gpuUUID = in.gpu.uuid
 		}
 		s.instances = append(s.instances, in)
-		s.free <- in
 		s.wg.Add(1)
+		if s.seq != nil {
+			go s.runSequence(in, i)
+			continue
+		}
+		s.free <- in
 		go in.run()
 	}
 	s.wg.Add(1)
-	go s.run()
+	if s.seq != nil {
+		go s.reaper()
+	} else {
+		go s.run()
+	}
 	return s
 }
 
@@ -132,6 +162,15 @@ func (s *scheduler) enqueue(r *request) error {
 		return &kserve.Error{Code: codes.Unavailable, Message: "Exceeds maximum queue size"}
 	}
 	r.queueStart = s.e.now()
+	if s.seq != nil {
+		if err := s.seq.admit(r, r.queueStart); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		s.pending.Add(1)
+		s.mu.Unlock()
+		return nil
+	}
 	s.queue = append(s.queue, r)
 	s.pending.Add(1)
 	s.mu.Unlock()
@@ -151,6 +190,12 @@ func (s *scheduler) cancel(r *request) bool {
 		return false
 	}
 	s.mv.stats.recordFailure(s.e.now()-r.start, reasonCanceled)
+	if s.seq != nil {
+		// The lane drops it when it reaches the head; look now.
+		s.mu.Lock()
+		s.seq.notify()
+		s.mu.Unlock()
+	}
 	return true
 }
 
@@ -315,7 +360,7 @@ func (s *scheduler) expire(r *request, now int64) bool {
 	s.pending.Add(-1)
 	s.mv.stats.recordFailure(now-r.start, reasonRejected)
 	r.err = errTimeout
-	close(r.done)
+	r.complete()
 	return true
 }
 
@@ -327,6 +372,9 @@ var errTimeout = &kserve.Error{Code: codes.Unavailable, Message: "Request timeou
 func (s *scheduler) drain() {
 	s.mu.Lock()
 	s.draining = true
+	if s.seq != nil {
+		s.seq.notify()
+	}
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -351,13 +399,16 @@ func (s *scheduler) close() {
 	s.stopped = true
 	rest := s.queue[s.head:]
 	s.queue, s.head = nil, 0
+	if s.seq != nil {
+		rest = append(rest, s.seq.unqueueAll()...)
+	}
 	s.mu.Unlock()
 	for _, r := range rest {
 		if r.state.CompareAndSwap(stateQueued, stateDone) {
 			s.pending.Add(-1)
 			s.mv.stats.recordFailure(s.e.now()-r.start, reasonOther)
 			r.err = errStopping
-			close(r.done)
+			r.complete()
 		}
 	}
 }

@@ -1,11 +1,12 @@
 package sim
 
 import (
-	"github.com/tritontop/tritontop/triton/pb"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tritontop/tritontop/triton/pb"
 )
 
 // engPlanScheduler is a scheduler with only the batching policy set, for

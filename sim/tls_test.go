@@ -3,10 +3,11 @@ package sim
 import (
 	"context"
 	"crypto/tls"
-	"github.com/tritontop/tritontop/internal/testcerts"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/tritontop/tritontop/internal/testcerts"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"

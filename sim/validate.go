@@ -24,6 +24,17 @@ func invalidArg(format string, args ...any) error {
 	return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(format, args...)}
 }
 
+// requestError is INVALID_ARG with the prefix Triton's core puts on the
+// errors it finds in a request (InferenceRequest::LogRequest): the
+// request's id, or <id_unknown>.
+func requestError(req *pb.ModelInferRequest, format string, args ...any) error {
+	id := req.GetId()
+	if id == "" {
+		id = "<id_unknown>"
+	}
+	return &kserve.Error{Code: codes.InvalidArgument, Message: "[request id: " + id + "] " + fmt.Sprintf(format, args...)}
+}
+
 // prepare validates a request against the model the way Triton's gRPC
 // frontend and core do before the request is queued, with Triton's
 // messages, and returns it ready to enqueue. Errors here are not counted
@@ -48,6 +59,11 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 				return nil, invalidArg("unexpected inference output '%s' for model '%s'", o.GetName(), m.name)
 			}
 			want[j] = true
+			if p, ok := o.GetParameters()["classification"]; ok {
+				if err := m.classification(r, j, p); err != nil {
+					return nil, err
+				}
+			}
 		}
 		for j, w := range want {
 			if w {
@@ -60,7 +76,7 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 
 	// Input count, then batch size, as in InferenceRequest::Normalize.
 	if len(inputs) != len(m.inputs) {
-		return nil, m.inputCountError(inputs)
+		return nil, m.inputCountError(req)
 	}
 	seen := make([]bool, len(m.inputs))
 	for _, in := range inputs {
@@ -69,7 +85,7 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 			return nil, invalidArg("unexpected inference input '%s' for model '%s'", in.GetName(), m.name)
 		}
 		if seen[j] {
-			return nil, invalidArg("input '%s' already exists in request", in.GetName())
+			return nil, requestError(req, "input '%s' already exists in request", in.GetName())
 		}
 		seen[j] = true
 	}
@@ -78,17 +94,17 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 		for i, in := range inputs {
 			shape := in.GetShape()
 			if len(shape) == 0 {
-				return nil, invalidArg("input '%s' has no shape but model requires batch dimension for '%s'", in.GetName(), m.name)
+				return nil, requestError(req, "input '%s' has no shape but model requires batch dimension for '%s'", in.GetName(), m.name)
 			}
 			if i == 0 {
 				batch = shape[0]
 			} else if shape[0] != batch {
-				return nil, invalidArg("input '%s' batch size does not match other inputs for '%s'", in.GetName(), m.name)
+				return nil, requestError(req, "input '%s' batch size does not match other inputs for '%s'", in.GetName(), m.name)
 			}
 		}
 		// Triton keeps the batch size unsigned: a negative one is huge.
 		if batch < 0 || batch > int64(m.spec.MaxBatchSize) {
-			return nil, invalidArg("inference request batch-size must be <= %d for '%s'", m.spec.MaxBatchSize, m.name)
+			return nil, requestError(req, "inference request batch-size must be <= %d for '%s'", m.spec.MaxBatchSize, m.name)
 		}
 	}
 
@@ -101,7 +117,7 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 		t := &m.inputs[j]
 		// The protocol speaks "INT32", never the config's "TYPE_INT32".
 		if got := tritonDataTypeString(in.GetDatatype()); got != t.datatype {
-			return nil, invalidArg("inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.GetName(), got, m.name, t.datatype)
+			return nil, requestError(req, "inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.GetName(), got, m.name, t.datatype)
 		}
 		shape := in.GetShape()
 		dims := shape
@@ -111,7 +127,7 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 		match := len(dims) == len(t.dims)
 		for k := 0; match && k < len(dims); k++ {
 			if dims[k] == -1 {
-				return nil, invalidArg("All input dimensions should be specified for input '%s' for model '%s', got %s", in.GetName(), m.name, kserve.FormatDims(shape))
+				return nil, requestError(req, "All input dimensions should be specified for input '%s' for model '%s', got %s", in.GetName(), m.name, kserve.FormatDims(shape))
 			}
 			if t.dims[k] != -1 && t.dims[k] != dims[k] {
 				match = false
@@ -133,9 +149,9 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 				full = append([]int64{-1}, t.dims...)
 				note = "NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size."
 			}
-			return nil, invalidArg("unexpected shape for input '%s' for model '%s'. Expected %s, got %s. %s", in.GetName(), m.name, kserve.FormatDims(full), kserve.FormatDims(shape), note)
+			return nil, requestError(req, "unexpected shape for input '%s' for model '%s'. Expected %s, got %s. %s", in.GetName(), m.name, kserve.FormatDims(full), kserve.FormatDims(shape), note)
 		}
-		if err := m.checkSize(t, shape, data[i]); err != nil {
+		if err := m.checkSize(req, t, shape, data[i]); err != nil {
 			return nil, err
 		}
 		r.data[j] = data[i]
@@ -147,6 +163,11 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 	r.batch = max(1, int(batch))
 	r.timeout = m.queueTimeout(req.GetParameters()["timeout"].GetInt64Param())
 	r.varKey = hash.Sum64()
+	if m.seq {
+		if err := m.sequenceParameters(r); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -177,7 +198,8 @@ func (m *model) allOutputs() []int {
 }
 
 // inputCountError is Triton's message for a wrong number of inputs.
-func (m *model) inputCountError(inputs []*pb.ModelInferRequest_InferInputTensor) error {
+func (m *model) inputCountError(req *pb.ModelInferRequest) error {
+	inputs := req.GetInputs()
 	// Triton builds both lists by appending "'name'," to "[" and dropping
 	// the last character, so an empty list prints as "]".
 	missing := "["
@@ -199,7 +221,7 @@ func (m *model) inputCountError(inputs []*pb.ModelInferRequest_InferInputTensor)
 		}
 		got = got[:len(got)-1] + "]"
 	}
-	return invalidArg("expected %d inputs but got %d inputs for model '%s'. Got input(s) %s, but missing required input(s) %s. Please provide all required input(s).",
+	return requestError(req, "expected %d inputs but got %d inputs for model '%s'. Got input(s) %s, but missing required input(s) %s. Please provide all required input(s).",
 		len(m.inputs), len(inputs), m.name, got, missing)
 }
 
@@ -375,6 +397,11 @@ func checkParameters(params map[string]*pb.InferParameter) error {
 			if strings.HasPrefix(k, "triton_") {
 				return invalidArg("parameter keys starting with 'triton_' are reserved for Triton usage. Only the following keys starting with 'triton_' are allowed: %s", emptyFinalResponse)
 			}
+			switch p.GetParameterChoice().(type) {
+			case *pb.InferParameter_Int64Param, *pb.InferParameter_BoolParam, *pb.InferParameter_StringParam, *pb.InferParameter_DoubleParam:
+			default:
+				return invalidArg("invalid value type for '%s' parameter, expected int64_param, bool_param, or string_param.", k)
+			}
 		}
 	}
 	return nil
@@ -406,32 +433,36 @@ func checkedElementCount(dims []int64, size int) (int64, bool) {
 
 // checkSize checks an input's data against its shape: the exact byte size,
 // or for BYTES the framing and the element count.
-func (m *model) checkSize(t *tensorInfo, shape []int64, data []byte) error {
+func (m *model) checkSize(req *pb.ModelInferRequest, t *tensorInfo, shape []int64, data []byte) error {
 	n, ok := checkedElementCount(shape, max(1, t.size))
 	if !ok {
 		// The product wrapped around: no data can be that large.
-		return invalidArg("input byte size mismatch for input '%s' for model '%s'. Expected more than %d, got %d", t.name, m.name, int64(math.MaxInt64), len(data))
+		return requestError(req, "input byte size mismatch for input '%s' for model '%s'. Expected more than %d, got %d", t.name, m.name, int64(math.MaxInt64), len(data))
 	}
 	if t.size > 0 {
 		if want := n * int64(t.size); int64(len(data)) != want {
-			return invalidArg("input byte size mismatch for input '%s' for model '%s'. Expected %d, got %d", t.name, m.name, want, len(data))
+			return requestError(req, "input byte size mismatch for input '%s' for model '%s'. Expected %d, got %d", t.name, m.name, want, len(data))
 		}
 		return nil
 	}
 	var count int64
-	for b := data; len(b) > 0; count++ {
-		l, ok := kserve.BytesLength(b)
-		if !ok {
-			return invalidArg("incomplete string length indicator for inference input '%s' for model '%s', expecting %d bytes but only %d bytes available. Please make sure the string length indicator is in one buffer.", t.name, m.name, kserve.BytesLengthSize, len(b))
+	for b := data; len(b) > 0; {
+		if len(b) < 4 {
+			return requestError(req, "incomplete string length indicator for inference input '%s' for model '%s', expecting 4 bytes but only %d bytes available. Please make sure the string length indicator is in one buffer.", t.name, m.name, len(b))
 		}
-		b = b[kserve.BytesLengthSize:]
+		l := int64(binary.LittleEndian.Uint32(b))
+		b = b[4:]
+		// Triton stops at the first element too many.
+		if count++; count > n {
+			return requestError(req, "unexpected number of string elements %d for inference input '%s' for model '%s', expecting %d", count, t.name, m.name, n)
+		}
 		if l > int64(len(b)) {
-			return invalidArg("incomplete string for inference input '%s' for model '%s', expecting string of length %d but only %d bytes available", t.name, m.name, l, len(b))
+			return requestError(req, "incomplete string for inference input '%s' for model '%s', expecting string of length %d but only %d bytes available", t.name, m.name, l, len(b))
 		}
 		b = b[l:]
 	}
 	if count != n {
-		return invalidArg("expected %d string elements for inference input '%s' for model '%s', got %d", n, t.name, m.name, count)
+		return requestError(req, "expected %d string elements for inference input '%s' for model '%s', got %d", n, t.name, m.name, count)
 	}
 	return nil
 }

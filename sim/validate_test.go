@@ -68,46 +68,46 @@ func TestValidationErrors(t *testing.T) {
 			r.Inputs[0].Shape = []int64{9, 16}
 			r.Inputs[1].Shape = []int64{9, 16}
 			return r
-		}, codes.InvalidArgument, "inference request batch-size must be <= 8 for 'simple'", false},
+		}, codes.InvalidArgument, "[request id: req-1] inference request batch-size must be <= 8 for 'simple'", false},
 		{"missing batch dimension", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
 			r.Inputs[0].Shape = []int64{16}
 			r.Inputs[1].Shape = []int64{16}
 			return r
-		}, codes.InvalidArgument, "inference request batch-size must be <= 8 for 'simple'", false},
+		}, codes.InvalidArgument, "[request id: req-1] inference request batch-size must be <= 8 for 'simple'", false},
 		{"wrong inner shape", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
 			r.Inputs[0].Shape = []int64{1, 8}
 			r.Inputs[1].Shape = []int64{1, 8}
 			return r
-		}, codes.InvalidArgument, "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,8]. " + note, false},
+		}, codes.InvalidArgument, "[request id: req-1] unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,8]. " + note, false},
 		{"wildcard in request shape", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
 			r.Inputs[0].Shape = []int64{1, -1}
 			r.Inputs[1].Shape = []int64{1, -1}
 			return r
-		}, codes.InvalidArgument, "All input dimensions should be specified for input 'INPUT0' for model 'simple', got [1,-1]", false},
+		}, codes.InvalidArgument, "[request id: req-1] All input dimensions should be specified for input 'INPUT0' for model 'simple', got [1,-1]", false},
 		{"batch sizes differ", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.Inputs[1].Shape = []int64{2, 16}; return r },
-			codes.InvalidArgument, "input 'INPUT1' batch size does not match other inputs for 'simple'", false},
+			codes.InvalidArgument, "[request id: req-1] input 'INPUT1' batch size does not match other inputs for 'simple'", false},
 		{"no shape", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.Inputs[0].Shape = nil; return r },
-			codes.InvalidArgument, "input 'INPUT0' has no shape but model requires batch dimension for 'simple'", false},
+			codes.InvalidArgument, "[request id: req-1] input 'INPUT0' has no shape but model requires batch dimension for 'simple'", false},
 		{"wrong datatype", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.Inputs[1].Datatype = "FP32"; return r },
-			codes.InvalidArgument, "inference input 'INPUT1' data-type is 'FP32', but model 'simple' expects 'INT32'", false},
+			codes.InvalidArgument, "[request id: req-1] inference input 'INPUT1' data-type is 'FP32', but model 'simple' expects 'INT32'", false},
 		{"config datatype name", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.Inputs[0].Datatype = "TYPE_INT32"; return r },
-			codes.InvalidArgument, "inference input 'INPUT0' data-type is '<invalid>', but model 'simple' expects 'INT32'", false},
+			codes.InvalidArgument, "[request id: req-1] inference input 'INPUT0' data-type is '<invalid>', but model 'simple' expects 'INT32'", false},
 		{"unknown input", func(r *pb.ModelInferRequest) *pb.ModelInferRequest { r.Inputs[1].Name = "INPUT9"; return r },
 			codes.InvalidArgument, "unexpected inference input 'INPUT9' for model 'simple'", false},
 		{"missing input", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
 			r.Inputs = r.Inputs[:1]
 			r.RawInputContents = r.RawInputContents[:1]
 			return r
-		}, codes.InvalidArgument, "expected 2 inputs but got 1 inputs for model 'simple'. Got input(s) ['INPUT0'], but missing required input(s) ['INPUT1']. Please provide all required input(s).", false},
+		}, codes.InvalidArgument, "[request id: req-1] expected 2 inputs but got 1 inputs for model 'simple'. Got input(s) ['INPUT0'], but missing required input(s) ['INPUT1']. Please provide all required input(s).", false},
 		{"no inputs", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
 			r.Inputs, r.RawInputContents = nil, nil
 			return r
-		}, codes.InvalidArgument, "expected 2 inputs but got 0 inputs for model 'simple'. Got input(s) [], but missing required input(s) ['INPUT0','INPUT1']. Please provide all required input(s).", false},
+		}, codes.InvalidArgument, "[request id: req-1] expected 2 inputs but got 0 inputs for model 'simple'. Got input(s) [], but missing required input(s) ['INPUT0','INPUT1']. Please provide all required input(s).", false},
 		{"byte size", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
 			r.RawInputContents[1] = make([]byte, 60)
 			return r
 		},
-			codes.InvalidArgument, "input byte size mismatch for input 'INPUT1' for model 'simple'. Expected 64, got 60", false},
+			codes.InvalidArgument, "[request id: req-1] input byte size mismatch for input 'INPUT1' for model 'simple'. Expected 64, got 60", false},
 		{"raw and contents", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
 			r.Inputs[1].Contents = &pb.InferTensorContents{IntContents: zeros}
 			return r
@@ -124,7 +124,7 @@ func TestValidationErrors(t *testing.T) {
 			r.Inputs[0].Contents = &pb.InferTensorContents{IntContents: zeros}
 			r.Inputs[1].Contents = &pb.InferTensorContents{IntContents: zeros[:15]}
 			return r
-		}, codes.InvalidArgument, "input byte size mismatch for input 'INPUT1' for model 'simple'. Expected 64, got 60", false},
+		}, codes.InvalidArgument, "[request id: req-1] input byte size mismatch for input 'INPUT1' for model 'simple'. Expected 64, got 60", false},
 		{"unknown output", func(r *pb.ModelInferRequest) *pb.ModelInferRequest {
 			r.Outputs = []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "OUTPUT7"}}
 			return r
@@ -157,13 +157,16 @@ func TestValidationErrors(t *testing.T) {
 		}, codes.InvalidArgument, "unexpected explicit tensor data for input tensor 'INPUT0' for model 'simple', binary data was already supplied.", false},
 		{"BYTES truncated length", func(*pb.ModelInferRequest) *pb.ModelInferRequest {
 			return bytesReq([]byte{1, 0, 0, 0, 'a', 2, 0})
-		}, codes.InvalidArgument, "incomplete string length indicator for inference input 'TEXT' for model 'strings', expecting 4 bytes but only 2 bytes available. Please make sure the string length indicator is in one buffer.", false},
+		}, codes.InvalidArgument, "[request id: <id_unknown>] incomplete string length indicator for inference input 'TEXT' for model 'strings', expecting 4 bytes but only 2 bytes available. Please make sure the string length indicator is in one buffer.", false},
 		{"BYTES element count", func(*pb.ModelInferRequest) *pb.ModelInferRequest {
 			return bytesReq(kserve.EncodeBytes([][]byte{[]byte("a"), []byte("b"), []byte("c")}))
-		}, codes.InvalidArgument, "expected 2 string elements for inference input 'TEXT' for model 'strings', got 3", false},
+		}, codes.InvalidArgument, "[request id: <id_unknown>] unexpected number of string elements 3 for inference input 'TEXT' for model 'strings', expecting 2", false},
+		{"BYTES too few elements", func(*pb.ModelInferRequest) *pb.ModelInferRequest {
+			return bytesReq(kserve.EncodeBytes([][]byte{[]byte("a")}))
+		}, codes.InvalidArgument, "[request id: <id_unknown>] expected 2 string elements for inference input 'TEXT' for model 'strings', got 1", false},
 		{"BYTES string past the end", func(*pb.ModelInferRequest) *pb.ModelInferRequest {
 			return bytesReq([]byte{9, 0, 0, 0, 'a'})
-		}, codes.InvalidArgument, "incomplete string for inference input 'TEXT' for model 'strings', expecting string of length 9 but only 1 bytes available", false},
+		}, codes.InvalidArgument, "[request id: <id_unknown>] incomplete string for inference input 'TEXT' for model 'strings', expecting string of length 9 but only 1 bytes available", false},
 		{"decoupled on ModelInfer", func(*pb.ModelInferRequest) *pb.ModelInferRequest {
 			r := bytesReq(kserve.EncodeBytes([][]byte{[]byte("a"), []byte("b")}))
 			r.ModelName = "stream_only"

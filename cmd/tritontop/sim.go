@@ -11,7 +11,9 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,6 +27,8 @@ type simOptions struct {
 	grpcAddress, httpAddress, metricsAddr string
 	grpcPort, httpPort, metricsPort       int
 	repository                            string
+	modelControlMode                      string
+	loadModels                            []string
 	gpus                                  int
 	errorRate, spikeRate                  float64
 	spikeDelay, stallAfter, stallFor      time.Duration
@@ -55,7 +59,15 @@ func newSimFlags(o *simOptions) *flag.FlagSet {
 	fs.IntVar(&o.grpcPort, "grpc-port", 8001, "gRPC port (0 picks a free port)")
 	fs.IntVar(&o.httpPort, "http-port", 8000, "HTTP port (0 picks a free port)")
 	fs.IntVar(&o.metricsPort, "metrics-port", 8002, "metrics port (0 picks a free port)")
-	fs.StringVar(&o.repository, "model-repository", "", "model repository description (JSON file); default: built-in demo models")
+	fs.StringVar(&o.repository, "model-repository", "", `model repository: a description (JSON file), or a built-in set: "demo" (the default) or "examples" (Triton's example model repository); write ./NAME for a file named like a built-in set`)
+	fs.StringVar(&o.modelControlMode, "model-control-mode", "none", `none or poll: every model loads at start and load/unload requests are refused; explicit: only the --load-model models load at start, and clients load and unload models`)
+	fs.Func("load-model", `model to load at start with --model-control-mode=explicit (repeatable; "*" loads all)`, func(v string) error {
+		if v == "" {
+			return errors.New("empty model name")
+		}
+		o.loadModels = append(o.loadModels, v)
+		return nil
+	})
 	fs.IntVar(&o.gpus, "gpus", 0, "number of simulated GPUs (default: the repository's, or 2)")
 	fs.Float64Var(&o.errorRate, "error-rate", 0, "fraction of requests that fail with INTERNAL (0..1)")
 	fs.Float64Var(&o.spikeRate, "spike-rate", 0, "fraction of executions slowed by --spike-delay (0..1)")
@@ -98,7 +110,41 @@ func (o *simOptions) check() error {
 	case o.metricsIntervalMS <= 0:
 		return fmt.Errorf("--metrics-interval-ms %d: must be positive", o.metricsIntervalMS)
 	}
+	mode, err := sim.ParseModelControlMode(o.modelControlMode)
+	if err != nil {
+		return fmt.Errorf("--model-control-mode: %v", err)
+	}
+	if len(o.loadModels) > 0 && mode != sim.ModelControlExplicit {
+		return errors.New("--load-model needs --model-control-mode=explicit (in the other modes every model loads at start)")
+	}
 	return o.checkTLS()
+}
+
+// loadRepository reads --model-repository: a built-in set by name, or a
+// description file.
+func (o *simOptions) loadRepository() (sim.Repository, error) {
+	name := o.repository
+	if name == "" {
+		name = sim.BuiltinDemo
+	}
+	if repo, ok := sim.BuiltinRepository(name); ok {
+		return repo, nil
+	}
+	return sim.LoadRepository(name)
+}
+
+// checkLoadModels rejects --load-model names the repository does not have.
+func (o *simOptions) checkLoadModels(repo sim.Repository) error {
+	var names []string
+	for _, m := range repo.Models {
+		names = append(names, m.Name)
+	}
+	for _, want := range o.loadModels {
+		if want != "*" && !slices.Contains(names, want) {
+			return fmt.Errorf("--load-model %s: no such model in the repository (it has %s)", want, strings.Join(names, ", "))
+		}
+	}
+	return nil
 }
 
 // checkTLS rejects TLS flags that cannot work together. Like Triton,
@@ -176,16 +222,14 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	var repo sim.Repository
-	if o.repository != "" {
-		r, err := sim.LoadRepository(o.repository)
-		if err != nil {
-			fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
-			return 1
-		}
-		repo = r
-	} else {
-		repo = sim.DemoRepository()
+	repo, err := o.loadRepository()
+	if err != nil {
+		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
+		return 1
+	}
+	if err := o.checkLoadModels(repo); err != nil {
+		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
+		return 2
 	}
 	if o.gpus > 0 {
 		repo.GPUs = make([]sim.GPUSpec, o.gpus)
@@ -212,6 +256,8 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		Engine: sim.EngineOptions{
 			MetricsInterval: time.Duration(o.metricsIntervalMS) * time.Millisecond,
 			Seed:            o.seed,
+			ModelControl:    sim.ModelControlMode(strings.ToLower(o.modelControlMode)),
+			StartupModels:   o.loadModels,
 			Faults: sim.Faults{
 				ErrorRate:  o.errorRate,
 				SpikeRate:  o.spikeRate,

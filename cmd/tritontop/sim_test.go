@@ -40,6 +40,39 @@ func TestSimCommandServesAndStopsOnSignals(t *testing.T) {
 		}
 		stopSimCommand(t, cmd, syscall.SIGINT, stderr)
 	})
+	t.Run("example repository, explicit model control", func(t *testing.T) {
+		cmd, addrs, stderr := startSimCommand(t, bin, "--model-repository", "examples",
+			"--model-control-mode", "explicit", "--load-model", "simple_sequence", "--load-model", "simple_string")
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		for _, proto := range []string{"grpc", "http"} {
+			addr := addrs["gRPC"]
+			if proto == "http" {
+				addr = addrs["HTTP"]
+			}
+			c, err := triton.Dial(ctx, addr, triton.Options{Protocol: proto})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := c.RepositoryIndex(ctx, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ready, err := c.RepositoryIndex(ctx, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			var names []string
+			for _, m := range ready {
+				names = append(names, m.GetName())
+			}
+			if len(all) != 8 || strings.Join(names, ",") != "simple_sequence,simple_string" {
+				t.Errorf("%s: %d models, ready %v; want 8 and simple_sequence,simple_string", proto, len(all), names)
+			}
+		}
+		stopSimCommand(t, cmd, syscall.SIGINT, stderr)
+	})
 	t.Run("SIGTERM", func(t *testing.T) {
 		certs := testcerts.New(t)
 		cmd, addrs, stderr := startSimCommand(t, bin, "--grpc-use-ssl-mutual",
@@ -133,6 +166,9 @@ func TestSimCommandBadFlags(t *testing.T) {
 		{"--error-rate", "2"},
 		{"--stall-after", "1s"},
 		{"extra"},
+		{"--model-control-mode", "sometimes"},
+		{"--load-model", "simple"},
+		{"--model-repository", "examples", "--model-control-mode", "explicit", "--load-model", "resnet"},
 	} {
 		var out, errOut strings.Builder
 		code := runSim(args, &out, &errOut)

@@ -63,6 +63,6 @@ type ResponseOutput struct {
 type ModelIndex struct {
 	Name    string `json:"name"`
 	Version string `json:"version,omitempty"`
-	State   string `json:"state"`
+	State   string `json:"state,omitempty"` // empty for a model never loaded: its name alone
 	Reason  string `json:"reason,omitempty"`
 }

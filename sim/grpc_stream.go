@@ -1,0 +1,205 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// streamAnswers holds a stream's requests in flight and its completed ones
+// in the order they completed.
+type streamAnswers struct {
+	mu       sync.Mutex
+	inflight map[*request]struct{}
+	ready    []*request
+	signal   chan struct{}
+}
+
+// completed is each request's onDone: it queues the answer for the
+// stream's sender.
+func (a *streamAnswers) completed(r *request) {
+	a.mu.Lock()
+	delete(a.inflight, r)
+	a.ready = append(a.ready, r)
+	a.mu.Unlock()
+	select {
+	case a.signal <- struct{}{}:
+	default:
+	}
+}
+
+// track remembers a submitted request until it completes, so that the
+// stream can cancel it if it ends first. A request that has completed
+// already is not tracked: its state is final before its onDone runs.
+func (a *streamAnswers) track(r *request) {
+	a.mu.Lock()
+	if s := r.state.Load(); s == stateQueued || s == stateExecuting {
+		a.inflight[r] = struct{}{}
+	}
+	a.mu.Unlock()
+}
+
+// take returns the completed requests not yet answered.
+func (a *streamAnswers) take() []*request {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.ready
+	a.ready = nil
+	return out
+}
+
+// cancelAll cancels what is still in flight when the stream goes away.
+func (a *streamAnswers) cancelAll() {
+	a.mu.Lock()
+	rest := make([]*request, 0, len(a.inflight))
+	for r := range a.inflight {
+		rest = append(rest, r)
+	}
+	a.mu.Unlock()
+	for _, r := range rest {
+		r.version.sched.cancel(r)
+	}
+}
+
+// ModelStreamInfer implements GRPCInferenceServiceServer. As in Triton,
+// requests are validated and queued one after the other in the order they
+// arrive, so that the requests of a sequence reach the sequence batcher in
+// order, and each response is written when its request completes, so that
+// responses may come back in another order than requests went out (the
+// id matches them up) but those of one sequence come back in order.
+func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelInferRequest, pb.ModelStreamInferResponse]) error {
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	closeOnError := false
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		for _, v := range md.Get("triton_grpc_error") {
+			if v == "true" {
+				closeOnError = true
+			}
+		}
+	}
+
+	var (
+		sendMu   sync.Mutex
+		closed   bool // set when the handler returns; later sends are dropped
+		inflight sync.WaitGroup
+		fatal    = make(chan error, 1)
+		answers  = &streamAnswers{inflight: map[*request]struct{}{}, signal: make(chan struct{}, 1)}
+	)
+	defer answers.cancelAll()
+	defer func() {
+		sendMu.Lock()
+		closed = true
+		sendMu.Unlock()
+	}()
+	fail := func(err error) {
+		select {
+		case fatal <- err:
+		default:
+		}
+		cancel()
+	}
+	send := func(m *pb.ModelStreamInferResponse) {
+		sendMu.Lock()
+		var err error
+		if !closed {
+			err = stream.Send(m)
+		}
+		sendMu.Unlock()
+		if err != nil {
+			fail(err)
+		}
+	}
+	answerError := func(req *pb.ModelInferRequest, err error) {
+		if ctx.Err() != nil {
+			return // the stream is going away; nobody to tell
+		}
+		if closeOnError {
+			fail(grpcError(err))
+			return
+		}
+		send(streamError(req, err))
+	}
+	answer := func(r *request) {
+		defer inflight.Done()
+		if r.state.Load() == stateCancelled {
+			return // given up by the stream as it ended
+		}
+		if r.err != nil {
+			answerError(r.req, r.err)
+			return
+		}
+		resp := r.resp
+		if resp.Id == "" {
+			resp.Id = r.req.GetId()
+		}
+		if resp.Parameters == nil {
+			resp.Parameters = make(map[string]*pb.InferParameter, 1)
+		}
+		resp.Parameters["triton_final_response"] = finalResponse
+		send(&pb.ModelStreamInferResponse{InferResponse: resp})
+	}
+
+	// The sender writes answers in completion order.
+	go func() {
+		for {
+			select {
+			case <-answers.signal:
+			case <-ctx.Done():
+				return
+			}
+			for _, r := range answers.take() {
+				answer(r)
+			}
+		}
+	}()
+
+	received := make(chan error, 1)
+	go func() {
+		for {
+			req, err := stream.Recv()
+			if err != nil {
+				received <- err
+				return
+			}
+			inflight.Add(1)
+			r, err := g.engine.submit(req, true, answers.completed)
+			if err != nil {
+				inflight.Done()
+				answerError(req, err)
+				continue
+			}
+			answers.track(r)
+		}
+	}()
+
+	select {
+	case err := <-fatal:
+		return err
+	case err := <-received:
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	}
+	// The client closed its side (the receiver has stopped adding work):
+	// answer what is still in flight, then end the stream.
+	done := make(chan struct{})
+	go func() { inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		select {
+		case err := <-fatal:
+			return err
+		default:
+			return nil
+		}
+	case err := <-fatal:
+		return err
+	}
+}
