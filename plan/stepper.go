@@ -17,6 +17,8 @@ import (
 // one.
 type Driver interface {
 	SetStep(i int, t load.Target)
+	Pause()
+	Resume()
 	Stop(drain time.Duration)
 }
 
@@ -77,14 +79,21 @@ type Stepper struct {
 	fixed  *report.StepBuilder
 	levels []Level
 	done   bool
+	// prescheduled is set when the next level's change is already set.
+	prescheduled bool
+	// settle is the next level while the load is paused for the requests
+	// still in flight from an open-loop level to finish.
+	settle *settling
 
 	mu   sync.Mutex
 	prog Progress
 }
 
-// window is one measurement window's throughput and stabilizing latency.
+// window is one measurement window's throughput, average latency (what
+// stability reads) and the latency the SLO is on.
 type window struct {
 	inferPerS float64
+	mean      time.Duration
 	latency   time.Duration
 }
 
@@ -132,6 +141,9 @@ func NewStepper(o Options, d Driver, b Boundary) (*Stepper, error) {
 	if o.StepDuration > 0 {
 		s.fticks = max(1, int(math.Round(float64(o.StepDuration)/float64(o.Tick))))
 		s.fixed = report.NewStepBuilder(stats.Load{})
+		// A fixed step is judged stable over its last windows: shorter ones
+		// when three measurement windows do not fit in it.
+		s.wticks = max(1, min(s.wticks, s.fticks/StabilityWindows))
 	}
 	s.publish(time.Time{})
 	return s, nil
@@ -159,10 +171,25 @@ func (s *Stepper) Levels() []Level {
 	return append([]Level(nil), s.prog.Levels...)
 }
 
+// MaxSettle bounds how long the next level waits for the requests still in
+// flight from an open-loop level (the run's drain time, if longer).
+const MaxSettle = 30 * time.Second
+
+// settling is a level waiting for the one before to drain.
+type settling struct {
+	index  int
+	target load.Target
+	since  time.Time
+}
+
 // Add takes the next tick. Ticks of another step (the tick that ends while
 // the next level is being set), of the drain, or paused are not measured; a
 // pause also drops the window it interrupts.
 func (s *Stepper) Add(snap stats.Snapshot) {
+	if st := s.settle; st != nil {
+		s.settled(snap, st)
+		return
+	}
 	if s.done || snap.Load.Drain || snap.Load.Step != s.index {
 		return
 	}
@@ -177,6 +204,7 @@ func (s *Stepper) Add(snap stats.Snapshot) {
 	s.ticks++
 	if s.fixed != nil {
 		s.fixed.Add(snap)
+		s.preschedule()
 	}
 	s.cur = append(s.cur, snap)
 	if len(s.cur) == s.wticks {
@@ -186,6 +214,26 @@ func (s *Stepper) Add(snap stats.Snapshot) {
 		s.finishLevel()
 	}
 	s.publish(snap.Time)
+}
+
+// preschedule sets the next level of a plain sweep of fixed steps for the
+// boundary that ends the step's last tick, so that no tick is spent between
+// steps: the next level of such a sweep does not depend on what this one
+// measures. Other runs set it once the step is measured, and the tick that
+// ends meanwhile belongs to no step.
+func (s *Stepper) preschedule() {
+	sw, ok := s.o.Search.(Sweep)
+	if !ok || sw.StopAtSLO || s.ticks != s.fticks-1 {
+		return
+	}
+	next, ok := sw.Next(append(s.levels, Level{}))
+	i := s.index + 1
+	if !ok {
+		s.bound.AtNextTick(func() { s.drv.Stop(s.o.Drain) })
+	} else {
+		s.bound.AtNextTick(func() { s.drv.SetStep(i, next) })
+	}
+	s.prescheduled = true
 }
 
 // closeWindow ends the window being filled.
@@ -206,7 +254,11 @@ func (s *Stepper) measure(ticks []stats.Snapshot) window {
 		b.Add(t)
 	}
 	st := b.Step()
-	return window{inferPerS: st.Client.InferPerS, latency: s.sloLatency(st)}
+	w := window{inferPerS: st.Client.InferPerS, mean: st.Client.Latency.Mean, latency: s.sloLatency(st)}
+	if sc := st.Client.Scheduled; sc != nil && sc.Count > 0 {
+		w.mean = sc.Mean
+	}
+	return w
 }
 
 // sloLatency is the step's latency as the SLO and stability read it: the
@@ -236,11 +288,23 @@ func (s *Stepper) sloLatency(st record.Step) time.Duration {
 }
 
 // stable reports whether the last StabilityWindows windows agree within
-// the stability percentage: max/min − 1 of throughput and of latency, as
-// perf_analyzer checks; a window without throughput is never stable.
+// the stability percentage: max/min − 1 of throughput and of average
+// latency, as perf_analyzer checks. Stability reads the average latency
+// even when the SLO is on a percentile: a window's p99 rests on its few
+// slowest requests and rarely agrees within 10% with the next window's,
+// so a percentile would hold every level to its last trial. The SLO is
+// checked on the percentile of the measured windows together. A window
+// without throughput is never stable.
 func (s *Stepper) stable() bool {
+	ok, latency := s.stability()
+	return ok && latency
+}
+
+// stability says whether the last windows agree in throughput, and in
+// latency.
+func (s *Stepper) stability() (throughput, latency bool) {
 	if len(s.trials) < StabilityWindows {
-		return false
+		return false, false
 	}
 	last := s.trials[len(s.trials)-StabilityWindows:]
 	limit := 1 + s.o.StabilityPercent/100
@@ -248,19 +312,39 @@ func (s *Stepper) stable() bool {
 	minL, maxL := math.Inf(1), 0.0
 	for _, w := range last {
 		if w.inferPerS <= 0 {
-			return false
+			return false, false
 		}
 		minI, maxI = min(minI, w.inferPerS), max(maxI, w.inferPerS)
-		l := float64(w.latency)
+		l := float64(w.mean)
 		minL, maxL = min(minL, l), max(maxL, l)
 	}
-	return maxI/minI <= limit && (minL <= 0 || maxL/minL <= limit)
+	return maxI/minI <= limit, minL <= 0 || maxL/minL <= limit
+}
+
+// stableAtLast is the verdict once a level has run all its trials: like
+// perf_analyzer with asynchronous requests, which tritontop always sends, a
+// level whose throughput agrees but whose latency does not is taken as
+// stable, and said to have unsteady latency.
+func (s *Stepper) stableAtLast() (stable, unsteady bool) {
+	t, l := s.stability()
+	if t && !l && len(s.trials) >= s.o.MaxTrials {
+		return true, true
+	}
+	return t && l, false
 }
 
 // overThreshold is perf_analyzer's early end: the last windows all past the
-// SLO's latency.
+// SLO's latency. A window past twice the threshold ends the level at once:
+// a level that far past its capacity only piles up requests that the next
+// level must wait for.
 func (s *Stepper) overThreshold() bool {
-	if s.o.SLO == nil || len(s.trials) < StabilityWindows {
+	if s.o.SLO == nil || len(s.trials) == 0 {
+		return false
+	}
+	if s.trials[len(s.trials)-1].latency >= 2*s.o.SLO.Threshold {
+		return true
+	}
+	if len(s.trials) < StabilityWindows {
 		return false
 	}
 	for _, w := range s.trials[len(s.trials)-StabilityWindows:] {
@@ -297,8 +381,9 @@ func (s *Stepper) Interrupt() {
 func (s *Stepper) finishLevel() { s.finish(false) }
 
 func (s *Stepper) finish(interrupted bool) {
+	stable, unsteady := s.stableAtLast()
 	m := &record.Measurement{Interrupted: interrupted, Index: s.index, WindowTicks: s.wticks, Trials: len(s.trials),
-		Stable: s.stable() && !interrupted, StabilityPercent: s.o.StabilityPercent}
+		Stable: stable && !interrupted, UnsteadyLatency: unsteady, StabilityPercent: s.o.StabilityPercent}
 	var b *report.StepBuilder
 	if s.fixed != nil {
 		b = s.fixed
@@ -334,19 +419,61 @@ func (s *Stepper) finish(interrupted bool) {
 		s.done = true
 		return
 	}
+	pre := s.prescheduled
+	s.prescheduled = false
 	next, ok := s.o.Search.Next(s.levels)
 	if !ok {
 		s.done = true
 		if s.o.OnDone != nil {
 			s.o.OnDone(s.Result())
 		}
-		s.bound.AtNextTick(func() { s.drv.Stop(s.o.Drain) })
+		if !pre {
+			s.bound.AtNextTick(func() { s.drv.Stop(s.o.Drain) })
+		}
+		return
+	}
+	if !pre && mustSettle(s.target, next) {
+		// The level leaves requests in flight that the next would count:
+		// it starts once they are done.
+		s.settle = &settling{index: s.index + 1, target: next}
+		s.bound.AtNextTick(s.drv.Pause)
 		return
 	}
 	s.index++
 	s.target = next
 	i := s.index
-	s.bound.AtNextTick(func() { s.drv.SetStep(i, next) })
+	if !pre {
+		s.bound.AtNextTick(func() { s.drv.SetStep(i, next) })
+	}
+}
+
+// mustSettle reports whether the requests a level leaves in flight would
+// bend the next level's numbers: an open loop leaves whatever it started,
+// many when it was past the capacity, and a closed loop followed by fewer
+// in flight, or by an open loop, leaves more than the next level keeps.
+// (A closed loop followed by more in flight keeps them all in flight.)
+func mustSettle(from, to load.Target) bool {
+	return from.Open() || to.Open() || to.Concurrency < from.Concurrency
+}
+
+// settled starts the waiting level once a paused tick shows nothing in
+// flight, or the drain time is over.
+func (s *Stepper) settled(snap stats.Snapshot, st *settling) {
+	if !snap.Load.Paused || snap.Load.Drain {
+		return
+	}
+	if st.since.IsZero() {
+		st.since = snap.Time.Add(-snap.Interval)
+	}
+	if snap.Load.InFlight > 0 && snap.Time.Sub(st.since) < max(s.o.Drain, MaxSettle) {
+		return
+	}
+	s.settle = nil
+	s.index, s.target = st.index, st.target
+	s.bound.AtNextTick(func() {
+		s.drv.SetStep(st.index, st.target)
+		s.drv.Resume()
+	})
 }
 
 // check is a step against the SLO.
@@ -383,9 +510,33 @@ func (s *Stepper) Result() record.Search {
 	if s.o.SLO != nil {
 		r.SLO = &record.SLOCheck{Percentile: s.o.SLO.Percentile, Threshold: s.o.SLO.Threshold, GPUTarget: s.o.SLO.GPUTarget}
 		r.Best = Best(s.levels)
+		if b, ok := s.o.Search.(interface{ Best([]Level) int }); ok {
+			r.Best = b.Best(s.levels)
+		}
 	}
-	r.Knee = report.Knee(steps)
+	r.Knee = kneeOf(steps)
 	return r
+}
+
+// kneeOf is the knee among the steps of the last step's mode: a capacity
+// search's closed-loop probe is no point of its rate curve.
+func kneeOf(steps []record.Step) int {
+	if len(steps) == 0 {
+		return -1
+	}
+	mode := steps[len(steps)-1].Load.Mode
+	var idx []int
+	var same []record.Step
+	for i, st := range steps {
+		if st.Load.Mode == mode {
+			idx = append(idx, i)
+			same = append(same, st)
+		}
+	}
+	if k := report.Knee(same); k >= 0 {
+		return idx[k]
+	}
+	return -1
 }
 
 // publish updates the progress others read.

@@ -93,6 +93,10 @@ type Measurement struct {
 	// numbers are reported, never silently averaged into a stable one.
 	Stable           bool    `json:"stable"`
 	StabilityPercent float64 `json:"stability_percent"`
+	// UnsteadyLatency: the throughput agreed but the latency did not by
+	// the last trial; like perf_analyzer with asynchronous requests, the
+	// step counts as stable, with this warning.
+	UnsteadyLatency bool `json:"unsteady_latency,omitempty"`
 	// WarmupTicks counts the level's ticks before the measured windows.
 	WarmupTicks int `json:"warmup_ticks,omitempty"`
 	// Interrupted is set when the run ended before the step was measured

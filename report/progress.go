@@ -16,20 +16,31 @@ import (
 // send in closed loop, and the line says which), errors, the server's queue
 // and compute time and batch size, and each GPU's utilization by index.
 type Progress struct {
-	w   io.Writer
-	min time.Duration
-	b   strings.Builder
+	w      io.Writer
+	min    time.Duration
+	opts   stats.DiagnoseOptions
+	b      strings.Builder
+	recent []stats.Snapshot
 }
 
 // NewProgress writes progress lines to w. Ticks shorter than minTick (the
 // last tick of a run is often a sliver whose rates are noise) get no line;
-// the summary has the whole run.
-func NewProgress(w io.Writer, minTick time.Duration) *Progress {
-	return &Progress{w: w, min: minTick}
+// the summary has the whole run. Each line ends with what limits the load,
+// stats.Diagnose's first two verdicts, for as long as they hold.
+func NewProgress(w io.Writer, minTick time.Duration, o stats.DiagnoseOptions) *Progress {
+	return &Progress{w: w, min: minTick, opts: o}
 }
 
 // Add writes the tick's line.
 func (p *Progress) Add(s stats.Snapshot) {
+	const keep = 2 * stats.DiagnoseTicks
+	if len(p.recent) == keep {
+		copy(p.recent, p.recent[1:])
+		p.recent = p.recent[:keep-1]
+	}
+	light := s
+	light.Histogram, light.ScheduledHistogram = "", ""
+	p.recent = append(p.recent, light)
 	if s.Interval < p.min {
 		return
 	}
@@ -48,6 +59,12 @@ func (p *Progress) Add(s stats.Snapshot) {
 		if g.HasUtilization {
 			b.WriteString("  gpu" + strconv.Itoa(i) + " " + strconv.FormatFloat(100*g.Utilization, 'f', 0, 64) + "%")
 		}
+	}
+	for i, f := range stats.Diagnose(p.recent, p.opts) {
+		if i == 2 {
+			break
+		}
+		b.WriteString("  ⚠ " + f.Message)
 	}
 	b.WriteByte('\n')
 	io.WriteString(p.w, b.String())
@@ -80,6 +97,8 @@ func WriteStepLine(w io.Writer, p interface{ Position() (int, int) }, st record.
 			b.WriteString("  stable")
 		case m.Fixed:
 			b.WriteString("  not stable")
+		case m.Stable && m.UnsteadyLatency:
+			fmt.Fprintf(&b, "  stable throughput after %d windows, latency unsteady", m.Trials)
 		case m.Stable:
 			fmt.Fprintf(&b, "  stable after %d windows", m.Trials)
 		default:

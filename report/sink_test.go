@@ -63,7 +63,7 @@ func TestProgressLine(t *testing.T) {
 		{UUID: "GPU-c", Utilization: 0.83, HasUtilization: true},
 	}}
 	var b bytes.Buffer
-	p := NewProgress(&b, 500*time.Millisecond)
+	p := NewProgress(&b, 500*time.Millisecond, stats.DiagnoseOptions{})
 	p.Add(s)
 	line := b.String()
 	for _, want := range []string{"1.0s", "concurrency 1", "100.0 infer/s", "p50 1.00 ms", "p99 1.00 ms (from send)",

@@ -355,13 +355,16 @@ func (r *collection) tick(now time.Time) error {
 		return err
 	}
 	// What waits for a boundary runs now, as the next tick begins; a load
-	// change it makes lands on the boundary.
+	// change it makes belongs to the boundary, however late the collector
+	// got to it, so it labels the tick that starts there.
 	hooks := r.c.takeHooks()
 	for _, f := range hooks {
 		f()
 	}
 	if len(hooks) > 0 {
-		return r.applyChanges()
+		for _, ch := range r.c.takeChanges() {
+			r.tickLoad = ch.State
+		}
 	}
 	return nil
 }

@@ -35,7 +35,19 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	srv, err := startDemoSimulator(ctx, f)
+	if err != nil {
+		fmt.Fprintf(stderr, "tritontop: %s\n", oneLine(err.Error()))
+		return exitFail
+	}
+	defer srv.Close()
+	return exitFor(runSession(ctx, f, append([]string{"demo"}, args...), stdout, stderr), stderr)
+}
 
+// startDemoSimulator starts the simulator in this process with the demo
+// models and points the run's flags at it (unless -u was given): what
+// tritontop demo and tritontop plan --demo run against.
+func startDemoSimulator(ctx context.Context, f *loadFlags) (*sim.Server, error) {
 	srv, err := sim.Start(ctx, sim.Config{
 		GRPCAddr:    "127.0.0.1:0",
 		HTTPAddr:    "127.0.0.1:0",
@@ -44,10 +56,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		Engine:      sim.EngineOptions{MetricsInterval: time.Second},
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "tritontop: start the simulator: %s\n", oneLine(err.Error()))
-		return exitFail
+		return nil, fmt.Errorf("start the simulator: %w", err)
 	}
-	defer srv.Close()
 	if !f.set["u"] {
 		f.url = srv.GRPCAddr()
 		if f.protocol == "http" {
@@ -58,5 +68,5 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if f.metricsURL == "" {
 		f.metricsURL = "http://" + srv.MetricsAddr() + "/metrics"
 	}
-	return exitFor(runSession(ctx, f, append([]string{"demo"}, args...), stdout, stderr), stderr)
+	return srv, nil
 }

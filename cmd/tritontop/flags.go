@@ -70,6 +70,8 @@ type loadFlags struct {
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
 	inProcessServer bool
+	// plan is set by tritontop plan: the run is a capacity search.
+	plan *planFlags
 
 	set map[string]bool // flags given on the command line
 }
@@ -142,9 +144,12 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 
 // parseLoadFlags parses and validates a load run's flags. Every error is one
 // line that says what to do.
-func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool) (*loadFlags, error) {
+func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool, extra ...func(*flag.FlagSet)) (*loadFlags, error) {
 	f := &loadFlags{set: map[string]bool{}}
 	fs := newLoadFlagSet(name, f, stderr)
+	for _, add := range extra {
+		add(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

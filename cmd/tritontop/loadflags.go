@@ -7,6 +7,7 @@ import (
 
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/plan"
+	"github.com/tritontop/tritontop/triton/pb"
 )
 
 // schedule is what a run's load flags ask for: the load to start at, and
@@ -28,6 +29,13 @@ func loadFromFlags(f *loadFlags) (schedule, error) {
 	var sc schedule
 	if f.latencyThreshold > 0 {
 		sc.slo = &plan.SLO{Percentile: f.percentile, Threshold: time.Duration(f.latencyThreshold * float64(time.Millisecond))}
+	}
+	if f.plan != nil {
+		// The probe's concurrency follows the model's config, known once
+		// connected (see planProbe).
+		sc.slo = &f.plan.parsed
+		sc.search = &plan.Capacity{Base: load.Target{Mode: load.Rate, Distribution: dist, MaxInFlight: f.maxInflight}}
+		return sc, nil
 	}
 	var levels []load.Target
 	switch {
@@ -65,4 +73,24 @@ func loadFromFlags(f *loadFlags) (schedule, error) {
 	}
 	sc.initial = levels[0]
 	return sc, nil
+}
+
+// planProbe sets a capacity search's probe from the model's config, and the
+// run's first load to it.
+func planProbe(sc *schedule, cfg *pb.ModelConfig) {
+	c, ok := sc.search.(*plan.Capacity)
+	if !ok {
+		return
+	}
+	c.Concurrency = probeConcurrency(cfg)
+	sc.initial, _ = c.Next(nil)
+}
+
+// mustDuration parses a duration constant of this package.
+func mustDuration(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
 }

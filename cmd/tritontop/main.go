@@ -40,6 +40,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return runDemo(args[1:], stdout, stderr)
 		case "replay":
 			return runReplay(args[1:], stdout, stderr)
+		case "plan":
+			return runPlan(args[1:], stdout, stderr)
 		case "version", "--version", "-version":
 			fmt.Fprintf(stdout, "tritontop %s\n", version)
 			return exitOK
@@ -62,6 +64,8 @@ Usage:
   tritontop demo                               start the simulator and open the dashboard
   tritontop sim [flags]                        run the Triton-compatible simulator
   tritontop replay FILE [--speed X]            replay a recorded run in the dashboard
+  tritontop plan -m MODEL --slo p99:100ms --target-rate N [--demo]
+                                               capacity plan: one replica's capacity, replicas, autoscaling
   tritontop version
 
 "tritontop sim -h" and "tritontop replay -h" list those subcommands' flags.

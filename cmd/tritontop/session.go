@@ -102,6 +102,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		return err
 	}
 	defer t.client.Close()
+	planProbe(&sched, t.config)
 
 	drv, err := driver.New(driver.Options{
 		Client: t.client, Requests: t.requests, BatchSize: f.batch,
@@ -135,7 +136,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 			}
 		})
 	case f.record != "-":
-		view = report.NewProgress(stderr, f.tick/2)
+		view = report.NewProgress(stderr, f.tick/2, stats.DiagnoseOptions{SharedProcess: f.inProcessServer})
 	}
 	var recSink report.Sink
 	if rec != nil {
@@ -201,12 +202,19 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	if err := <-colDone; err != nil && tuiErr == nil {
 		tuiErr = err
 	}
+	var planErr error
 	if stepper != nil {
 		// A level cut short by the end of the run is kept, marked.
 		stepper.Interrupt()
 		if !stepper.Progress().Done {
 			res := stepper.Result()
 			outputs.Summarizer().SetSearch(&res)
+		}
+		if f.plan != nil {
+			var p *record.Plan
+			if p, planErr = makePlan(f, stepper); planErr == nil {
+				outputs.Summarizer().SetPlan(p)
+			}
 		}
 	}
 	sum, recErr := outputs.Close()
@@ -219,6 +227,8 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	switch {
 	case driveErr != nil:
 		return driveErr
+	case planErr != nil:
+		return fmt.Errorf("no plan: %w", planErr)
 	case recErr != nil:
 		return fmt.Errorf("writing the run: %w", recErr)
 	case tuiErr != nil && (errors.Is(tuiErr, tea.ErrProgramPanic) ||
@@ -346,9 +356,22 @@ func printSummary(f *loadFlags, sum record.Summary, stdout, stderr io.Writer) {
 	}
 	if f.jsonSummary {
 		report.WriteJSON(out, sum)
-	} else {
-		report.WriteText(out, sum)
+		return
 	}
+	report.WriteText(out, sum)
+	if sum.Plan != nil {
+		report.WritePlan(out, sum.Plan)
+	}
+}
+
+// makePlan turns a capacity search into the plan.
+func makePlan(f *loadFlags, st *plan.Stepper) (*record.Plan, error) {
+	levels := st.Levels()
+	res := st.Result()
+	return plan.MakePlan(levels, res.Best, plan.PlanOptions{
+		TargetRate: f.plan.targetRate, SLO: f.plan.parsed,
+		Deployment: f.plan.deployment, Namespace: f.plan.namespace, Model: f.model,
+	})
 }
 
 // isTerminal reports whether w is a terminal.

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/sim"
+)
+
+// batchingModel is a model whose behaviour differs sharply with load: one
+// instance, batches of up to maxBatch, each execution fixedMS plus perItemMS
+// per item, no jitter. In closed loop at concurrency c ≤ maxBatch·instances
+// the batches hold about c/instances requests, so throughput and batch size
+// grow with c while latency grows slowly.
+func batchingModel(name string, instances, maxBatch int, fixedMS, perItemMS float64) sim.ModelSpec {
+	gpus := make([]int, instances)
+	for i := range gpus {
+		gpus[i] = i % 2
+	}
+	return sim.ModelSpec{
+		Name: name, Platform: "onnxruntime_onnx", Backend: "onnxruntime", MaxBatchSize: maxBatch,
+		Inputs:          []sim.TensorSpec{{Name: "input", DataType: "TYPE_FP32", Dims: []int64{16}}},
+		Outputs:         []sim.TensorSpec{{Name: "output", DataType: "TYPE_FP32", Dims: []int64{16}}},
+		DynamicBatching: &sim.DynamicBatchingSpec{},
+		InstanceGroups:  []sim.InstanceGroupSpec{{Count: 1, Kind: "KIND_GPU", GPUs: gpus}},
+		Latency:         sim.LatencySpec{FixedUS: 1000 * fixedMS, PerItemUS: 1000 * perItemMS, Exponent: 1},
+		Behaviour:       sim.BehaviourIdentity,
+	}
+}
+
+func startSimWith(t *testing.T, models ...sim.ModelSpec) *sim.Server {
+	t.Helper()
+	srv, err := sim.Start(context.Background(), sim.Config{
+		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
+		Repository: sim.Repository{Models: models},
+		Engine:     sim.EngineOptions{MetricsInterval: 250 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// summaryOf runs tritontop with --json and returns its summary.
+func summaryOf(t *testing.T, args ...string) record.Summary {
+	t.Helper()
+	code, stdout, stderr := runCLI(append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("tritontop %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	var sum record.Summary
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("summary JSON: %v\n%s", err, stdout)
+	}
+	return sum
+}
+
+func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*math.Abs(want) }
+
+// TestStepsMatchSteadyRuns: every step of a sweep is measured at its own
+// load only. On a model where concurrency 1 and 8 differ eightfold in
+// throughput and batch size, each step's row (summary, CSV, run file)
+// agrees within 10% with a separate steady run at that level.
+func TestStepsMatchSteadyRuns(t *testing.T) {
+	srv := startSimWith(t, batchingModel("batchy", 1, 8, 20, 0))
+	dir := t.TempDir()
+	runFile, csvFile := filepath.Join(dir, "sweep.jsonl"), filepath.Join(dir, "sweep.csv")
+	common := []string{"-m", "batchy", "-u", srv.GRPCAddr(), "--metrics-url", "http://" + srv.MetricsAddr() + "/metrics"}
+	sweep := summaryOf(t, append(common, "--concurrency-range", "1:8:7", "--step-duration", "3s",
+		"--record", runFile, "-f", csvFile)...)
+	if len(sweep.Steps) != 2 {
+		t.Fatalf("%d steps, want 2: %+v", len(sweep.Steps), sweep.Steps)
+	}
+	run, err := record.ReadAll(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Steps) != 2 {
+		t.Fatalf("run file has %d step lines, want 2", len(run.Steps))
+	}
+	rows := readCSV(t, csvFile)
+	for i, c := range []int{1, 8} {
+		steady := summaryOf(t, append(common, "--concurrency", strconv.Itoa(c), "--duration", "3s")...)
+		if len(steady.Steps) != 1 {
+			t.Fatalf("steady run at %d: %d steps", c, len(steady.Steps))
+		}
+		want := steady.Steps[0]
+		for _, got := range []struct {
+			from string
+			step record.Step
+		}{{"summary", sweep.Steps[i]}, {"run file", run.Steps[i]}} {
+			st := got.step
+			if st.Load.Concurrency != c {
+				t.Fatalf("%s step %d is concurrency %d, want %d", got.from, i+1, st.Load.Concurrency, c)
+			}
+			t.Logf("c=%d %s: %.1f infer/s, p50 %v, batch %.2f; steady %.1f, %v, %.2f", c, got.from,
+				st.Client.InferPerS, st.Client.Latency.P50, st.Server.AvgBatch,
+				want.Client.InferPerS, want.Client.Latency.P50, want.Server.AvgBatch)
+			if !within(st.Client.InferPerS, want.Client.InferPerS, 0.1) {
+				t.Errorf("c=%d %s: %.1f infer/s, steady run %.1f", c, got.from, st.Client.InferPerS, want.Client.InferPerS)
+			}
+			if !within(float64(st.Client.Latency.P50), float64(want.Client.Latency.P50), 0.1) {
+				t.Errorf("c=%d %s: p50 %v, steady run %v", c, got.from, st.Client.Latency.P50, want.Client.Latency.P50)
+			}
+			if !within(st.Server.AvgBatch, want.Server.AvgBatch, 0.1) {
+				t.Errorf("c=%d %s: batch %.2f, steady run %.2f", c, got.from, st.Server.AvgBatch, want.Server.AvgBatch)
+			}
+		}
+		// The CSV row, in step order.
+		row := rows[i+1]
+		if row[0] != strconv.Itoa(c) {
+			t.Fatalf("CSV row %d is concurrency %s, want %d", i+1, row[0], c)
+		}
+		if v, _ := strconv.ParseFloat(row[1], 64); !within(v, want.Client.InferPerS, 0.1) {
+			t.Errorf("c=%d CSV: %s infer/s, steady run %.1f", c, row[1], want.Client.InferPerS)
+		}
+	}
+	// The drain after the last step is part of no step, and every tick of
+	// a step ran at its load.
+	for _, s := range run.Snapshots {
+		for i, st := range run.Steps {
+			if s.Seq >= st.FirstSeq && s.Seq <= st.LastSeq && (s.Load.Drain || s.Load.Step != i) {
+				t.Errorf("tick %d (load %+v) inside step %d", s.Seq, s.Load, i+1)
+			}
+		}
+	}
+	if last := run.Snapshots[len(run.Snapshots)-1]; !last.Load.Drain || last.Seq <= run.Steps[1].LastSeq {
+		t.Errorf("the run does not end with a drain tick outside the steps: %+v", last.Load)
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// TestCapacityFollowsTheConfig sweeps a resnet50-like model whose capacity
+// follows from its config: I instances each running batches of up to B
+// items in L(b) = 20 ms + 2.5 ms × b hold at most X = I·B / L(B) requests a
+// second (2·8 / 40 ms = 400/s). The measured maximum throughput and the
+// throughput at the knee lie within 15% of X. The knee's concurrency lies
+// between I·B (every instance can run one full batch) and 2·I·B (each also
+// has a full batch waiting: more in flight only queues). Then a binary SLO
+// search over the same range returns the level the full sweep shows as the
+// highest under the SLO.
+func TestCapacityFollowsTheConfig(t *testing.T) {
+	const instances, maxBatch, fixedMS, perItemMS = 2, 8, 20.0, 2.5
+	xmax := float64(instances*maxBatch) / ((fixedMS + perItemMS*maxBatch) / 1000)
+	srv := startSimWith(t, batchingModel("resnet-like", instances, maxBatch, fixedMS, perItemMS))
+	common := []string{"-m", "resnet-like", "-u", srv.GRPCAddr(), "--metrics-url", "http://" + srv.MetricsAddr() + "/metrics"}
+	steps := []string{"--concurrency-range", "4:32:4", "--step-duration", "2s", "--tick", "500ms"}
+	sweep := summaryOf(t, append(common, steps...)...)
+	if len(sweep.Steps) != 8 || sweep.Search == nil {
+		t.Fatalf("%d steps, search %+v", len(sweep.Steps), sweep.Search)
+	}
+	for _, st := range sweep.Steps {
+		t.Logf("c=%d: %.1f infer/s, avg %v, batch %.2f", st.Load.Concurrency, st.Client.InferPerS, st.Client.Latency.Mean, st.Server.AvgBatch)
+	}
+	if got := sweep.Search.MaxThroughput; !within(got, xmax, 0.15) {
+		t.Errorf("max throughput %.1f, config says %.1f", got, xmax)
+	}
+	if sweep.Search.Knee < 0 {
+		t.Fatal("no knee found")
+	}
+	k := sweep.Steps[sweep.Search.Knee]
+	if c := k.Load.Concurrency; c < instances*maxBatch || c > 2*instances*maxBatch || !within(k.Client.InferPerS, xmax, 0.15) {
+		t.Errorf("knee at concurrency %d, %.1f infer/s; config says %d to %d, %.1f", c, k.Client.InferPerS,
+			instances*maxBatch, 2*instances*maxBatch, xmax)
+	}
+
+	// The SLO: average latency under 65 ms. Past saturation latency grows
+	// by Little's law, 4 more in flight adding 10 ms at 400/s, so the
+	// threshold lies well between two levels (24 at about 60 ms, 28 at 70).
+	const threshold = 65 * time.Millisecond
+	want := 0
+	for _, st := range sweep.Steps {
+		if st.Client.Latency.Mean < threshold {
+			want = st.Load.Concurrency
+		}
+	}
+	search := summaryOf(t, append(common, append(steps, "--latency-threshold", "65", "--binary-search")...)...)
+	if search.Search == nil || search.Search.Mode != "binary" || search.Search.Best < 0 {
+		t.Fatalf("binary search found nothing: %+v", search.Search)
+	}
+	var tried []int
+	for _, st := range search.Steps {
+		tried = append(tried, st.Load.Concurrency)
+	}
+	got := search.Steps[search.Search.Best].Load.Concurrency
+	t.Logf("binary search measured %v, found %d; the sweep says %d", tried, got, want)
+	if got != want {
+		t.Errorf("binary search found concurrency %d, the full sweep %d", got, want)
+	}
+	if len(search.Steps) >= len(sweep.Steps) {
+		t.Errorf("binary search measured %d levels, as many as the sweep", len(search.Steps))
+	}
+}

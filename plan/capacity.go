@@ -1,0 +1,252 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/record"
+)
+
+// Capacity searches one replica's capacity in requests per second: a
+// closed-loop probe at Concurrency finds the throughput the server holds at
+// saturation, then a binary search over request rates (open loop, as a
+// service receives them) from 5% to 110% of it, in steps of 5%, finds the
+// highest rate that meets the SLO.
+type Capacity struct {
+	// Concurrency is the probe's; enough to saturate the model (twice its
+	// instances times its max batch is the usual choice).
+	Concurrency int
+	// Base is the open-loop target the rates are set on (distribution,
+	// in-flight cap).
+	Base load.Target
+	// rates is set once the probe is measured.
+	rates *Binary
+}
+
+// Grid of the rate search, as fractions of the probe's throughput.
+const (
+	rateStep = 0.05
+	rateTop  = 1.10
+)
+
+// Next implements Search.
+func (c *Capacity) Next(done []Level) (load.Target, bool) {
+	if len(done) == 0 {
+		return load.Target{Mode: load.Concurrency, Concurrency: max(c.Concurrency, 1)}, true
+	}
+	if c.rates == nil {
+		x := done[0].Step.Client.RequestsPerS
+		if !(x > 0) {
+			return load.Target{}, false
+		}
+		var levels []load.Target
+		for i := 1; float64(i)*rateStep <= rateTop+1e-9; i++ {
+			t := c.Base
+			t.Mode = load.Rate
+			// Rates to three significant figures read well in a plan.
+			t.Rate = roundSig(float64(i)*rateStep*x, 3)
+			levels = append(levels, t)
+		}
+		c.rates = &Binary{Levels: levels}
+	}
+	return c.rates.Next(done[1:])
+}
+
+// Mode implements Search.
+func (c *Capacity) Mode() string { return "capacity" }
+
+// Total implements Search: the probe and the binary search.
+func (c *Capacity) Total() int {
+	n := int(math.Round(rateTop / rateStep))
+	return 1 + Binary{Levels: make([]load.Target, n)}.Total()
+}
+
+// Best implements a search's choice of the answer: the highest passing
+// rate, the probe left out.
+func (c *Capacity) Best(done []Level) int {
+	if len(done) < 2 {
+		return -1
+	}
+	i := Best(done[1:])
+	if i < 0 {
+		return -1
+	}
+	return i + 1
+}
+
+func roundSig(v float64, digits int) float64 {
+	if v <= 0 {
+		return v
+	}
+	p := math.Pow(10, float64(digits)-math.Ceil(math.Log10(v)))
+	return math.Round(v*p) / p
+}
+
+// PlanOptions are what a capacity plan is for.
+type PlanOptions struct {
+	// TargetRate is the load to serve, requests per second.
+	TargetRate float64
+	SLO        SLO
+	// Deployment and Namespace name the Triton Deployment the autoscaler
+	// scales; Model is the model its queue-time rule selects.
+	Deployment, Namespace, Model string
+}
+
+// Spare and scaling assumptions of a plan.
+const (
+	// SpareHeadroom: with less spare capacity than this over the target,
+	// the plan adds one replica.
+	SpareHeadroom = 0.20
+	// maxReplicasFactor: the autoscaler may grow to this many times the
+	// replicas the target needs.
+	maxReplicasFactor = 2
+	// saturatedGPU is the utilization from which GPU utilization no longer
+	// tells how close a replica is to its capacity.
+	saturatedGPU = 0.90
+	// queueTargetShare: the queue-time target is this share of the queue
+	// time per request measured at capacity.
+	queueTargetShare = 0.8
+)
+
+// MakePlan turns the measured levels of a capacity search into a plan:
+// capacity per replica and what limits it, replicas for the target, GPUs,
+// and the autoscaling settings, with every assumption written down.
+func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
+	if best < 0 || best >= len(levels) {
+		return nil, fmt.Errorf("no load level met the SLO %s: the replica cannot serve even the lowest rate tried; relax the SLO or check the diagnosis", o.SLO)
+	}
+	if !(o.TargetRate > 0) {
+		return nil, fmt.Errorf("target rate %v: give a positive number of requests per second", o.TargetRate)
+	}
+	st := levels[best].Step
+	p := &record.Plan{TargetRate: o.TargetRate, Capacity: st.Client.RequestsPerS, CapacityLevel: st.Load}
+	if !(p.Capacity > 0) {
+		return nil, fmt.Errorf("the passing level %s finished no request", st.Load)
+	}
+	p.Limit = limitOf(levels, best, o.SLO)
+	p.Replicas = int(math.Ceil(o.TargetRate / p.Capacity))
+	p.Headroom = float64(p.Replicas)*p.Capacity/o.TargetRate - 1
+	if p.Headroom < SpareHeadroom {
+		p.Replicas++
+		p.Spare = true
+		p.Headroom = float64(p.Replicas)*p.Capacity/o.TargetRate - 1
+	}
+	gpuMax := 0.0
+	for _, g := range st.Metrics.GPUs {
+		if g.HasUtilization && g.UtilizationAvg > 0.01 {
+			p.GPUsPerReplica++
+			gpuMax = max(gpuMax, g.UtilizationAvg)
+		}
+	}
+	p.GPUs = p.Replicas * p.GPUsPerReplica
+	p.MinReplicas, p.MaxReplicas = p.Replicas, maxReplicasFactor*p.Replicas
+
+	// GPU utilization is the usual autoscaling signal; when it is already
+	// near full at capacity (dynamic batching fills the GPU long before the
+	// SLO breaks), it cannot tell a replica at half its capacity from one
+	// at its limit, and the queue time can.
+	metric, target := ScaleOnGPUUtilization, o.SLO.GPUTarget
+	switch {
+	case gpuMax >= saturatedGPU || p.GPUsPerReplica == 0:
+		metric, target = ScaleOnQueueTime, queueTargetShare*float64(st.Server.Queue/time.Microsecond)
+		if target < 1 || !st.Server.Available {
+			metric, target = ScaleOnPendingRequests, math.Max(1, math.Round(st.Metrics.PendingAvg))
+		}
+	case target == 0:
+		target = math.Floor(100*gpuMax) / 100
+	}
+	p.Autoscaling, p.AutoscalingTarget = autoscalingName(metric), target
+	p.Assumptions = assumptions(p, o, gpuMax, metric)
+	yaml, err := HPAYAML(HPAOptions{
+		Deployment: o.Deployment, Namespace: o.Namespace, Model: o.Model,
+		MinReplicas: p.MinReplicas, MaxReplicas: p.MaxReplicas, Metric: metric, Target: target,
+		Notes: []string{fmt.Sprintf("Measured: one replica holds %s req/s of %s under %s; the target is %s req/s.",
+			num(p.Capacity), o.Model, o.SLO, num(o.TargetRate))},
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.HPA = string(yaml)
+	return p, nil
+}
+
+func autoscalingName(m HPAMetric) string {
+	switch m {
+	case ScaleOnQueueTime:
+		return "queue-time"
+	case ScaleOnPendingRequests:
+		return "pending-requests"
+	}
+	return "gpu-utilization"
+}
+
+// limitOf says what held the capacity where it is: the first failing level
+// above it, with its diagnosis.
+func limitOf(levels []Level, best int, slo SLO) string {
+	b := levels[best].Target.Level()
+	next := -1
+	for i, l := range levels {
+		if i > 0 && !l.Pass && l.Target.Level() > b && (next < 0 || l.Target.Level() < levels[next].Target.Level()) {
+			next = i
+		}
+	}
+	if next < 0 {
+		return "the highest rate tried still met the SLO: the capacity may be higher"
+	}
+	l := levels[next]
+	m := l.Step.Measurement
+	why := ""
+	switch {
+	case m == nil || m.SLO == nil:
+	case m.SLO.Latency >= slo.Threshold:
+		why = fmt.Sprintf("%s reached %s", sloWhat(slo), fmtMS(m.SLO.Latency))
+	case slo.GPUTarget > 0 && m.SLO.GPUUtilization > slo.GPUTarget:
+		why = fmt.Sprintf("GPU utilization reached %s of the %s allowed", pctOf(m.SLO.GPUUtilization), pctOf(slo.GPUTarget))
+	case !m.Stable:
+		why = "the measurement did not stabilize"
+	}
+	s := fmt.Sprintf("at %s %s", l.Target, why)
+	if len(l.Step.Diagnosis) > 0 {
+		s += " (" + l.Step.Diagnosis[0].Message + ")"
+	}
+	return s
+}
+
+func assumptions(p *record.Plan, o PlanOptions, gpuMax float64, m HPAMetric) []string {
+	a := []string{
+		fmt.Sprintf("capacity is the highest open-loop rate (constant arrivals) at which %s held and the measurement was stable, on this server with this model config and these inputs",
+			o.SLO),
+		fmt.Sprintf("replicas scale linearly: %d × %s req/s, no shared bottleneck (network, load balancer, CPU of the nodes)", p.Replicas, num(p.Capacity)),
+		fmt.Sprintf("one spare replica is added when the headroom over the target is under %s (here %s)", pctOf(SpareHeadroom), pctOf(p.Headroom)),
+		fmt.Sprintf("the autoscaler may grow to %d× the replicas the target needs, for bursts", maxReplicasFactor),
+	}
+	switch m {
+	case ScaleOnGPUUtilization:
+		a = append(a, fmt.Sprintf("GPU utilization (nv_gpu_utilization through the Prometheus adapter) tracks load: %s at capacity", pctOf(gpuMax)))
+	case ScaleOnQueueTime:
+		a = append(a, fmt.Sprintf("GPU utilization is %s at capacity, saturated before latency: the autoscaler follows Triton's queue time per request instead (nv_inference_queue_duration_us over nv_inference_request_success), targeting %s of its value at capacity",
+			pctOf(gpuMax), pctOf(queueTargetShare)))
+	case ScaleOnPendingRequests:
+		a = append(a, "neither GPU utilization nor queue time tells the headroom here: the autoscaler follows nv_inference_pending_request_count")
+	}
+	if p.GPUsPerReplica > 0 {
+		a = append(a, fmt.Sprintf("a replica uses the %d GPUs busy during the measurement", p.GPUsPerReplica))
+	}
+	return a
+}
+
+func sloWhat(s SLO) string {
+	if s.Percentile > 0 {
+		return "p" + strconv.FormatFloat(s.Percentile, 'g', -1, 64) + " latency"
+	}
+	return "average latency"
+}
+
+func fmtMS(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 1, 64) + " ms" }
+
+func pctOf(f float64) string { return strconv.FormatFloat(100*f, 'f', 0, 64) + "%" }
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
