@@ -227,6 +227,9 @@ func (s *Stepper) preschedule() {
 		return
 	}
 	next, ok := sw.Next(append(s.levels, Level{}))
+	if ok && mustSettle(s.target, next) {
+		return
+	}
 	i := s.index + 1
 	if !ok {
 		s.bound.AtNextTick(func() { s.drv.Stop(s.o.Drain) })

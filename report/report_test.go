@@ -399,3 +399,29 @@ var (
 	tick    = statstest.Tick
 	withRun = statstest.WithRun
 )
+
+func TestKnee(t *testing.T) {
+	curve := func(xs []int, ys []float64) []record.Step {
+		var steps []record.Step
+		for i := range xs {
+			steps = append(steps, record.Step{Load: stats.Load{Mode: load.Concurrency, Concurrency: xs[i]},
+				Client: stats.ClientStats{InferPerS: ys[i]}})
+		}
+		return steps
+	}
+	// Rising then flat: the knee is where it flattens.
+	if k := Knee(curve([]int{1, 2, 4, 8, 16, 32}, []float64{100, 200, 380, 500, 510, 505})); k != 3 {
+		t.Errorf("knee %d, want 3 (concurrency 8)", k)
+	}
+	// In any order of the steps.
+	if k := Knee(curve([]int{16, 1, 8, 4, 2, 32}, []float64{510, 100, 500, 380, 200, 505})); k != 2 {
+		t.Errorf("knee %d, want 2 (concurrency 8)", k)
+	}
+	// A straight line has no knee, nor do two points.
+	if k := Knee(curve([]int{1, 2, 3, 4}, []float64{100, 200, 300, 400})); k != -1 {
+		t.Errorf("straight line knee %d", k)
+	}
+	if k := Knee(curve([]int{1, 2}, []float64{100, 500})); k != -1 {
+		t.Errorf("two points knee %d", k)
+	}
+}

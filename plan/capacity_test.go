@@ -1,0 +1,75 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/stats"
+)
+
+// rateLevel is a measured open-loop level at r req/s with the busiest GPU
+// at util and queue per request, passing or not.
+func rateLevel(r, util float64, queue time.Duration, pass bool, latency time.Duration) Level {
+	st := record.Step{
+		Load:   stats.Load{Mode: load.Rate, Rate: r},
+		Client: stats.ClientStats{RequestsPerS: r},
+		Server: record.ServerSummary{ServerStats: stats.ServerStats{Available: true, Queue: queue}},
+		Metrics: record.MetricsSummary{GPUs: []record.GPUSummary{
+			{UUID: "GPU-0", UtilizationAvg: util, HasUtilization: true},
+			{UUID: "GPU-1", UtilizationAvg: util * 0.9, HasUtilization: true},
+			{UUID: "GPU-idle", UtilizationAvg: 0, HasUtilization: true},
+		}},
+		Measurement: &record.Measurement{Stable: true, SLO: &record.SLOCheck{Latency: latency, Pass: pass}},
+	}
+	return Level{Target: load.Target{Mode: load.Rate, Rate: r}, Step: st, Pass: pass}
+}
+
+func TestMakePlan(t *testing.T) {
+	slo := SLO{Percentile: 99, Threshold: 100 * time.Millisecond}
+	opts := PlanOptions{TargetRate: 3000, SLO: slo, Deployment: "triton", Model: "resnet50"}
+	levels := []Level{
+		rateLevel(100, 0.2, 100*time.Microsecond, true, 10*time.Millisecond),
+		rateLevel(700, 0.7, time.Millisecond, true, 60*time.Millisecond),
+		rateLevel(800, 0.8, 4*time.Millisecond, false, 140*time.Millisecond),
+	}
+	p, err := MakePlan(levels, 1, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3000/700 = 4.3 → 5 replicas hold 3500, 17% over the target: under
+	// the 20% headroom, so one spare makes 6.
+	if p.Capacity != 700 || p.Replicas != 6 || !p.Spare || p.GPUsPerReplica != 2 || p.GPUs != 12 ||
+		p.MinReplicas != 6 || p.MaxReplicas != 12 {
+		t.Errorf("plan %+v", p)
+	}
+	if p.Autoscaling != "gpu-utilization" || p.AutoscalingTarget != 0.7 {
+		t.Errorf("autoscaling on %s %v, want GPU utilization at its 70%% at capacity", p.Autoscaling, p.AutoscalingTarget)
+	}
+	if !strings.Contains(p.Limit, "rate 800/s p99 latency reached 140.0 ms") {
+		t.Errorf("limit %q", p.Limit)
+	}
+	if !strings.Contains(p.HPA, "minReplicas: 6") || !strings.Contains(p.HPA, "averageValue: 700m") {
+		t.Errorf("HPA:\n%s", p.HPA)
+	}
+
+	// Utilization saturated at capacity: the queue time is the signal.
+	levels[1] = rateLevel(700, 0.97, time.Millisecond, true, 60*time.Millisecond)
+	if p, err = MakePlan(levels, 1, opts); err != nil {
+		t.Fatal(err)
+	}
+	if p.Autoscaling != "queue-time" || p.AutoscalingTarget != 800 {
+		t.Errorf("autoscaling on %s %v, want queue time 80%% of 1000 µs", p.Autoscaling, p.AutoscalingTarget)
+	}
+	// Plenty of headroom: 1500/700 → 3 replicas hold 2100, 40% over; no
+	// spare.
+	opts.TargetRate = 1500
+	if p, err = MakePlan(levels, 1, opts); err != nil || p.Replicas != 3 || p.Spare {
+		t.Errorf("1500 req/s at 700 each: %+v, %v; want 3 replicas, no spare", p, err)
+	}
+	if _, err := MakePlan(levels, -1, opts); err == nil {
+		t.Error("a plan without a passing level")
+	}
+}

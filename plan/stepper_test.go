@@ -1,0 +1,199 @@
+package plan
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/stats"
+	"github.com/tritontop/tritontop/stats/statstest"
+)
+
+// fakeRun is a driver and a collector's tick boundary in one: it holds the
+// load state that ticks are labelled with, and runs the stepper's
+// boundary functions when the test ends a tick.
+type fakeRun struct {
+	t       *testing.T
+	state   load.State
+	hooks   []func()
+	calls   []string
+	stopped bool
+	seq     int
+	steps   []record.Step
+}
+
+func (f *fakeRun) SetStep(i int, l load.Target) {
+	f.state.Step, f.state.Target = i, l
+	f.calls = append(f.calls, fmt.Sprintf("step %d %s", i, l))
+}
+func (f *fakeRun) Pause()                { f.state.Paused = true; f.calls = append(f.calls, "pause") }
+func (f *fakeRun) Resume()               { f.state.Paused = false; f.calls = append(f.calls, "resume") }
+func (f *fakeRun) Stop(time.Duration)    { f.stopped = true; f.calls = append(f.calls, "stop") }
+func (f *fakeRun) AtNextTick(fn func())  { f.hooks = append(f.hooks, fn) }
+func (f *fakeRun) onStep(st record.Step) { f.steps = append(f.steps, st) }
+
+// tick ends one tick at the current load, n requests at us µs each, with
+// inFlight left at its end, as the collector does: at the boundary it runs
+// the functions waiting for it (they set the next tick's load), then it
+// emits the tick that ended there.
+func (f *fakeRun) tick(s *Stepper, n int, us int64, inFlight int) {
+	f.t.Helper()
+	f.seq++
+	snap := stats.Snapshot{Seq: f.seq, Interval: time.Second, Tick: stats.ClientStats{Duration: time.Second}}
+	if n > 0 {
+		snap = statstest.Tick(f.t, f.seq, f.state.Target.Concurrency, n, us, [5]int64{us, 0, 0, us, 0})
+	}
+	snap.Load = stats.LoadOf(f.state)
+	snap.Load.InFlight = inFlight
+	hooks := f.hooks
+	f.hooks = nil
+	for _, h := range hooks {
+		h()
+	}
+	s.Add(snap)
+}
+
+func newStepper(t *testing.T, o Options) (*Stepper, *fakeRun) {
+	t.Helper()
+	f := &fakeRun{t: t}
+	o.Tick = time.Second
+	o.OnStep = f.onStep
+	s, err := NewStepper(o, f, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.state.Target = s.First()
+	return s, f
+}
+
+func TestStepperMeasuresUntilStable(t *testing.T) {
+	s, f := newStepper(t, Options{Search: Sweep{Levels: []load.Target{conc(1), conc(2)}}, Window: 2 * time.Second})
+	// Level 1: a slow first window (warm-up), then three that agree.
+	for _, n := range []int{50, 50, 100, 100, 100, 101, 100, 99} {
+		f.tick(s, n, 1000, 1)
+	}
+	if len(f.steps) != 1 {
+		t.Fatalf("%d steps after level 1's windows", len(f.steps))
+	}
+	st := f.steps[0]
+	m := st.Measurement
+	if !m.Stable || m.Windows != 3 || m.Trials != 4 || m.WarmupTicks != 2 || m.WindowTicks != 2 || st.Ticks != 6 {
+		t.Errorf("measurement %+v over %d ticks: want stable in 3 windows of 2 ticks after 2 warm-up ticks", m, st.Ticks)
+	}
+	if st.Client.InferPerS != 100 {
+		t.Errorf("step throughput %v, want the measured windows' 100/s without the warm-up", st.Client.InferPerS)
+	}
+	// The next level starts at the next boundary; the tick that ends
+	// there is at the old level and is no part of any step.
+	f.tick(s, 100, 1000, 1)
+	if f.state.Step != 1 || f.state.Target != conc(2) || len(f.steps) != 1 {
+		t.Fatalf("after level 1: state %+v, calls %v", f.state, f.calls)
+	}
+	// Level 2 never settles: max trials, reported unstable.
+	for i := range 2 * DefaultMaxTrials {
+		f.tick(s, 100+50*(i%4/2), 2000, 2)
+	}
+	f.tick(s, 0, 0, 0)
+	if len(f.steps) != 2 {
+		t.Fatalf("%d steps", len(f.steps))
+	}
+	if m := f.steps[1].Measurement; m.Stable || m.Trials != DefaultMaxTrials || m.Index != 1 {
+		t.Errorf("level 2 measurement %+v: want unstable after %d trials", m, DefaultMaxTrials)
+	}
+	if !f.stopped || !s.Progress().Done {
+		t.Errorf("the run did not stop after its last level: %v", f.calls)
+	}
+	r := s.Result()
+	if r.Mode != "sweep" || r.Best != -1 || r.MaxThroughput < 100 {
+		t.Errorf("result %+v", r)
+	}
+}
+
+func TestStepperFixedStepsChangeOnTheBoundary(t *testing.T) {
+	s, f := newStepper(t, Options{Search: Sweep{Levels: []load.Target{conc(1), conc(2), conc(3)}},
+		StepDuration: 3 * time.Second})
+	for level := 1; level <= 3; level++ {
+		for range 3 {
+			if got := f.state.Target.Concurrency; got != level {
+				t.Fatalf("tick %d ran at concurrency %d, want %d: %v", f.seq+1, got, level, f.calls)
+			}
+			f.tick(s, 100*level, 1000, level)
+		}
+	}
+	if len(f.steps) != 3 || !f.stopped {
+		t.Fatalf("%d steps, stopped %v", len(f.steps), f.stopped)
+	}
+	for i, st := range f.steps {
+		if m := st.Measurement; !m.Fixed || !m.Stable || st.Ticks != 3 || st.FirstSeq != 3*i+1 {
+			t.Errorf("step %d: %+v, %d ticks from %d", i+1, m, st.Ticks, st.FirstSeq)
+		}
+	}
+}
+
+func TestStepperEndsALevelFarPastTheSLO(t *testing.T) {
+	slo := &SLO{Percentile: 99, Threshold: 10 * time.Millisecond}
+	s, f := newStepper(t, Options{Search: Sweep{Levels: []load.Target{conc(1), conc(2)}, StopAtSLO: true},
+		Window: time.Second, SLO: slo})
+	for range 3 {
+		f.tick(s, 100, 5000, 1)
+	}
+	if len(f.steps) != 1 || !f.steps[0].Measurement.SLO.Pass {
+		t.Fatalf("level 1 at 5 ms: steps %+v", f.steps)
+	}
+	f.tick(s, 100, 5000, 1) // the tick at the old level while the next is set
+	f.tick(s, 100, 30000, 2)
+	f.tick(s, 0, 0, 0)
+	if len(f.steps) != 2 {
+		t.Fatalf("a window at 30 ms, three times the 10 ms SLO, did not end the level")
+	}
+	c := f.steps[1].Measurement.SLO
+	if c.Pass || c.Latency != 30*time.Millisecond || c.Goodput != 0 {
+		t.Errorf("SLO check %+v", c)
+	}
+	if !f.stopped || s.Result().Best != 0 {
+		t.Errorf("linear search did not stop at the first failing level with level 1 best: %+v", s.Result())
+	}
+}
+
+func TestStepperPauseAndInterrupt(t *testing.T) {
+	s, f := newStepper(t, Options{Search: Sweep{Levels: []load.Target{conc(1), conc(2)}}, Window: 2 * time.Second})
+	f.tick(s, 100, 1000, 1)
+	f.state.Paused = true
+	f.tick(s, 40, 1000, 1) // paused: the half-filled window is dropped
+	f.state.Paused = false
+	f.tick(s, 100, 1000, 1)
+	s.Interrupt()
+	if len(f.steps) != 1 {
+		t.Fatal("interrupted level lost")
+	}
+	st := f.steps[0]
+	if m := st.Measurement; !m.Interrupted || m.Stable || st.Ticks != 1 || st.FirstSeq != 3 {
+		t.Errorf("interrupted step %+v over ticks %d..%d", m, st.FirstSeq, st.LastSeq)
+	}
+}
+
+func TestStepperSettlesAfterAnOpenLoop(t *testing.T) {
+	rate := func(r float64) load.Target { return load.Target{Mode: load.Rate, Rate: r} }
+	s, f := newStepper(t, Options{Search: Sweep{Levels: []load.Target{rate(100), rate(50)}},
+		StepDuration: 2 * time.Second, Drain: 10 * time.Second})
+	f.tick(s, 100, 1000, 3)
+	f.tick(s, 100, 1000, 400) // past capacity: 400 left in flight
+	f.tick(s, 300, 1000, 100) // paused at its start, draining
+	if !f.state.Paused || f.state.Step != 0 {
+		t.Fatalf("not paused for the backlog: %v", f.calls)
+	}
+	f.tick(s, 100, 1000, 0) // drained
+	if f.state.Step != 0 {
+		t.Fatalf("next level started with 100 still in flight: %v", f.calls)
+	}
+	f.tick(s, 0, 0, 0)
+	if f.state.Paused || f.state.Step != 1 || f.state.Target != rate(50) {
+		t.Errorf("after the drain: %+v, calls %v", f.state, f.calls)
+	}
+	want := []string{"pause", "step 1 rate 50/s", "resume"}
+	if fmt.Sprint(f.calls) != fmt.Sprint(want) {
+		t.Errorf("calls %v, want %v", f.calls, want)
+	}
+}
