@@ -6,13 +6,20 @@ import (
 )
 
 // Summarize summarizes a run's snapshots and the measured steps recorded
-// with them. It is Summarizer fed the run in order.
+// with them. It is Summarizer fed the run in the order a live run fed it:
+// each step right after its last tick, so that the step's diagnosis reads
+// the same ticks as it did live.
 func Summarize(h record.Header, snaps []stats.Snapshot, steps ...record.Step) record.Summary {
 	z := NewSummarizer(h)
+	next := 0
 	for _, s := range snaps {
 		z.Add(s)
+		for next < len(steps) && steps[next].LastSeq <= s.Seq {
+			z.AddStep(steps[next])
+			next++
+		}
 	}
-	for _, st := range steps {
+	for _, st := range steps[next:] {
 		z.AddStep(st)
 	}
 	return z.Summary()

@@ -135,10 +135,18 @@ func stepRow(i int, st record.Step) []string {
 // writeSearch says what a stepped run found: the highest level meeting the
 // SLO, its goodput, and the knee.
 func writeSearch(b *strings.Builder, s record.Summary) {
+	for _, l := range searchLines(s) {
+		b.WriteString("  " + l + "\n")
+	}
+}
+
+// searchLines are what a stepped run found, one sentence each.
+func searchLines(s record.Summary) []string {
 	sr := s.Search
 	if sr == nil {
-		return
+		return nil
 	}
+	var out []string
 	if sr.SLO != nil {
 		slo := sloName(sr.SLO)
 		if sr.Best >= 0 && sr.Best < len(s.Steps) {
@@ -147,17 +155,18 @@ func writeSearch(b *strings.Builder, s record.Summary) {
 			if m := st.Measurement; m != nil && m.SLO != nil {
 				good = fmt.Sprintf(", goodput %s req/s within the SLO", fixed(m.SLO.Goodput, 1))
 			}
-			fmt.Fprintf(b, "  Highest level meeting %s: %s at %s infer/s (step %d)%s\n", slo, st.Load.String(),
-				fixed(st.Client.InferPerS, 1), sr.Best+1, good)
+			out = append(out, fmt.Sprintf("Highest level meeting %s: %s at %s infer/s (step %d)%s", slo, st.Load.String(),
+				fixed(st.Client.InferPerS, 1), sr.Best+1, good))
 		} else {
-			fmt.Fprintf(b, "  No level met %s\n", slo)
+			out = append(out, fmt.Sprintf("No level met %s", slo))
 		}
 	}
 	if sr.Knee >= 0 && sr.Knee < len(s.Steps) {
 		st := s.Steps[sr.Knee]
-		fmt.Fprintf(b, "  Knee: %s at %s infer/s (step %d); the highest throughput was %s infer/s\n", st.Load.String(),
-			fixed(st.Client.InferPerS, 1), sr.Knee+1, fixed(sr.MaxThroughput, 1))
+		out = append(out, fmt.Sprintf("Knee: %s at %s infer/s (step %d); the highest throughput was %s infer/s", st.Load.String(),
+			fixed(st.Client.InferPerS, 1), sr.Knee+1, fixed(sr.MaxThroughput, 1)))
 	}
+	return out
 }
 
 // sloName is an SLO in words: "p99 < 100 ms" or "average latency < 20 ms".

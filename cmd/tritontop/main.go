@@ -7,6 +7,8 @@
 //	tritontop demo                           simulator + dashboard, no arguments
 //	tritontop sim                            the simulator alone
 //	tritontop replay run.jsonl               the dashboard fed from a run file
+//	tritontop report run.jsonl -o run.html   a self-contained HTML report
+//	tritontop compare a.jsonl b.jsonl        two runs side by side
 //
 // This package only parses flags and wires the library packages together.
 package main
@@ -42,6 +44,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return runReplay(args[1:], stdout, stderr)
 		case "plan":
 			return runPlan(args[1:], stdout, stderr)
+		case "report":
+			return runReport(args[1:], stdout, stderr)
+		case "compare":
+			return runCompare(args[1:], stdout, stderr)
 		case "version", "--version", "-version":
 			fmt.Fprintf(stdout, "tritontop %s\n", version)
 			return exitOK
@@ -66,8 +72,14 @@ Usage:
   tritontop replay FILE [--speed X]            replay a recorded run in the dashboard
   tritontop plan -m MODEL --slo p99:100ms --target-rate N [--demo]
                                                capacity plan: one replica's capacity, replicas, autoscaling
+  tritontop replay FILE -f out.csv [--json | --markdown]
+                                               a recorded run's CSV and summary
+  tritontop report RUN.jsonl... -o report.html an HTML report of runs (--label NAME each)
+  tritontop compare A.jsonl B.jsonl [--json | --markdown]
+                                               two runs side by side, level by level
   tritontop version
 
-"tritontop sim -h" and "tritontop replay -h" list those subcommands' flags.
+"tritontop sim -h", "tritontop replay -h", "tritontop plan -h", "tritontop report -h" and
+"tritontop compare -h" list those subcommands' flags.
 Exit codes: 0 ok, 1 run failed, 2 usage error.
 `

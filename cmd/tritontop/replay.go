@@ -19,17 +19,27 @@ import (
 )
 
 // runReplay is `tritontop replay FILE`: the dashboard fed from a run file.
-// Without a terminal it prints the run's summary instead.
+// Without a terminal, or with -f, --json or --markdown, it writes the run's
+// CSV and summary instead, so any record gives them later.
 func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tritontop replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: tritontop replay FILE [--speed X] [-f out.csv] [--json | --markdown]\n\n"+
+			"Replays a run file in the dashboard; flags may come before or after FILE.\n"+
+			"Without a terminal, or with -f, --json or --markdown, it prints the run's summary instead.\n\n")
+		fs.PrintDefaults()
+	}
 	speed := fs.Float64("speed", 1, "playback speed (2 = twice as fast, 0 = as fast as possible)")
 	fps := fs.Int("fps", 10, "dashboard frames per second")
-	jsonOut := fs.Bool("json", false, "without a terminal: print the summary as JSON")
-	if err := fs.Parse(args); err != nil {
+	csvPath := fs.String("f", "", "write the run's perf_analyzer-style CSV to FILE (- for standard output, instead of the summary)")
+	jsonOut := fs.Bool("json", false, "print the summary as JSON instead of the dashboard")
+	markdown := fs.Bool("markdown", false, "print the summary as Markdown instead of the dashboard")
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
 		return flagExit(err, stderr)
 	}
-	if fs.NArg() != 1 {
+	if len(files) != 1 {
 		fmt.Fprintln(stderr, "tritontop: replay needs one run file: tritontop replay FILE")
 		return exitUsage
 	}
@@ -37,7 +47,12 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tritontop: --speed %g cannot be negative\n", *speed)
 		return exitUsage
 	}
-	run, err := record.ReadAll(fs.Arg(0))
+	if *jsonOut && *markdown {
+		fmt.Fprintln(stderr, "tritontop: choose --json or --markdown, not both")
+		return exitUsage
+	}
+	file := files[0]
+	run, err := record.ReadAll(file)
 	if err != nil {
 		fmt.Fprintf(stderr, "tritontop: %s\n", oneLine(err.Error()))
 		return exitUsage
@@ -46,17 +61,12 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tritontop: warning: the run file's last line was incomplete (the run was killed); replaying the complete ticks")
 	}
 	if len(run.Snapshots) == 0 {
-		fmt.Fprintf(stderr, "tritontop: %s has no ticks to replay\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "tritontop: %s has no ticks to replay\n", file)
 		return exitFail
 	}
-	sum := report.Summarize(run.Header, run.Snapshots)
-	if !isTerminal(stdout) {
-		if *jsonOut {
-			report.WriteJSON(stdout, sum)
-		} else {
-			report.WriteText(stdout, sum)
-		}
-		return exitOK
+	sum := report.SummarizeRun(run)
+	if *csvPath != "" || *jsonOut || *markdown || !isTerminal(stdout) {
+		return exitFor(exportRun(sum, *csvPath, *jsonOut, *markdown, stdout), stderr)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -75,7 +85,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	h := run.Header
 	info := tui.HeaderInfo{
 		Server: h.Server.URL, Protocol: h.Server.Protocol, Model: h.Model.Name, Version: h.Model.Version,
-		Simulated: h.Server.Simulated, SharedProcess: h.Server.InProcess, Recording: "replay of " + fs.Arg(0),
+		Simulated: h.Server.Simulated, SharedProcess: h.Server.InProcess, Recording: "replay of " + file,
 	}
 	if cfg, err := kserve.ParseConfigJSON(h.Model.Config); err == nil {
 		info.MaxBatch = int(cfg.GetMaxBatchSize())
@@ -88,4 +98,19 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// exportRun writes a replayed run's CSV (-f) and its summary; a CSV sent to
+// standard output takes the summary's place.
+func exportRun(sum record.Summary, csvPath string, jsonOut, markdown bool, stdout io.Writer) error {
+	switch csvPath {
+	case "":
+	case "-":
+		return report.WriteCSVSteps(stdout, sum.Steps)
+	default:
+		if err := writeCSVFile(csvPath, sum); err != nil {
+			return usageError{err}
+		}
+	}
+	return writeSummary(stdout, sum, jsonOut, markdown)
 }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/tritontop/tritontop/report"
+)
+
+// runCompare is `tritontop compare A.jsonl B.jsonl`: the two runs step by
+// step (matched by load level) and whole, with the change from A to B.
+func runCompare(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tritontop compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: tritontop compare A.jsonl B.jsonl [--json | --markdown] [--label A --label B]\n\n"+
+			"Compares two runs of the same load mode, level by level and whole: throughput,\n"+
+			"p50/p99, Triton's queue and compute, batch size, GPU utilization, client CPU per request.\n\n")
+		fs.PrintDefaults()
+	}
+	jsonOut := fs.Bool("json", false, "print the comparison as JSON")
+	markdown := fs.Bool("markdown", false, "print the comparison as a Markdown table")
+	var labels []string
+	fs.Var(repeated{&labels}, "label", "name of a run in the table, A's then B's (default: the file names)")
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagExit(err, stderr)
+	}
+	return exitFor(compareRuns(files, labels, *jsonOut, *markdown, stdout, stderr), stderr)
+}
+
+func compareRuns(files, labels []string, jsonOut, markdown bool, stdout, stderr io.Writer) error {
+	if len(files) != 2 {
+		return usageError{fmt.Errorf("compare needs two run files, got %d: tritontop compare A.jsonl B.jsonl", len(files))}
+	}
+	if jsonOut && markdown {
+		return usageError{errors.New("choose --json or --markdown, not both")}
+	}
+	names, err := runLabels(files, labels)
+	if err != nil {
+		return err
+	}
+	a, err := readRunFile(files[0], stderr)
+	if err != nil {
+		return err
+	}
+	b, err := readRunFile(files[1], stderr)
+	if err != nil {
+		return err
+	}
+	c, err := report.Compare(report.SummarizeRun(a), report.SummarizeRun(b), names[0], names[1])
+	if err != nil {
+		return usageError{err}
+	}
+	switch {
+	case jsonOut:
+		return c.WriteJSON(stdout)
+	case markdown:
+		return c.WriteMarkdown(stdout)
+	}
+	return c.WriteText(stdout)
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tritontop/tritontop/report"
+)
+
+// runReport is `tritontop report RUN.jsonl... -o report.html`: one
+// self-contained HTML page about the runs, overlaid on the same charts.
+func runReport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tritontop report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: tritontop report RUN.jsonl... -o report.html [--label NAME]...\n\n"+
+			"Writes one self-contained HTML page (inline SVG and CSS, no script) about the runs;\n"+
+			"several runs overlay on the same charts, each in its own colour.\n\n")
+		fs.PrintDefaults()
+	}
+	out := fs.String("o", "", "the HTML file to write (- for standard output)")
+	title := fs.String("title", "", "the page's title (default: tritontop report: MODEL)")
+	var labels []string
+	fs.Var(repeated{&labels}, "label", "name of a run on the charts, one per file in order (default: the file name)")
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagExit(err, stderr)
+	}
+	return exitFor(writeReport(files, labels, *out, *title, stdout, stderr), stderr)
+}
+
+func writeReport(files, labels []string, out, title string, stdout, stderr io.Writer) error {
+	if len(files) == 0 {
+		return usageError{errors.New("report needs at least one run file: tritontop report RUN.jsonl... -o report.html")}
+	}
+	if out == "" {
+		return usageError{errors.New("report needs -o FILE.html, the page to write (-o - writes it to standard output)")}
+	}
+	names, err := runLabels(files, labels)
+	if err != nil {
+		return err
+	}
+	var runs []report.HTMLRun
+	for i, f := range files {
+		run, err := readRunFile(f, stderr)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, report.HTMLRun{Label: names[i], File: f, Run: run})
+	}
+	// The page is made in memory first, so that an error leaves no
+	// half-written file behind.
+	var page bytes.Buffer
+	if err := report.WriteHTML(&page, runs, report.HTMLOptions{Title: title, Generator: "tritontop " + version}); err != nil {
+		return err
+	}
+	if out == "-" {
+		_, err := stdout.Write(page.Bytes())
+		return err
+	}
+	if err := os.WriteFile(out, page.Bytes(), 0o644); err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return usageError{fmt.Errorf("cannot write -o %s: %w", out, err)}
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d KB, %d run%s)\n", out, (page.Len()+1023)/1024, len(runs), plural(len(runs)))
+	return nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

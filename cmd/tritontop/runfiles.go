@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/report"
+)
+
+// readRunFile reads a run file for report or compare. A file that cannot be
+// read, is not a run file, or holds no tick is a usage error; a run killed
+// mid-line is read up to its last whole line, with a warning.
+func readRunFile(path string, stderr io.Writer) (*record.Run, error) {
+	run, err := record.ReadAll(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if len(run.Snapshots) == 0 {
+		return nil, usageError{fmt.Errorf("%s has no ticks: the run ended before its first tick, so there is nothing to show", path)}
+	}
+	if run.Truncated {
+		fmt.Fprintf(stderr, "tritontop: warning: the last line of %s was incomplete (the run was killed); using its complete ticks\n", path)
+	}
+	return run, nil
+}
+
+// runLabels names each file: the --label given for it, in order, or else
+// its name without the directory and the .jsonl extension. Labels name
+// series on shared charts, so they must differ.
+func runLabels(files, labels []string) ([]string, error) {
+	if len(labels) > len(files) {
+		return nil, usageError{fmt.Errorf("%d --label flags for %d run files: give at most one label per file, in the files' order", len(labels), len(files))}
+	}
+	out := make([]string, len(files))
+	seen := map[string]int{}
+	for i, f := range files {
+		if i < len(labels) {
+			out[i] = strings.TrimSpace(labels[i])
+			if out[i] == "" {
+				return nil, usageError{fmt.Errorf("--label %q is empty: give each run a name", labels[i])}
+			}
+		} else {
+			out[i] = strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		}
+		if j, dup := seen[out[i]]; dup {
+			return nil, usageError{fmt.Errorf("runs %d and %d are both labelled %q: name them apart with --label", j+1, i+1, out[i])}
+		}
+		seen[out[i]] = i
+	}
+	return out, nil
+}
+
+// writeSummary writes a run's summary as text, JSON or Markdown.
+func writeSummary(w io.Writer, sum record.Summary, jsonOut, markdown bool) error {
+	switch {
+	case jsonOut:
+		return report.WriteJSON(w, sum)
+	case markdown:
+		return report.WriteMarkdown(w, sum)
+	}
+	return report.WriteText(w, sum)
+}

@@ -1,0 +1,305 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/stats"
+)
+
+// Comparison is two runs side by side: each load level both ran, matched by
+// level, and the whole runs, with A, B and the change from A to B for the
+// numbers that decide between two set-ups (a synchronous client against an
+// asynchronous one, gRPC against HTTP, batch 1 against batch 8, a model
+// config before and after a change).
+type Comparison struct {
+	A ComparedRun `json:"a"`
+	B ComparedRun `json:"b"`
+	// Mode is the load mode both runs ran in.
+	Mode load.Mode `json:"mode"`
+	// Steps are the load levels both runs measured, in A's order. A level
+	// either run measured more than once is matched occurrence by
+	// occurrence: A's first with B's first, and so on.
+	Steps []LevelComparison `json:"steps"`
+	// OnlyA and OnlyB name the levels one run measured and the other did
+	// not.
+	OnlyA []string `json:"only_a,omitempty"`
+	OnlyB []string `json:"only_b,omitempty"`
+	// Overall compares the whole runs. For runs of several levels it pools
+	// them all (latency percentiles across levels included), so it compares
+	// like with like only when both ran the same levels for the same time;
+	// it then adds the highest step throughput of each.
+	Overall LevelComparison `json:"overall"`
+}
+
+// ComparedRun says which run a side of a Comparison is.
+type ComparedRun struct {
+	Label    string        `json:"label"`
+	Model    string        `json:"model"`
+	Version  string        `json:"version,omitempty"`
+	URL      string        `json:"url"`
+	Protocol string        `json:"protocol"`
+	Steps    int           `json:"steps"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// LevelComparison is one load level (or the whole runs) in both runs.
+type LevelComparison struct {
+	// Level names the load level ("concurrency 8", "rate 200/s"), or
+	// "whole run".
+	Level   string   `json:"level"`
+	Metrics []Change `json:"metrics"`
+}
+
+// Change is one number in A and in B. A value a run did not measure (no
+// server statistics, no GPU metrics) is nil, as is a change that cannot be
+// computed (a missing value, or A is zero).
+type Change struct {
+	// Metric is the number's identifier in JSON ("p99_latency"); Name and
+	// Unit are how a table heads it.
+	Metric string   `json:"metric"`
+	Name   string   `json:"name"`
+	Unit   string   `json:"unit,omitempty"`
+	A      *float64 `json:"a"`
+	B      *float64 `json:"b"`
+	// Percent is (B − A) / A × 100.
+	Percent *float64 `json:"change_percent"`
+}
+
+// wholeRun is the Level of a Comparison's Overall.
+const wholeRun = "whole run"
+
+// compared is one metric: how to read it from a step's (or a run's)
+// numbers.
+type compared struct {
+	metric, name, unit string
+	value              func(levelNumbers) (float64, bool)
+}
+
+// levelNumbers are the parts of a Step or a Summary a comparison reads.
+type levelNumbers struct {
+	client  stats.ClientStats
+	server  record.ServerSummary
+	metrics record.MetricsSummary
+	cpu     record.ClientCPU
+}
+
+func stepNumbers(st record.Step) levelNumbers {
+	return levelNumbers{st.Client, st.Server, st.Metrics, st.ClientCPU}
+}
+
+// latency is the distribution a level is judged by: from the schedule in
+// open loop (what a user of the service waits), from the send otherwise.
+func (n levelNumbers) latency() stats.Latency {
+	if s := n.client.Scheduled; s != nil && s.Count > 0 {
+		return *s
+	}
+	return n.client.Latency
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// comparedMetrics are the numbers of a comparison, in table order.
+var comparedMetrics = []compared{
+	{"throughput", "throughput", "infer/s", func(n levelNumbers) (float64, bool) {
+		return n.client.InferPerS, n.client.Duration > 0
+	}},
+	{"p50_latency", "p50", "ms", func(n levelNumbers) (float64, bool) {
+		l := n.latency()
+		return millis(l.P50), l.Count > 0
+	}},
+	{"p99_latency", "p99", "ms", func(n levelNumbers) (float64, bool) {
+		l := n.latency()
+		return millis(l.P99), l.Count > 0
+	}},
+	{"queue", "queue", "ms", func(n levelNumbers) (float64, bool) {
+		return millis(n.server.Queue), n.server.Available
+	}},
+	{"compute", "compute", "ms", func(n levelNumbers) (float64, bool) {
+		return millis(n.server.Compute()), n.server.Available
+	}},
+	{"batch_size", "batch size", "", func(n levelNumbers) (float64, bool) {
+		return n.server.AvgBatch, n.server.Available && n.server.ExecutionCount > 0
+	}},
+	{"gpu_utilization", "GPU utilization", "%", func(n levelNumbers) (float64, bool) {
+		u, ok := busiestGPU(n.metrics)
+		return 100 * u, ok
+	}},
+	{"client_cpu_per_request", "client CPU per request", "µs", func(n levelNumbers) (float64, bool) {
+		return float64(n.cpu.PerRequest) / float64(time.Microsecond), n.cpu.PerRequest > 0
+	}},
+}
+
+// busiestGPU is the highest average utilization of any GPU that reported
+// one: the GPU that limits a model spread over several.
+func busiestGPU(m record.MetricsSummary) (float64, bool) {
+	u, ok := 0.0, false
+	for _, g := range m.GPUs {
+		if g.HasUtilization {
+			u, ok = max(u, g.UtilizationAvg), true
+		}
+	}
+	return u, ok
+}
+
+// Compare sets run b beside run a, each named by its label. The runs must
+// have run in the same load mode (both closed loop or both open loop):
+// levels of different modes do not match.
+func Compare(a, b record.Summary, labelA, labelB string) (*Comparison, error) {
+	ma, err := runMode(a, labelA)
+	if err != nil {
+		return nil, err
+	}
+	mb, err := runMode(b, labelB)
+	if err != nil {
+		return nil, err
+	}
+	if ma != mb {
+		return nil, fmt.Errorf("compare: %s ran %s and %s ran %s: compare two runs of the same load mode", labelA, modeWords(ma), labelB, modeWords(mb))
+	}
+	c := &Comparison{A: comparedRun(a, labelA), B: comparedRun(b, labelB), Mode: ma}
+
+	// Match the k-th occurrence of a level in A with its k-th in B.
+	type key struct {
+		mode  load.Mode
+		level float64
+	}
+	keyOf := func(st record.Step) key { return key{st.Load.Mode, st.Load.Target().Level()} }
+	inB := map[key][]int{}
+	for i, st := range b.Steps {
+		inB[keyOf(st)] = append(inB[keyOf(st)], i)
+	}
+	usedB := make([]bool, len(b.Steps))
+	for _, st := range a.Steps {
+		k := keyOf(st)
+		if len(inB[k]) == 0 {
+			c.OnlyA = append(c.OnlyA, st.Load.String())
+			continue
+		}
+		j := inB[k][0]
+		inB[k] = inB[k][1:]
+		usedB[j] = true
+		c.Steps = append(c.Steps, compareLevel(st.Load.String(), stepNumbers(st), stepNumbers(b.Steps[j])))
+	}
+	for j, st := range b.Steps {
+		if !usedB[j] {
+			c.OnlyB = append(c.OnlyB, st.Load.String())
+		}
+	}
+
+	c.Overall = compareLevel(wholeRun,
+		levelNumbers{a.Client, a.Server, a.Metrics, a.ClientCPU},
+		levelNumbers{b.Client, b.Server, b.Metrics, b.ClientCPU})
+	if len(a.Steps) > 1 || len(b.Steps) > 1 {
+		pa, okA := peakThroughput(a.Steps)
+		pb, okB := peakThroughput(b.Steps)
+		c.Overall.Metrics = append(c.Overall.Metrics, newChange("peak_throughput", "highest step throughput", "infer/s", pa, okA, pb, okB))
+	}
+	return c, nil
+}
+
+// runMode is the load mode of a run's steps, an error for a run without
+// any.
+func runMode(s record.Summary, label string) (load.Mode, error) {
+	if len(s.Steps) == 0 {
+		return "", fmt.Errorf("compare: %s has no load steps (no ticks were recorded): record a run with --record first", label)
+	}
+	m := s.Steps[0].Load.Mode
+	for _, st := range s.Steps[1:] {
+		if st.Load.Mode != m {
+			return "", fmt.Errorf("compare: %s ran both %s and %s: compare runs of one load mode", label, modeWords(m), modeWords(st.Load.Mode))
+		}
+	}
+	return m, nil
+}
+
+func modeWords(m load.Mode) string {
+	if m == load.Rate {
+		return "a request rate (open loop)"
+	}
+	return "a concurrency (closed loop)"
+}
+
+func comparedRun(s record.Summary, label string) ComparedRun {
+	return ComparedRun{Label: label, Model: s.Model, Version: s.Version, URL: s.URL, Protocol: s.Protocol,
+		Steps: len(s.Steps), Duration: s.Duration}
+}
+
+func compareLevel(level string, a, b levelNumbers) LevelComparison {
+	lc := LevelComparison{Level: level}
+	for _, m := range comparedMetrics {
+		va, okA := m.value(a)
+		vb, okB := m.value(b)
+		lc.Metrics = append(lc.Metrics, newChange(m.metric, m.name, m.unit, va, okA, vb, okB))
+	}
+	return lc
+}
+
+func newChange(metric, name, unit string, a float64, okA bool, b float64, okB bool) Change {
+	c := Change{Metric: metric, Name: name, Unit: unit}
+	if okA {
+		c.A = &a
+	}
+	if okB {
+		c.B = &b
+	}
+	if okA && okB && a != 0 && !math.IsNaN(a) && !math.IsNaN(b) {
+		p := (b - a) / a * 100
+		c.Percent = &p
+	}
+	return c
+}
+
+func peakThroughput(steps []record.Step) (float64, bool) {
+	peak, ok := 0.0, false
+	for _, st := range steps {
+		if st.Client.Duration > 0 {
+			peak, ok = max(peak, st.Client.InferPerS), true
+		}
+	}
+	return peak, ok
+}
+
+// heading is a metric's column or row title: "p99 (ms)".
+func (c Change) heading() string {
+	if c.Unit == "" {
+		return c.Name
+	}
+	return c.Name + " (" + c.Unit + ")"
+}
+
+// cell formats one side's value with the metric's precision, "-" when it
+// was not measured.
+func (c Change) cell(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	switch c.Unit {
+	case "infer/s", "%":
+		return strconv.FormatFloat(*v, 'f', 1, 64)
+	case "ms":
+		return strconv.FormatFloat(*v, 'f', 2, 64)
+	case "µs":
+		return strconv.FormatFloat(*v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(*v, 'f', 2, 64)
+}
+
+// percentCell is the change as "+12.3%", "-" when it cannot be computed.
+func (c Change) percentCell() string {
+	if c.Percent == nil {
+		return "-"
+	}
+	p := math.Round(*c.Percent*10) / 10
+	switch {
+	case p == 0:
+		return "0.0%"
+	case p > 0:
+		return "+" + strconv.FormatFloat(p, 'f', 1, 64) + "%"
+	}
+	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+}

@@ -1,0 +1,141 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/stats"
+)
+
+// TestCompareGolden compares the frozen gRPC and HTTP sweeps (concurrency
+// 1, 6, 11 and 16 each) as text, JSON and Markdown.
+func TestCompareGolden(t *testing.T) {
+	a, b := SummarizeRun(frozenRun(t, "grpc")), SummarizeRun(frozenRun(t, "http"))
+	c, err := Compare(a, b, "grpc", "http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Steps) != 4 || len(c.OnlyA) != 0 || len(c.OnlyB) != 0 {
+		t.Fatalf("matched %d levels (only A %v, only B %v), want the 4 both ran", len(c.Steps), c.OnlyA, c.OnlyB)
+	}
+	// The table's numbers are the steps' own: concurrency 6 in A.
+	st := a.Steps[1]
+	tp := c.Steps[1].Metrics[0]
+	if c.Steps[1].Level != "concurrency 6" || tp.Metric != "throughput" || *tp.A != st.Client.InferPerS || *tp.B != b.Steps[1].Client.InferPerS {
+		t.Errorf("concurrency 6 throughput: %+v, want A %v B %v", tp, st.Client.InferPerS, b.Steps[1].Client.InferPerS)
+	}
+	if want := (b.Steps[1].Client.InferPerS - st.Client.InferPerS) / st.Client.InferPerS * 100; math.Abs(*tp.Percent-want) > 1e-9 {
+		t.Errorf("change %v%%, want %v%%", *tp.Percent, want)
+	}
+
+	for _, f := range []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"compare.txt.golden", func(b *bytes.Buffer) error { return c.WriteText(b) }},
+		{"compare.md.golden", func(b *bytes.Buffer) error { return c.WriteMarkdown(b) }},
+		{"compare.json.golden", func(b *bytes.Buffer) error { return c.WriteJSON(b) }},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := f.write(&buf); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, f.name, buf.Bytes())
+		})
+	}
+
+	var back Comparison
+	var buf bytes.Buffer
+	c.WriteJSON(&buf)
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || len(back.Steps) != 4 || back.Overall.Level != "whole run" {
+		t.Errorf("JSON does not read back: %v, %+v", err, back)
+	}
+}
+
+// compareStep is a step at a concurrency with the given throughput, p99
+// and server queue (0 for no server statistics).
+func compareStep(concurrency int, inferPerS float64, p99, queue time.Duration) record.Step {
+	st := record.Step{Load: stats.Load{Mode: load.Concurrency, Concurrency: concurrency}}
+	st.Client = stats.ClientStats{Duration: time.Second, InferPerS: inferPerS, Latency: stats.Latency{Count: 10, P50: p99 / 2, P99: p99}}
+	if queue > 0 {
+		st.Server.Available = true
+		st.Server.Queue = queue
+		st.Server.ComputeInfer = time.Millisecond
+		st.Server.ExecutionCount, st.Server.AvgBatch = 5, 2
+	}
+	return st
+}
+
+func TestCompareMatchesLevels(t *testing.T) {
+	// A ran 1, 2, then 1 again; B ran 1, 1 and 4. Concurrency 1 matches
+	// twice, in order; 2 and 4 are only in one run each.
+	a := record.Summary{Steps: []record.Step{
+		compareStep(1, 100, 10*time.Millisecond, time.Millisecond),
+		compareStep(2, 180, 12*time.Millisecond, time.Millisecond),
+		compareStep(1, 90, 11*time.Millisecond, time.Millisecond),
+	}}
+	b := record.Summary{Steps: []record.Step{
+		compareStep(1, 150, 8*time.Millisecond, 0),
+		compareStep(1, 120, 22*time.Millisecond, 2*time.Millisecond),
+		compareStep(4, 300, 30*time.Millisecond, 0),
+	}}
+	c, err := Compare(a, b, "before", "after")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Steps) != 2 || strings.Join(c.OnlyA, ",") != "concurrency 2" || strings.Join(c.OnlyB, ",") != "concurrency 4" {
+		t.Fatalf("steps %d, only A %v, only B %v", len(c.Steps), c.OnlyA, c.OnlyB)
+	}
+	get := func(lc LevelComparison, metric string) Change {
+		for _, m := range lc.Metrics {
+			if m.Metric == metric {
+				return m
+			}
+		}
+		t.Fatalf("no metric %s", metric)
+		return Change{}
+	}
+	// First match: 100 → 150 infer/s is +50%; B had no server statistics,
+	// so its queue and the change are missing, not zero.
+	if m := get(c.Steps[0], "throughput"); *m.A != 100 || *m.B != 150 || *m.Percent != 50 {
+		t.Errorf("first concurrency 1 throughput: %v → %v (%v%%), want 100 → 150 (+50%%)", *m.A, *m.B, *m.Percent)
+	}
+	if m := get(c.Steps[0], "queue"); m.A == nil || m.B != nil || m.Percent != nil || m.cell(m.B) != "-" || m.percentCell() != "-" {
+		t.Errorf("queue without B's statistics: %+v", m)
+	}
+	// Second match: A's third step with B's second, p99 11 → 22 ms: +100%.
+	if m := get(c.Steps[1], "p99_latency"); *m.A != 11 || *m.B != 22 || m.percentCell() != "+100.0%" {
+		t.Errorf("second concurrency 1 p99: %v → %v (%s), want 11 → 22 (+100.0%%)", *m.A, *m.B, m.percentCell())
+	}
+	if m := get(c.Steps[1], "throughput"); m.percentCell() != "+33.3%" {
+		t.Errorf("90 → 120 infer/s shows %s, want +33.3%%", m.percentCell())
+	}
+	// A sweep's overall adds the highest step throughput: 180 → 300.
+	if m := get(c.Overall, "peak_throughput"); *m.A != 180 || *m.B != 300 {
+		t.Errorf("peak throughput %v → %v, want 180 → 300", *m.A, *m.B)
+	}
+}
+
+func TestCompareRejects(t *testing.T) {
+	closed := SummarizeRun(frozenRun(t, "c1"))
+	open := SummarizeRun(frozenRun(t, "rate"))
+	if _, err := Compare(closed, open, "c1", "rate"); err == nil ||
+		!strings.Contains(err.Error(), "same load mode") || !strings.Contains(err.Error(), "rate") {
+		t.Errorf("closed against open loop: %v, want an error naming the modes", err)
+	}
+	if _, err := Compare(closed, record.Summary{}, "c1", "empty"); err == nil || !strings.Contains(err.Error(), "empty has no load steps") {
+		t.Errorf("against a run without steps: %v", err)
+	}
+	// Open loop against open loop compares: same rate, same level.
+	c, err := Compare(open, open, "x", "y")
+	if err != nil || len(c.Steps) != 1 || *c.Steps[0].Metrics[0].Percent != 0 {
+		t.Errorf("a rate run against itself: %v, %+v", err, c)
+	}
+}
