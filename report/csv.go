@@ -35,13 +35,14 @@ const (
 // (0..1), Avg GPU Power Usage (W), Max GPU Memory Usage and Total GPU Memory
 // (bytes).
 //
-// There is one row per load step (see record.Step), sorted by increasing
-// Inferences/Second as perf_analyzer sorts them. Times are whole
+// There is one row per load step (see record.Step), in the order the steps
+// ran: a sweep reads in load order. (perf_analyzer sorts its rows by
+// throughput, which past the knee scrambles the levels.) Times are whole
 // microseconds. tritontop does not time the client's serialization apart
-// from the wait, so Client Send, Client Recv and request/response are 0 and
-// response wait is the average latency; Network+Server Send/Recv is then the
-// average latency less the server's queue and compute time, floored at 0,
-// as perf_analyzer computes it. perf_analyzer's cache columns (Server Cache
+// from the wait, so Client Send, Client Recv and request/response are empty
+// (not measured, rather than 0) and response wait is the average latency;
+// Network+Server Send/Recv is then the average latency less the server's
+// queue and compute time, floored at 0, as perf_analyzer computes it. perf_analyzer's cache columns (Server Cache
 // Hit/Miss, only with the response cache on) are not written: run files do
 // not carry cache times.
 func WriteCSV(w io.Writer, run *record.Run) error {

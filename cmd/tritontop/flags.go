@@ -61,6 +61,7 @@ type loadFlags struct {
 	duration         time.Duration
 	csv              string
 	jsonSummary      bool
+	mdSummary        bool
 	headless         bool
 	drain            time.Duration
 	connectTimeout   time.Duration
@@ -134,6 +135,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&f.duration, "duration", 0, "stop after this long (0: until q, SIGINT or the end of a range)")
 	fs.StringVar(&f.csv, "f", "", "write perf_analyzer-style CSV to FILE at the end")
 	fs.BoolVar(&f.jsonSummary, "json", false, "print the end-of-run summary as JSON")
+	fs.BoolVar(&f.mdSummary, "markdown", false, "print the end-of-run summary as Markdown, for issues and wikis")
 	fs.BoolVar(&f.headless, "headless", false, "no dashboard even on a terminal")
 	fs.DurationVar(&f.drain, "drain", 5*time.Second, "on stop, wait this long for in-flight requests")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to wait for the server")
@@ -219,6 +221,9 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 		if k, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(k) == "" {
 			return nil, fmt.Errorf("bad header %q for -H: use KEY:VALUE", h)
 		}
+	}
+	if f.jsonSummary && f.mdSummary {
+		return nil, errors.New("--json and --markdown both format the summary: choose one")
 	}
 	if f.fps < 1 || f.fps > 60 {
 		return nil, fmt.Errorf("--fps %d out of range: use 1 to 60", f.fps)

@@ -354,12 +354,8 @@ func printSummary(f *loadFlags, sum record.Summary, stdout, stderr io.Writer) {
 	if f.record == "-" {
 		out = stderr
 	}
-	if f.jsonSummary {
-		report.WriteJSON(out, sum)
-		return
-	}
-	report.WriteText(out, sum)
-	if sum.Plan != nil {
+	writeSummary(out, sum, f.jsonSummary, f.mdSummary)
+	if sum.Plan != nil && !f.jsonSummary && !f.mdSummary {
 		report.WritePlan(out, sum.Plan)
 	}
 }
