@@ -131,7 +131,7 @@ func (r *run) pace(ctx context.Context) time.Duration {
 			}
 		}
 		if !st.paused && st.load.Mode == load.Concurrency {
-			r.ensureClosed(st.load.Concurrency)
+			r.ensureClosed(ctx, st.load.Concurrency, st.wake)
 		}
 		var tick <-chan time.Time
 		if wait >= 0 {
@@ -188,8 +188,22 @@ func (r *run) dispatch(ctx context.Context, scheduled time.Duration, st *runStat
 	return false
 }
 
-func (r *run) ensureClosed(n int) {
+// ensureClosed starts closed-loop workers up to n. Starting many takes a
+// while, so it stops to see whether the run was told to stop or the load
+// changed: a stop is never held up by workers it no longer needs.
+func (r *run) ensureClosed(ctx context.Context, n int, wake <-chan struct{}) {
 	for r.closed < n {
+		if r.closed%256 == 255 {
+			select {
+			case <-r.d.stopReq:
+				return
+			case <-ctx.Done():
+				return
+			case <-wake:
+				return
+			default:
+			}
+		}
 		r.spawn(false, r.closed)
 		r.closed++
 	}

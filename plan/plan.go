@@ -72,13 +72,13 @@ func Levels(base load.Target, start, end, step float64) ([]load.Target, error) {
 		out = append(out, at(base, start+float64(i)*step))
 	}
 	if !base.Open() {
+		if out[0].Concurrency < 1 {
+			return nil, fmt.Errorf("range %v:%v:%v starts at concurrency %d: concurrency levels are whole numbers from 1", start, end, step, out[0].Concurrency)
+		}
 		for i := 1; i < len(out); i++ {
 			if out[i].Concurrency == out[i-1].Concurrency {
 				return nil, fmt.Errorf("range %v:%v:%v repeats concurrency %d: concurrency levels are whole numbers", start, end, step, out[i].Concurrency)
 			}
-		}
-		if out[0].Concurrency < 1 {
-			return nil, fmt.Errorf("range %v:%v:%v starts below concurrency 1", start, end, step)
 		}
 	}
 	return out, nil

@@ -3,7 +3,10 @@ package stats
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/tritontop/tritontop/triton"
 )
 
 // Verdict names what limits the load, one condition per value. The
@@ -110,6 +113,12 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 		c.Add(&tail[i].Tick)
 	}
 	c.SetRates()
+	for _, e := range c.ErrorsByCode {
+		if strings.Contains(e.Message, "too many open files") {
+			add(ClientBound, "client-bound: %d requests failed for lack of file descriptors; %s", e.Count, triton.OutOfFiles())
+			break
+		}
+	}
 	if c.Requests > 0 && float64(c.Errors) >= errorShare*float64(c.Requests) {
 		msg := ""
 		if len(c.ErrorsByCode) > 0 {

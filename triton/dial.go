@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -136,7 +137,46 @@ func checkReachable(ctx context.Context, c Client, ep endpoint, tlsConf *tls.Con
 	if tlsConf == nil && speaksTLS(ctx, ep.addr) {
 		return fmt.Errorf("Triton at %s serves TLS on this port: turn TLS on (--ssl with --ssl-ca CA, or a grpcs:// or https:// URL)", ep.addr)
 	}
+	if tlsConf == nil {
+		switch other := sniffProtocol(ctx, ep.addr); {
+		case ep.protocol == ProtocolGRPC && other == ProtocolHTTP:
+			return fmt.Errorf("%s looks like an HTTP server, not gRPC: check -i and the port (Triton serves HTTP on %d, gRPC on %d)",
+				ep.addr, DefaultHTTPPort, DefaultGRPCPort)
+		case ep.protocol == ProtocolHTTP && other == ProtocolGRPC:
+			return fmt.Errorf("%s looks like a gRPC server, not HTTP: check -i and the port (Triton serves HTTP on %d, gRPC on %d)",
+				ep.addr, DefaultHTTPPort, DefaultGRPCPort)
+		}
+	}
 	return fail(oneLine(err.Error()))
+}
+
+// sniffProtocol asks addr what it speaks: an HTTP/1.1 server answers a
+// request line with "HTTP/1.x", an HTTP/2 (gRPC) server opens with a
+// SETTINGS frame. It returns ProtocolHTTP, ProtocolGRPC or "" when unsure.
+func sniffProtocol(ctx context.Context, addr string) string {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(time.Second)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	conn.SetDeadline(deadline)
+	if _, err := io.WriteString(conn, "GET /v2/health/live HTTP/1.1\r\nHost: triton\r\n\r\n"); err != nil {
+		return ""
+	}
+	var buf [16]byte
+	n, _ := io.ReadAtLeast(conn, buf[:], 9)
+	switch {
+	case n >= 5 && string(buf[:5]) == "HTTP/":
+		return ProtocolHTTP
+	case n >= 9 && buf[3] == 0x04: // an HTTP/2 frame of type SETTINGS
+		return ProtocolGRPC
+	}
+	return ""
 }
 
 // dialReason reduces a dial error to its cause: "connection refused",
@@ -151,6 +191,9 @@ func dialReason(err error) string {
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return "connection refused"
+	}
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		return OutOfFiles()
 	}
 	var sysErr *os.SyscallError
 	if errors.As(err, &sysErr) {
@@ -196,4 +239,15 @@ func buildTLS(o *TLSOptions) (*tls.Config, error) {
 		conf.Certificates = []tls.Certificate{cert}
 	}
 	return conf, nil
+}
+
+// OutOfFiles says that tritontop, not the server, ran out of file
+// descriptors, with the process's limit: a client-side limit, raised with
+// ulimit -n.
+func OutOfFiles() string {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil {
+		return fmt.Sprintf("tritontop is out of file descriptors (ulimit -n is %d): a limit of this client, not of the server; raise it with ulimit -n or use fewer connections", rl.Cur)
+	}
+	return "tritontop is out of file descriptors: a limit of this client, not of the server; raise it with ulimit -n or use fewer connections"
 }

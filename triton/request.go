@@ -39,7 +39,14 @@ type InputOptions struct {
 	StringLength int
 	// Seed makes random data reproducible.
 	Seed uint64
+	// MaxBytes bounds the bytes of all the requests together (0:
+	// DefaultMaxRequestBytes): a shape or batch that would take more is
+	// refused before anything is allocated.
+	MaxBytes int64
 }
+
+// DefaultMaxRequestBytes is InputOptions.MaxBytes' default: 1 GiB.
+const DefaultMaxRequestBytes = 1 << 30
 
 // ParseShapes parses --shape values of the form "NAME:d1,d2,d3". The name may
 // itself contain colons; the dims follow the last one.
@@ -121,6 +128,9 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x7472746f70))
 
+	if err := checkRequestBytes(md, cfg, opts, data, nsets, batch, strLen); err != nil {
+		return nil, err
+	}
 	reqs := make([]*InferRequest, nsets)
 	for s := range reqs {
 		req := &InferRequest{Model: model, Inputs: make([]Tensor, 0, len(md.GetInputs()))}
@@ -166,6 +176,60 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 		reqs[s] = req
 	}
 	return reqs, nil
+}
+
+// checkRequestBytes adds up the bytes the requests will take, from their
+// shapes, before any is allocated, and refuses more than opts.MaxBytes.
+func checkRequestBytes(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts InputOptions, data *InputData, nsets, batch, strLen int) error {
+	limit := opts.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxRequestBytes
+	}
+	var total float64 // float: shapes can overflow int64 when multiplied
+	for s := range nsets {
+		for _, in := range md.GetInputs() {
+			var fromData []int64
+			if data != nil {
+				iv, ok := data.Sets[s][in.GetName()]
+				if !ok {
+					continue // reported when the request is built
+				}
+				fromData = iv.Shape
+			}
+			shape, err := itemShape(in.GetName(), modelDims(in, cfg), fromData, opts.Shapes, md.GetName())
+			if err != nil {
+				return err
+			}
+			elems := 1.0
+			for _, d := range shape {
+				elems *= float64(d)
+			}
+			size := float64(kserve.ElementSize(in.GetDatatype()))
+			if in.GetDatatype() == "BYTES" {
+				size = float64(kserve.BytesLengthSize + strLen)
+			}
+			bytes := elems * size * float64(max(batch, 1))
+			total += bytes
+			if total > float64(limit) {
+				return fmt.Errorf("input '%s' of model '%s' with shape %s (batch %d) would make requests of %s: more than the %s they may take here; use a smaller --shape or -b",
+					in.GetName(), md.GetName(), kserve.FormatDims(shape), max(batch, 1), humanBytes(bytes), humanBytes(float64(limit)))
+			}
+		}
+	}
+	return nil
+}
+
+// humanBytes is a byte count in KiB, MiB or GiB.
+func humanBytes(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return strconv.FormatFloat(b/(1<<30), 'g', 4, 64) + " GiB"
+	case b >= 1<<20:
+		return strconv.FormatFloat(b/(1<<20), 'g', 4, 64) + " MiB"
+	case b >= 1<<10:
+		return strconv.FormatFloat(b/(1<<10), 'g', 4, 64) + " KiB"
+	}
+	return strconv.FormatFloat(b, 'f', 0, 64) + " B"
 }
 
 // modelDims returns an input's dims without the batch dimension: the

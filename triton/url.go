@@ -130,3 +130,20 @@ func MetricsURL(serverURL string) string {
 	}
 	return "http://" + net.JoinHostPort(host, strconv.Itoa(DefaultMetricsPort)) + "/metrics"
 }
+
+// CheckServerURL reports what is wrong with a server URL before any
+// connection is tried: a bad or missing port, a scheme that contradicts the
+// protocol, a path (Triton's API paths are the client's to choose).
+func CheckServerURL(raw, protocol string) error {
+	if _, err := parseEndpoint(raw, protocol); err != nil {
+		return err
+	}
+	s := raw
+	if i := strings.Index(s, "://"); i >= 0 {
+		s = s[i+3:]
+	}
+	if i := strings.IndexByte(s, '/'); i >= 0 && strings.Trim(s[i:], "/") != "" {
+		return fmt.Errorf("server URL %q has a path %q: give the server only, host:port (the client picks Triton's paths)", raw, s[i:])
+	}
+	return nil
+}

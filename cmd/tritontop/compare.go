@@ -13,7 +13,6 @@ import (
 // step (matched by load level) and whole, with the change from A to B.
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tritontop compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: tritontop compare A.jsonl B.jsonl [--json | --markdown] [--label A --label B]\n\n"+
 			"Compares two runs of the same load mode, level by level and whole: throughput,\n"+
@@ -24,9 +23,10 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	markdown := fs.Bool("markdown", false, "print the comparison as a Markdown table")
 	var labels []string
 	fs.Var(repeated{&labels}, "label", "name of a run in the table, A's then B's (default: the file names)")
+	quietFlags(fs, stderr)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagExit(err, stderr)
+		return flagExit("tritontop compare", err, stderr)
 	}
 	return exitFor(compareRuns(files, labels, *jsonOut, *markdown, stdout, stderr), stderr)
 }

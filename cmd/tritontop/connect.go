@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/shirou/gopsutil/v4/mem"
+
 	"github.com/tritontop/tritontop/sim"
 	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/triton/pb"
@@ -52,7 +54,14 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 	}
 	t.simulated = slices.Contains(t.server.GetExtensions(), sim.SimulatorExtension)
 	if t.metadata, err = client.ModelMetadata(ctx, f.model, f.modelVersion); err != nil {
-		if triton.ErrorCode(err) == codes.NotFound {
+		code := triton.ErrorCode(err)
+		if f.modelVersion != "" && (code == codes.NotFound || code == codes.Unavailable || code == codes.InvalidArgument) {
+			if versions, ok := modelVersions(ctx, client, f.model); ok {
+				return fail(usageError{fmt.Errorf("model %q has no ready version %q: it has %s (use -x VERSION, or leave -x out for the server's choice)",
+					f.model, f.modelVersion, orNone(versions))})
+			}
+		}
+		if code == codes.NotFound {
 			return fail(usageError{unknownModel(ctx, client, f.model, err)})
 		}
 		return fail(fmt.Errorf("metadata of model %q: %w", f.model, err))
@@ -68,7 +77,7 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 		return fail(usageError{err})
 	}
 	t.requests, err = triton.BuildRequests(t.metadata, t.config, triton.InputOptions{
-		Data: f.inputData, Shapes: shapes, BatchSize: f.batch,
+		Data: f.inputData, Shapes: shapes, BatchSize: f.batch, MaxBytes: requestBytesLimit(),
 	})
 	if err != nil {
 		return fail(usageError{err})
@@ -93,4 +102,42 @@ func unknownModel(ctx context.Context, c triton.Client, model string, cause erro
 	}
 	slices.Sort(names)
 	return fmt.Errorf("unknown model %q: the server has %s (use -m NAME)", model, strings.Join(names, ", "))
+}
+
+// modelVersions lists the ready versions the repository index has for a
+// model; ok is false when the model is not in the index at all.
+func modelVersions(ctx context.Context, c triton.Client, model string) (versions []string, ok bool) {
+	idx, err := c.RepositoryIndex(ctx, false)
+	if err != nil {
+		return nil, false
+	}
+	for _, m := range idx {
+		if m.GetName() != model {
+			continue
+		}
+		ok = true
+		if v := m.GetVersion(); v != "" && (m.GetState() == "" || m.GetState() == "READY") && !slices.Contains(versions, v) {
+			versions = append(versions, "version "+v)
+		}
+	}
+	return versions, ok
+}
+
+func orNone(list []string) string {
+	if len(list) == 0 {
+		return "no ready version"
+	}
+	return strings.Join(list, ", ")
+}
+
+// requestBytesLimit is the most bytes the requests built for a run may
+// take in all: a quarter of the memory available, and never more than the
+// 2 GiB a gRPC message (and Triton) takes.
+func requestBytesLimit() int64 {
+	const grpcMax = 1<<31 - 1
+	limit := int64(grpcMax)
+	if vm, err := mem.VirtualMemory(); err == nil && vm.Available > 0 {
+		limit = min(limit, int64(vm.Available/4))
+	}
+	return limit
 }

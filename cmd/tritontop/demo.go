@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/tritontop/tritontop/sim"
@@ -25,7 +23,7 @@ const (
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	f, err := parseLoadFlags("tritontop demo", args, stderr, false)
 	if err != nil {
-		return flagExit(err, stderr)
+		return flagExit("tritontop demo", err, stderr)
 	}
 	if f.model == "" {
 		f.model = demoModel
@@ -33,7 +31,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if !f.set["concurrency"] && !f.set["request-rate"] && f.concRange == "" && f.rateRange == "" {
 		f.concurrency = demoConcurrency
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	srv, err := startDemoSimulator(ctx, f)
 	if err != nil {

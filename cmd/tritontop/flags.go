@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -62,6 +63,7 @@ type loadFlags struct {
 	csv              string
 	jsonSummary      bool
 	mdSummary        bool
+	csvCreated       bool // -f's file did not exist before the run
 	headless         bool
 	drain            time.Duration
 	connectTimeout   time.Duration
@@ -75,6 +77,29 @@ type loadFlags struct {
 	plan *planFlags
 
 	set map[string]bool // flags given on the command line
+}
+
+// once is a string flag that may be given once: a second value is refused
+// rather than silently replacing the first.
+type once struct {
+	s    *string
+	name string
+	why  string
+}
+
+func (o once) String() string {
+	if o.s == nil {
+		return ""
+	}
+	return *o.s
+}
+
+func (o once) Set(v string) error {
+	if *o.s != "" {
+		return fmt.Errorf("%s given twice (%q and %q): %s", o.name, *o.s, v, o.why)
+	}
+	*o.s = v
+	return nil
 }
 
 // repeated is a flag.Value collecting every occurrence of a flag.
@@ -92,9 +117,9 @@ func (r repeated) Set(v string) error { *r.list = append(*r.list, v); return nil
 func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.model, "m", "", "model name (required)")
+	fs.Var(once{&f.model, "-m", "one model per run"}, "m", "model name (required)")
 	fs.StringVar(&f.modelVersion, "x", "", "model version (default: the server's choice)")
-	fs.StringVar(&f.url, "u", "", "server address (default localhost:8001 for gRPC, localhost:8000 for HTTP)")
+	fs.Var(once{&f.url, "-u", "one server per run"}, "u", "server address (default localhost:8001 for gRPC, localhost:8000 for HTTP)")
 	fs.StringVar(&f.protocol, "i", "grpc", "protocol: grpc or http")
 	fs.BoolVar(&f.streaming, "streaming", false, "use gRPC bidirectional streaming (ModelStreamInfer)")
 	fs.IntVar(&f.streams, "streams", 0, "number of gRPC streams with --streaming (default: --connections)")
@@ -152,6 +177,7 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	for _, add := range extra {
 		add(fs)
 	}
+	quietFlags(fs, stderr)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -181,28 +207,20 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	default:
 		return nil, fmt.Errorf("unknown --request-distribution %q: use constant or poisson", f.distribution)
 	}
-	if f.batch < 1 {
-		return nil, fmt.Errorf("batch size -b %d must be at least 1", f.batch)
-	}
-	closed := f.concurrency > 0 || f.concRange != ""
-	open := f.rate > 0 || f.rateRange != ""
-	if closed && open {
-		return nil, errors.New("choose closed loop (--concurrency) or open loop (--request-rate), not both")
-	}
-	if f.concurrency < 0 || f.rate < 0 || f.maxInflight < 0 || f.retries < 0 {
-		return nil, errors.New("--concurrency, --request-rate, --max-inflight and --retries cannot be negative")
-	}
-	if f.connections < 1 {
-		return nil, fmt.Errorf("--connections %d must be at least 1", f.connections)
-	}
-	if f.intervalMS < 10 {
-		return nil, fmt.Errorf("--measurement-interval %d ms is too short: use at least 10", f.intervalMS)
-	}
-	if f.tick < 10*time.Millisecond {
-		return nil, fmt.Errorf("--tick %v is too short: use at least 10ms", f.tick)
+	if err := checkNumbers(f); err != nil {
+		return nil, err
 	}
 	// A tick never spans two measurement windows.
 	f.tick = min(f.tick, time.Duration(f.intervalMS)*time.Millisecond)
+	if err := checkCombinations(f); err != nil {
+		return nil, err
+	}
+	if err := checkAddresses(f); err != nil {
+		return nil, err
+	}
+	if err := checkRanges(f); err != nil {
+		return nil, err
+	}
 	if f.sslCA != "" || f.sslCert != "" || f.sslKey != "" {
 		f.ssl = true
 	}
@@ -217,16 +235,8 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 			return nil, fmt.Errorf("cannot read %s %s: %v", tf.flag, tf.path, errors.Unwrap(err))
 		}
 	}
-	for _, h := range f.headers {
-		if k, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(k) == "" {
-			return nil, fmt.Errorf("bad header %q for -H: use KEY:VALUE", h)
-		}
-	}
-	if f.jsonSummary && f.mdSummary {
-		return nil, errors.New("--json and --markdown both format the summary: choose one")
-	}
-	if f.fps < 1 || f.fps > 60 {
-		return nil, fmt.Errorf("--fps %d out of range: use 1 to 60", f.fps)
+	if err := checkOutputs(f); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -240,7 +250,7 @@ func parseRange(flagName, s string) (start, end, step float64, err error) {
 	vals := []float64{0, 0, 1}
 	for i, p := range parts {
 		v, perr := strconv.ParseFloat(p, 64)
-		if perr != nil || v <= 0 {
+		if perr != nil || !(v > 0) || math.IsInf(v, 0) {
 			return 0, 0, 0, fmt.Errorf("bad %s %q: %q is not a positive number", flagName, s, p)
 		}
 		vals[i] = v

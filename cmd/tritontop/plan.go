@@ -6,9 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/triton/pb"
@@ -48,7 +46,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		fs.BoolVar(&pf.demo, "demo", false, "plan against the simulator in this process, as tritontop demo runs")
 	})
 	if err != nil {
-		return flagExit(err, stderr)
+		return flagExit("tritontop plan", err, stderr)
 	}
 	if err := pf.check(f); err != nil {
 		fmt.Fprintf(stderr, "tritontop: %v\n", err)
@@ -65,7 +63,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	if !f.set["max-trials"] && !f.set["r"] {
 		f.maxTrials = planMaxTrials
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	if pf.demo {
 		if f.model == "" {

@@ -5,9 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
-	"syscall"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -23,7 +21,6 @@ import (
 // CSV and summary instead, so any record gives them later.
 func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tritontop replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: tritontop replay FILE [--speed X] [-f out.csv] [--json | --markdown]\n\n"+
 			"Replays a run file in the dashboard; flags may come before or after FILE.\n"+
@@ -35,9 +32,10 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	csvPath := fs.String("f", "", "write the run's perf_analyzer-style CSV to FILE (- for standard output, instead of the summary)")
 	jsonOut := fs.Bool("json", false, "print the summary as JSON instead of the dashboard")
 	markdown := fs.Bool("markdown", false, "print the summary as Markdown instead of the dashboard")
+	quietFlags(fs, stderr)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagExit(err, stderr)
+		return flagExit("tritontop replay", err, stderr)
 	}
 	if len(files) != 1 {
 		fmt.Fprintln(stderr, "tritontop: replay needs one run file: tritontop replay FILE")
@@ -69,7 +67,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return exitFor(exportRun(sum, *csvPath, *jsonOut, *markdown, stdout), stderr)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	rp := record.NewReplay(run.Snapshots, *speed)
 	rp.HoldAtEnd(true)

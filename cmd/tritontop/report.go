@@ -15,7 +15,6 @@ import (
 // self-contained HTML page about the runs, overlaid on the same charts.
 func runReport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tritontop report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: tritontop report RUN.jsonl... -o report.html [--label NAME]...\n\n"+
 			"Writes one self-contained HTML page (inline SVG and CSS, no script) about the runs;\n"+
@@ -26,9 +25,10 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	title := fs.String("title", "", "the page's title (default: tritontop report: MODEL)")
 	var labels []string
 	fs.Var(repeated{&labels}, "label", "name of a run on the charts, one per file in order (default: the file name)")
+	quietFlags(fs, stderr)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagExit(err, stderr)
+		return flagExit("tritontop report", err, stderr)
 	}
 	return exitFor(writeReport(files, labels, *out, *title, stdout, stderr), stderr)
 }

@@ -37,21 +37,52 @@ func (e usageError) Unwrap() error { return e.err }
 func runLoad(args []string, stdout, stderr io.Writer) int {
 	f, err := parseLoadFlags("tritontop", args, stderr, true)
 	if err != nil {
-		return flagExit(err, stderr)
+		return flagExit("tritontop", err, stderr)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	return exitFor(runSession(ctx, f, args, stdout, stderr), stderr)
 }
 
-// flagExit reports a flag parsing error: -h is not an error.
-func flagExit(err error, stderr io.Writer) int {
+// flagExit reports a bad command line of the command name in one line and
+// a hint, never the whole usage; -h, which printed the usage already, is
+// not an error.
+func flagExit(name string, err error, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "tritontop: %v\n", err)
+	fmt.Fprintf(stderr, "tritontop: %s\n%s -h for help\n", oneLine(err.Error()), name)
 	return exitUsage
 }
+
+// quietFlags makes fs print nothing when a flag is bad (flagExit prints one
+// line instead), and its usage to help on -h.
+func quietFlags(fs *flag.FlagSet, help io.Writer) {
+	usage := fs.Usage
+	failed := &errorSeen{}
+	fs.SetOutput(failed)
+	fs.Usage = func() {
+		// The flag package prints a bad flag's error, then the usage; -h
+		// comes with no error first.
+		if failed.seen {
+			failed.seen = false
+			return
+		}
+		fs.SetOutput(help)
+		defer fs.SetOutput(failed)
+		if usage != nil {
+			usage()
+			return
+		}
+		fmt.Fprintf(help, "Usage of %s:\n", fs.Name())
+		fs.PrintDefaults()
+	}
+}
+
+// errorSeen notes that the flag package printed an error.
+type errorSeen struct{ seen bool }
+
+func (e *errorSeen) Write(p []byte) (int, error) { e.seen = true; return len(p), nil }
 
 // exitFor prints err as one line and picks the exit code.
 func exitFor(err error, stderr io.Writer) int {
@@ -389,3 +420,7 @@ func startCPUProfile(path string) (func(), error) {
 	}
 	return func() { pprof.StopCPUProfile(); out.Close() }, nil
 }
+
+// stopSignals end a run the way q does: what was measured is summarized
+// and written. SIGHUP is a dropped SSH session, which must not lose a run.
+func stopSignals() []os.Signal { return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} }

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -101,7 +102,9 @@ func (o *simOptions) check() error {
 		return fmt.Errorf("--gpus %d: must be 0 or more", o.gpus)
 	case o.errorRate < 0 || o.errorRate > 1:
 		return fmt.Errorf("--error-rate %g: must be between 0 and 1", o.errorRate)
-	case o.spikeRate < 0 || o.spikeRate > 1:
+	case math.IsNaN(o.errorRate):
+		return errors.New("--error-rate NaN is not a number: give a fraction between 0 and 1")
+	case !(o.spikeRate >= 0 && o.spikeRate <= 1):
 		return fmt.Errorf("--spike-rate %g: must be between 0 and 1", o.spikeRate)
 	case o.spikeDelay < 0 || o.stallAfter < 0 || o.stallFor < 0 || o.slowStart < 0:
 		return errors.New("durations (--spike-delay, --stall-after, --stall-for, --slow-start) must not be negative")
@@ -224,8 +227,9 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 
 	repo, err := o.loadRepository()
 	if err != nil {
+		// A repository that cannot be read is bad input, like a bad flag.
 		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
-		return 1
+		return exitUsage
 	}
 	if err := o.checkLoadModels(repo); err != nil {
 		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)

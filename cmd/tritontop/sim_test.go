@@ -178,7 +178,7 @@ func TestSimCommandBadFlags(t *testing.T) {
 		}
 	}
 	var out, errOut strings.Builder
-	if code := runSim([]string{"--model-repository", filepath.Join(t.TempDir(), "missing.json"), "--grpc-port", "0", "--http-port", "0", "--metrics-port", "0"}, &out, &errOut); code != 1 ||
+	if code := runSim([]string{"--model-repository", filepath.Join(t.TempDir(), "missing.json"), "--grpc-port", "0", "--http-port", "0", "--metrics-port", "0"}, &out, &errOut); code != 2 ||
 		!strings.Contains(errOut.String(), "missing.json") || strings.Count(errOut.String(), "\n") != 1 {
 		t.Errorf("missing repository: code %d, stderr %q", code, errOut.String())
 	}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/plan"
+	"github.com/tritontop/tritontop/triton"
+)
+
+// Limits of a load run's flags. A value past one is refused before anything
+// runs: a load generator is run at 2 a.m. against production, and it must
+// never be what falls over. They are documented in the README.
+const (
+	// maxConcurrency: one process keeps this many requests in flight at
+	// most (each is a goroutine and its buffers); past it the client is
+	// the bottleneck it measures. Spread more load over several machines.
+	maxConcurrency = 16384
+	// maxRate is requests per second; maxInflightCap the open loop's cap.
+	maxRate        = 1e6
+	maxInflightCap = 65536
+	maxBatch       = 1 << 16
+	maxStreams     = 1024
+	maxConnections = 4096
+	maxRetries     = 255
+	maxTrials      = 1000
+	maxFPS         = 60
+	// Durations.
+	minTick      = 10 * time.Millisecond
+	maxTick      = time.Hour
+	maxWindow    = 24 * time.Hour
+	maxDuration  = 30 * 24 * time.Hour
+	maxDrain     = time.Hour
+	maxTimeout   = time.Hour
+	maxThreshold = time.Hour
+)
+
+// check is one numeric flag against its allowed range. Zero, where allowed,
+// means the flag's "off" or "default".
+type check struct {
+	flag     string
+	v        float64
+	lo, hi   float64
+	zeroOK   bool
+	allowed  string // the range in words, for the error
+	integral bool
+}
+
+// checkNumbers validates every numeric load flag: no NaN, no ±Inf, nothing
+// negative or past its limit. Each error is one line naming the flag, the
+// value and the range.
+func checkNumbers(f *loadFlags) error {
+	dur := func(d time.Duration) float64 { return float64(d) }
+	checks := []check{
+		{flag: "--concurrency", v: float64(f.concurrency), lo: 1, hi: maxConcurrency, zeroOK: !f.set["concurrency"], allowed: fmt.Sprintf("1 to %d", maxConcurrency)},
+		{flag: "--request-rate", v: f.rate, lo: 1e-3, hi: maxRate, zeroOK: !f.set["request-rate"], allowed: "above 0, at most 1000000 requests per second"},
+		{flag: "-b", v: float64(f.batch), lo: 1, hi: maxBatch, allowed: fmt.Sprintf("1 to %d", maxBatch)},
+		{flag: "--max-inflight", v: float64(f.maxInflight), lo: 1, hi: maxInflightCap, zeroOK: true, allowed: fmt.Sprintf("0 (no cap) or 1 to %d", maxInflightCap)},
+		{flag: "--streams", v: float64(f.streams), lo: 1, hi: maxStreams, zeroOK: !f.set["streams"], allowed: fmt.Sprintf("1 to %d", maxStreams)},
+		{flag: "--connections", v: float64(f.connections), lo: 1, hi: maxConnections, allowed: fmt.Sprintf("1 to %d", maxConnections)},
+		{flag: "--retries", v: float64(f.retries), lo: 0, hi: maxRetries, allowed: fmt.Sprintf("0 to %d", maxRetries)},
+		{flag: "--measurement-interval", v: float64(f.intervalMS), lo: 10, hi: float64(maxTick / time.Millisecond), allowed: "10 to 3600000 ms"},
+		{flag: "--tick", v: dur(f.tick), lo: dur(minTick), hi: dur(maxTick), allowed: "10ms to 1h"},
+		{flag: "--window", v: dur(f.window), lo: dur(minTick), hi: dur(maxWindow), allowed: "10ms to 24h"},
+		{flag: "--duration", v: dur(f.duration), lo: dur(minTick), hi: dur(maxDuration), zeroOK: true, allowed: "0 (until stopped) or 10ms to 720h"},
+		{flag: "--step-duration", v: dur(f.stepDuration), lo: dur(minTick), hi: dur(maxWindow), zeroOK: !f.set["step-duration"], allowed: "10ms to 24h"},
+		{flag: "--drain", v: dur(f.drain), lo: 0, hi: dur(maxDrain), allowed: "0 to 1h"},
+		{flag: "--connect-timeout", v: dur(f.connectTimeout), lo: dur(minTick), hi: dur(maxTimeout), allowed: "10ms to 1h"},
+		{flag: "--timeout", v: dur(f.timeout), lo: dur(time.Millisecond), hi: dur(maxTimeout), zeroOK: true, allowed: "0 (none) or 1ms to 1h"},
+		{flag: "--fps", v: float64(f.fps), lo: 1, hi: maxFPS, allowed: "1 to 60"},
+		{flag: "--stability-percentage", v: f.stabilityPercent, lo: 1e-9, hi: 100, allowed: "above 0, at most 100"},
+		{flag: "--max-trials", v: float64(f.maxTrials), lo: 1, hi: maxTrials, allowed: fmt.Sprintf("1 to %d", maxTrials)},
+		{flag: "--percentile", v: f.percentile, lo: 1e-9, hi: 99.999, zeroOK: true, allowed: "0 (the average) or above 0 and below 100"},
+		{flag: "--latency-threshold", v: f.latencyThreshold, lo: 1e-3, hi: float64(maxThreshold / time.Millisecond), zeroOK: true, allowed: "0 (none) or above 0, at most 3600000 ms"},
+	}
+	for _, c := range checks {
+		if err := c.verify(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c check) verify() error {
+	switch {
+	case math.IsNaN(c.v):
+		return fmt.Errorf("%s NaN is not a number: use %s", c.flag, c.allowed)
+	case math.IsInf(c.v, 0):
+		return fmt.Errorf("%s %v is not a finite number: use %s", c.flag, c.v, c.allowed)
+	case c.v == 0 && c.zeroOK:
+		return nil
+	case c.v < c.lo || c.v > c.hi:
+		return fmt.Errorf("%s %s is out of range: use %s", c.flag, c.show(), c.allowed)
+	}
+	return nil
+}
+
+// show prints the value as the user gave it: durations as durations.
+func (c check) show() string {
+	switch c.flag {
+	case "--tick", "--window", "--duration", "--step-duration", "--drain", "--connect-timeout", "--timeout":
+		return time.Duration(c.v).String()
+	}
+	return strconv.FormatFloat(c.v, 'g', -1, 64)
+}
+
+// checkCombinations refuses flags that contradict each other or would be
+// silently dropped.
+func checkCombinations(f *loadFlags) error {
+	closed := f.set["concurrency"] || f.concRange != ""
+	open := f.set["request-rate"] || f.rateRange != ""
+	switch {
+	case closed && open:
+		return errors.New("choose closed loop (--concurrency) or open loop (--request-rate), not both")
+	case f.set["concurrency"] && f.concRange != "":
+		return errors.New("--concurrency and --concurrency-range both set the concurrency: give one")
+	case f.set["request-rate"] && f.rateRange != "":
+		return errors.New("--request-rate and --request-rate-range both set the rate: give one")
+	case f.set["streams"] && !f.streaming:
+		return errors.New("--streams needs --streaming: add --streaming or drop --streams")
+	case f.binarySearch && f.latencyThreshold == 0 && f.plan == nil:
+		return errors.New("--binary-search needs --latency-threshold MS: it searches for the highest level under it")
+	case f.set["step-duration"] && f.concRange == "" && f.rateRange == "":
+		return errors.New("--step-duration sets the length of a range's steps: add --concurrency-range or --request-rate-range")
+	case f.jsonSummary && f.mdSummary:
+		return errors.New("--json and --markdown both format the summary: choose one")
+	}
+	if f.set["step-duration"] && f.stepDuration < f.tick {
+		return fmt.Errorf("--step-duration %v is shorter than a tick (%v): a step lasts at least one tick", f.stepDuration, f.tick)
+	}
+	return nil
+}
+
+// checkAddresses validates -u, --metrics-url and the headers before any
+// connection: a malformed address is a usage error, not a failed run.
+func checkAddresses(f *loadFlags) error {
+	if err := triton.CheckServerURL(f.url, f.protocol); err != nil {
+		return fmt.Errorf("-u: %w", err)
+	}
+	if f.metricsURL != "" {
+		u, err := url.Parse(f.metricsURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--metrics-url %q is not an http:// or https:// URL (such as http://triton:8002/metrics)", f.metricsURL)
+		}
+	}
+	for _, h := range f.headers {
+		k, v, ok := strings.Cut(h, ":")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch {
+		case !ok || k == "":
+			return fmt.Errorf("bad header %q for -H: use KEY:VALUE", h)
+		case !httpguts.ValidHeaderFieldName(k):
+			return fmt.Errorf("bad header %q for -H: the name %q has characters a header name cannot have", h, k)
+		case !httpguts.ValidHeaderFieldValue(v):
+			return fmt.Errorf("bad header %q for -H: the value has characters a header value cannot have (control characters)", h)
+		case f.protocol == "grpc" && !validGRPCKey(k):
+			return fmt.Errorf("bad header %q for -H: gRPC metadata names are letters, digits, '-', '_' and '.', and grpc- names are gRPC's own", h)
+		}
+	}
+	return nil
+}
+
+// validGRPCKey reports whether k is a gRPC metadata name a client may send.
+func validGRPCKey(k string) bool {
+	k = strings.ToLower(k)
+	if strings.HasPrefix(k, "grpc-") {
+		return false
+	}
+	for _, c := range k {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkOutputs makes sure the CSV file can be written before the run, as
+// the run file is created before it: a run that could not keep its results
+// is not started. A CSV file that did not exist is created empty and
+// removed again if the run ends with nothing to write (removeEmptyCSV).
+func checkOutputs(f *loadFlags) error {
+	if f.csv == "" || f.csv == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(f.csv); err == nil && fi.IsDir() {
+		return fmt.Errorf("cannot write -f %s: it is a directory", f.csv)
+	} else if err != nil {
+		f.csvCreated = true
+	}
+	if _, err := os.Stat(filepath.Dir(f.csv)); err != nil {
+		return fmt.Errorf("cannot write -f %s: there is no directory %s", f.csv, filepath.Dir(f.csv))
+	}
+	w, err := os.OpenFile(f.csv, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("cannot write -f %s: %v", f.csv, errors.Unwrap(err))
+	}
+	return w.Close()
+}
+
+// removeEmptyCSV removes the CSV file checkOutputs created when the run
+// wrote nothing to it.
+func removeEmptyCSV(f *loadFlags) {
+	if !f.csvCreated {
+		return
+	}
+	if fi, err := os.Stat(f.csv); err == nil && fi.Size() == 0 {
+		os.Remove(f.csv)
+	}
+}
+
+// checkRanges reads the ranges as the run will, so that a bad one is a
+// usage error before any connection, and holds their levels to the limits
+// of --concurrency and --request-rate.
+func checkRanges(f *loadFlags) error {
+	sc, err := loadFromFlags(f)
+	if err != nil {
+		return err
+	}
+	var levels []load.Target
+	switch s := sc.search.(type) {
+	case plan.Sweep:
+		levels = s.Levels
+	case plan.Binary:
+		levels = s.Levels
+	}
+	for _, l := range levels {
+		switch {
+		case !l.Open() && l.Concurrency > maxConcurrency:
+			return fmt.Errorf("--concurrency-range %q reaches concurrency %d: use at most %d", f.concRange, l.Concurrency, maxConcurrency)
+		case l.Open() && l.Rate > maxRate:
+			return fmt.Errorf("--request-rate-range %q reaches %v requests per second: use at most %v", f.rateRange, l.Rate, maxRate)
+		}
+	}
+	return nil
+}
