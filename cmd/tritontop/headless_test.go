@@ -196,17 +196,19 @@ func TestHTTPConcurrency(t *testing.T) {
 }
 
 // TestHeadlessStopsOnSignal: a headless run without --duration runs until
-// SIGINT or SIGTERM, then drains, writes the summary line and exits 0.
+// SIGINT, SIGTERM or SIGHUP (a dropped SSH session), then drains, writes the
+// record's summary line and the CSV, prints the summary and exits 0.
 func TestHeadlessStopsOnSignal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	srv := startSim(t)
 	bin := buildBinary(t)
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		runFile := filepath.Join(t.TempDir(), "run.jsonl")
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		dir := t.TempDir()
+		runFile, csvFile := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "run.csv")
 		cmd := exec.Command(bin, "-m", "simple", "-u", srv.GRPCAddr(), "--concurrency", "2",
-			"--measurement-interval", "200", "--record", runFile)
+			"--measurement-interval", "200", "--record", runFile, "-f", csvFile)
 		var out strings.Builder
 		cmd.Stdout = &out
 		if err := cmd.Start(); err != nil {
@@ -234,6 +236,9 @@ func TestHeadlessStopsOnSignal(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), "Request count") {
 			t.Errorf("%v: no summary printed:\n%s", sig, out.String())
+		}
+		if b, err := os.ReadFile(csvFile); err != nil || !strings.HasPrefix(string(b), "Concurrency,") || strings.Count(string(b), "\n") != 2 {
+			t.Errorf("%v: CSV %q, %v", sig, b, err)
 		}
 	}
 }

@@ -117,6 +117,9 @@ func protocolName(f *loadFlags) string {
 // It is wiring: the driver feeds the collector, whose snapshots fan out to
 // the run's sinks (summary, run file, dashboard or progress line).
 func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr io.Writer) error {
+	// -f's file was made before the run to check it; a run that wrote
+	// nothing leaves no empty file.
+	defer removeEmptyCSV(f)
 	sched, err := loadFromFlags(f)
 	if err != nil {
 		return err
