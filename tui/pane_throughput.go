@@ -49,18 +49,26 @@ func (p *throughputPane) View() string {
 			legend += " " + st.Series[1].Render("▓") + " infer/s"
 		}
 	}
-	lines = append(lines, join(
+	second := join(
 		st.Label.Render(wname+" ")+st.Value.Render(fmtRate(ws.RequestsPerS))+" req/s",
 		st.Label.Render("total ")+st.Value.Render(fmtInt(s.Run.Requests)),
 		legend,
-	))
-	switch left := rows - len(lines); {
-	case left >= 4:
-		series := []metric{reqPerS}
-		if batched {
-			series = append(series, inferPerS)
+	)
+	// Without errors there is no Errors pane: its "none" is said here,
+	// where it fits.
+	if s.Run.Errors == 0 {
+		if e := join(second, st.Good.Render("no errors")); cellWidth(e) <= iw {
+			second = e
 		}
-		lines = append(lines, bandChart(st, p.b.hist, iw, left, fmtRate, series...)...)
+	}
+	lines = append(lines, second)
+	switch left := rows - len(lines); {
+	case left >= 3:
+		c := newChart(fmtAxis, "", reqPerS)
+		if batched {
+			c = newChart(fmtAxis, "", reqPerS, inferPerS)
+		}
+		lines = append(lines, c.draw(st, p.b.hist, iw, left)...)
 	case left >= 1:
 		lines = append(lines, st.Label.Render("req/s ")+sparkline(st.Series[0], p.b.hist, iw-6, reqPerS, 0))
 	}
