@@ -49,7 +49,7 @@ const chartTimeRows = 4
 
 // hasTimeAxis reports whether draw gives the time axis a row at this
 // height.
-func (c *chart) hasTimeAxis(rows int) bool {
+func (c chart) hasTimeAxis(rows int) bool {
 	least := c.minPlot
 	if least <= 0 {
 		least = chartTimeRows
@@ -61,7 +61,7 @@ func (c *chart) hasTimeAxis(rows int) bool {
 // width−chartAxis ticks, now at the right edge. A cell belongs to the
 // lowest band covering at least half of it; a single series is drawn with
 // eighth-block precision instead. Ticks missing a value are gaps.
-func (c *chart) draw(st *Styles, h *history, width, rows int) []string {
+func (c chart) draw(st *Styles, h *history, width, rows int) []string {
 	out := make([]string, rows)
 	if rows <= 0 || width <= chartAxis+1 || c.n == 0 {
 		return out
@@ -257,7 +257,7 @@ func (t *axisTicks) at(r int) (string, bool) {
 
 // valueTicks labels the top and the bottom of the scale and round values
 // between them, about every four rows, never on neighbouring rows.
-func (c *chart) valueTicks(top float64, plot int) axisTicks {
+func (c chart) valueTicks(top float64, plot int) axisTicks {
 	var t axisTicks
 	add := func(r int, label string) {
 		for i := range t.n {

@@ -55,7 +55,7 @@ func (p *latencyPane) View() string {
 
 	label := tableLabel(iw)
 	lines = append(lines, latencyTable(st, ws, iw)...)
-	if rows > len(lines) {
+	if rows > len(lines) && s.Tick.Latency.Count > 0 {
 		lines = append(lines, outsideTriton(st, s, iw, label))
 	}
 	switch left := rows - len(lines); {
@@ -84,13 +84,11 @@ func (p *latencyPane) View() string {
 // server's request time from Triton's statistics for the same tick, and
 // their difference, the time outside Triton (network and client), with the
 // share of each: the one line that says where the time goes. The client
-// side is from the actual send, as the server cannot see a late send.
+// side is from the actual send, as the server cannot see a late send. The
+// tick must have successful requests.
 func outsideTriton(st *Styles, s *stats.Snapshot, iw, label int) string {
 	lead := st.Label.Render(fit("avg", label))
 	client := s.Tick.Latency
-	if client.Count == 0 {
-		return lead + st.Dim.Render("no successful requests in the last tick")
-	}
 	if !serverMeasured(s) {
 		return lead + st.Value.Render(fmtMs(client.Mean)) + st.Dim.Render("  Triton's request time: n/a")
 	}

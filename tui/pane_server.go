@@ -56,8 +56,8 @@ func (p *serverPane) View() string {
 			return lines
 		}
 		const label = 8
-		top := maxOver(p.b.hist, queueMs, computeMs)
-		scale := st.Dim.Render(fit("0–"+fmtAxis(niceCeil(top))+" ms", 11))
+		top := niceCeil(maxOver(p.b.hist, queueMs, computeMs))
+		scale := st.Dim.Render(fit("0–"+fmtAxis(top)+" ms", 11))
 		lines = append(lines, st.Label.Render(fit("queue", label))+scale+
 			sparkline(st.Segments[0], p.b.hist, iw-label-11, queueMs, top))
 		if left >= 2 {

@@ -83,6 +83,8 @@ func TestScreen(t *testing.T) {
 		// The demo: client and simulator in one process that uses most of
 		// the host, which is no reason to call the client the bottleneck.
 		{"shared", Options{Control: newFakeRateControl(800), Header: sharedHeader}, openLoopRun(64)},
+		// A range 4:64 at its fourth step, three steps measured.
+		{"sweep", Options{Control: newFakeControl(32), Sweep: sweepAt(sweepRun(64))}, sweepRun(64)},
 	}
 	for _, c := range cases {
 		for _, sz := range sizes {
