@@ -345,27 +345,50 @@ func timeAxis(st *Styles, h *history, cols, n int) string {
 			break
 		}
 	}
-	b.WriteString(st.Dim.pre)
+	// A label goes where a round instant fell in the tick: "╵01:00"
+	// from its column on, or "01:00╵" up to it near the right edge; one
+	// cell clear of the label before it (ticks cut short by a load change
+	// can bring two instants close).
 	span := time.Duration(step) * time.Second
-	for col, free := 0, 0; col < cols; {
+	type label struct {
+		col  int
+		text string
+	}
+	var labels [16]label
+	nl, free := 0, 0
+	for col := 0; col < cols && nl < len(labels); col++ {
 		i := cols - 1 - col
-		// A label goes where a round instant fell in the tick, one cell
-		// clear of the label before it (ticks cut short by a load change
-		// can bring two instants close).
-		if i < n && i+1 < h.len() && col >= free {
-			k := h.fromEnd(i).Elapsed / span
-			if k > 0 && k > h.fromEnd(i+1).Elapsed/span {
-				label := "╵" + fmtElapsed(k*span)
-				if w := len(label) - 2; col+w <= cols { // ╵ is three bytes, one cell
-					b.WriteString(label)
-					col += w
-					free = col + 1
-					continue
-				}
-			}
+		if i >= n || i+1 >= h.len() {
+			continue
 		}
+		k := h.fromEnd(i).Elapsed / span
+		if k <= 0 || k <= h.fromEnd(i+1).Elapsed/span {
+			continue
+		}
+		t := fmtElapsed(k * span)
+		w := len(t) + 1
+		switch {
+		case col >= free && col+w <= cols:
+			labels[nl] = label{col, "╵" + t}
+		case col-w+1 >= free:
+			labels[nl] = label{col - w + 1, t + "╵"}
+		default:
+			continue
+		}
+		free = labels[nl].col + w + 1
+		nl++
+	}
+	b.WriteString(st.Dim.pre)
+	col := 0
+	for _, l := range labels[:nl] {
+		for ; col < l.col; col++ {
+			b.WriteByte(' ')
+		}
+		b.WriteString(l.text)
+		col += len(l.text) - 2 // ╵ is three bytes, one cell
+	}
+	for ; col < cols; col++ {
 		b.WriteByte(' ')
-		col++
 	}
 	b.WriteString(st.Dim.post)
 	return b.String()

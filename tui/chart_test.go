@@ -147,3 +147,16 @@ func TestSweepTimeLeft(t *testing.T) {
 		t.Errorf("run left %v past the total, want the step's 10s", run)
 	}
 }
+
+// Near the right edge a time label ends at its tick instead of starting
+// there, so that a young run's first instant is named too.
+func TestTimeLabelNearTheEdgeEndsAtItsTick(t *testing.T) {
+	out := newChart(fmtAxis, "", reqPerS).draw(NewStyles(false), historyOf(closedLoopRun(13)), 51, 8)
+	axis := ansi.Strip(out[len(out)-1])
+	// 43 columns, ticks 1..13 in columns 30..42: 00:10 fell in tick 10,
+	// column 39.
+	i := strings.Index(axis, "00:10╵")
+	if i < 0 || len([]rune(axis[:i]))+5 != chartAxis+39 {
+		t.Errorf("time axis %q: want 00:10╵ ending at column %d", axis, 39)
+	}
+}
