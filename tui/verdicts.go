@@ -74,6 +74,9 @@ func (b *board) verdictTag(compact bool) string {
 		name, limit := bottleneck(f.Verdict, compact)
 		switch {
 		case name == "":
+		case f.Verdict == stats.OutsideTriton && b.has(stats.ClientBound):
+			// The client's CPU is where the time outside Triton goes:
+			// one name for both.
 		case compact:
 			return b.common.Styles.Warn.Render("⚠ " + name)
 		case limit:

@@ -116,3 +116,25 @@ func TestLongWarningsWrapAndScroll(t *testing.T) {
 		t.Errorf("the warning lines hold %d of the message's 6 repeats", words)
 	}
 }
+
+// A client near its CPU limit is where the time outside Triton goes: the
+// header names it once, the warning lines say both.
+func TestClientCPUAndTimeOutsideTritonNamedOnce(t *testing.T) {
+	snaps := closedLoopRun(12)
+	for i := range snaps {
+		s := &snaps[i]
+		s.System.HostCPU = 0.97
+		s.Tick.Latency = latencyAt(s.Tick.Latency.Count, 3*s.Server.Request)
+	}
+	m := loaded(t, Options{Control: newFakeControl(4)}, snaps, 120, 40)
+	lines := screenLines(m)
+	if h := lines[1]; !strings.Contains(h, "⚠ bottleneck: client CPU  ") {
+		t.Errorf("header %q, want the client CPU alone", h)
+	}
+	out := strings.Join(lines, "\n")
+	for _, want := range []string{"⚠ client host near full", "⚠ time outside Triton"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no warning line %q:\n%s", want, out)
+		}
+	}
+}
