@@ -22,10 +22,10 @@ type rect struct{ x, y, w, h int }
 // the charts), the Sweep pane only in a stepped run.
 type shown [paneCount]bool
 
-// allPanes shows every pane but the optional two.
+// allPanes shows the five panes always shown, and the Errors and Sweep
+// panes as asked.
 func allPanes(errors, sweep bool) shown {
-	s := shown{true, true, true, true, true, errors, sweep}
-	return s
+	return shown{true, true, true, true, true, errors, sweep}
 }
 
 // Layout sizes.

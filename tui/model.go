@@ -90,7 +90,6 @@ func New(o Options) Model {
 		&throughputPane{b: b}, &latencyPane{b: b}, &serverPane{b: b},
 		&gpuPane{b: b}, &cpuPane{b: b}, &errorsPane{b: b}, &sweepPane{b: b},
 	}
-	m.warn.diagnosed = -1
 	m.setStyles(c.Styles)
 	m.readControl()
 	m.readSweep()
@@ -129,6 +128,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Profile <= colorprofile.ASCII && !m.noColor {
 			m.noColor = true
 			m.setStyles(NewStyles(false))
+			m.layout()
 		}
 		return m, nil
 	case tea.KeyPressMsg:
@@ -232,6 +232,7 @@ func (m *Model) readReplay() {
 
 func (m *Model) setStyles(st *Styles) {
 	m.common.Styles = st
+	m.warn.diagnosed = -1 // the warning lines are painted with the styles
 	m.help.Styles = help.Styles{
 		ShortKey: st.HelpKey, ShortDesc: st.HelpDesc, ShortSeparator: st.HelpSep,
 		FullKey: st.HelpKey, FullDesc: st.HelpDesc, FullSeparator: st.HelpSep, Ellipsis: st.HelpSep,
@@ -385,10 +386,10 @@ func (m *Model) layout() {
 // headerRows is the height of the header.
 const headerRows = 2
 
-// layoutWarnings wraps the findings to the screen's width when they or the
-// width changed, and sets the rows they take: at least one, so that the
-// panes do not move when a verdict comes or goes, and more when the
-// findings need them and the screen has them.
+// layoutWarnings wraps the findings to the screen's width when they, the
+// width or the styles changed, and sets the rows they take: always one, so
+// that a single verdict coming or going does not move the panes, and up
+// to warnRows when the findings need more.
 func (m *Model) layoutWarnings() {
 	w, b := &m.warn, m.board
 	width := m.common.Width - 1

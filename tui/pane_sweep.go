@@ -96,14 +96,16 @@ func sweepPlot(st *Styles, levels []plan.Level, width, rows int) []string {
 			b.WriteString(st.Dim.Render("       │"))
 		}
 		for c := range cols {
-			g := string(grid[r*cols+c])
+			p := Paint{}
 			switch paint[r*cols+c] {
 			case 1:
-				g = st.Series[0].Render(g)
+				p = st.Series[0]
 			case 2:
-				g = st.Bad.Render(g)
+				p = st.Bad
 			}
-			b.WriteString(g)
+			b.WriteString(p.pre)
+			b.WriteRune(grid[r*cols+c])
+			b.WriteString(p.post)
 		}
 		out[r] = b.String()
 	}

@@ -138,3 +138,16 @@ func TestClientCPUAndTimeOutsideTritonNamedOnce(t *testing.T) {
 		}
 	}
 }
+
+// The warning lines are painted with the styles: a terminal found to be
+// colorless repaints them without color.
+func TestWarningLinesFollowTheStyles(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	m := loaded(t, Options{Control: newFakeControl(32)}, closedLoopRun(80), 120, 40)
+	next, _ := m.Update(colorProfile(false))
+	for _, l := range next.(Model).warn.all {
+		if strings.Contains(l, "38;2;") {
+			t.Errorf("a warning line kept its color: %q", l)
+		}
+	}
+}
