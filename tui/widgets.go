@@ -161,10 +161,10 @@ func cellGlyph(levels []float64, y float64) (rune, int) {
 
 // gauge draws a horizontal bar of width cells filled to f (0..1).
 //
-// bubbles/progress draws the same bar at about 30 times the cost (11 µs
-// against 0.4 µs a gauge, BenchmarkGauge), and its colors ignore the
-// dashboard's monochrome styles; with a gauge per GPU every frame, the
-// hand-drawn one is kept.
+// bubbles/progress draws the same bar at about 30 times the cost (12–17 µs
+// against 0.4–0.5 µs a gauge, BenchmarkGauge in BENCHMARKS.md), a tenth of a
+// frame with two GPUs, and its colors ignore the dashboard's monochrome
+// styles: the hand-drawn bar is kept.
 func gauge(style Paint, f float64, width int) string {
 	if width <= 0 {
 		return ""
