@@ -3,7 +3,10 @@
 // changes through a LoadControl. It reads snapshots from a channel (the
 // aggregator's, or a replay's) and keeps a fixed-size history of them for
 // its charts; every pane is a pure function of that history and of what the
-// person chose (window, focus, help).
+// person chose (window, focus, help). What limits the load comes from
+// stats.Diagnose over the latest ticks, the verdicts the headless line and
+// the summary give too; a stepped run's progress comes from a
+// SweepProgress (a plan.Stepper).
 package tui
 
 import (
