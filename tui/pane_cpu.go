@@ -106,7 +106,7 @@ func (p *cpuPane) View() string {
 		lines = append(lines, st.Label.Render(fit("client host", label))+st.Dim.Render("n/a (not measured)"))
 	}
 	if shared && rows > len(lines) {
-		lines = append(lines, st.Dim.Render("client and simulator share one process"))
+		lines = append(lines, st.Dim.Render("client and sim share one process"))
 	}
 	if gpuLine {
 		lines = append(lines, st.Label.Render(fit("client GPU", label))+localGPUs(st, sys.LocalGPUs))
