@@ -3,6 +3,7 @@ package tui
 import (
 	"time"
 
+	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -29,6 +30,10 @@ type uiState struct {
 	speed  float64 // replay speed
 	ended  bool    // the snapshot feed closed
 	atEnd  bool    // the replay has played its last snapshot
+	// sweep is the stepped run's progress, read each frame; sweeping is
+	// set when there is one.
+	sweep    plan.Progress
+	sweeping bool
 }
 
 // board is the state the panes render: the snapshot history, the UI state
@@ -38,6 +43,11 @@ type board struct {
 	hist   *history
 	ui     *uiState
 	header HeaderInfo
+	// findings are stats.Diagnose's verdicts over the latest ticks;
+	// diagnosed counts the diagnoses, so that what is drawn from them is
+	// redone only when they change.
+	findings  []stats.Finding
+	diagnosed int
 }
 
 // windowStats returns the client statistics for the selected window and its

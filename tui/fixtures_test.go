@@ -1,8 +1,12 @@
 package tui
 
 import (
+	"sync"
 	"time"
 
+	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/plan"
+	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -187,4 +191,49 @@ func batches(size int, execs int64) []stats.BatchCount {
 		{Size: 1, Count: execs / 50}, {Size: size / 2, Count: execs / 10},
 		{Size: size, Count: execs - execs/50 - execs/10},
 	}
+}
+
+// sweepRun is closedLoopRun as a stepped run: each concurrency level is a
+// step of the schedule.
+func sweepRun(n int) []stats.Snapshot {
+	out := closedLoopRun(n)
+	for i := range out {
+		out[i].Load.Step = (i) / 20
+	}
+	return out
+}
+
+// fakeSweep is a plan.Stepper's progress, fixed.
+type fakeSweep struct {
+	mu sync.Mutex
+	p  plan.Progress
+}
+
+func (f *fakeSweep) Progress() plan.Progress {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.p
+}
+
+func (f *fakeSweep) set(p plan.Progress) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.p = p
+}
+
+// sweepAt is the progress of sweepRun's range 4:64 (five levels, doubling)
+// at its fourth step, concurrency 32, with the three steps before measured
+// from the run's ticks; the third failed a 30 ms p99 SLO.
+func sweepAt(snaps []stats.Snapshot) *fakeSweep {
+	var levels []plan.Level
+	for step := range 3 {
+		s := snaps[step*20+19]
+		st := record.Step{Load: s.Load, Duration: 15 * time.Second, Client: s.Window,
+			Measurement: &record.Measurement{Index: step, Stable: true, Trials: 3,
+				SLO: &record.SLOCheck{Percentile: 99, Threshold: 30 * time.Millisecond,
+					Latency: s.Window.Latency.P99, Pass: s.Window.Latency.P99 < 30*time.Millisecond}}}
+		levels = append(levels, plan.Level{Target: s.Load.Target(), Step: st, Pass: st.Measurement.SLO.Pass})
+	}
+	return &fakeSweep{p: plan.Progress{Step: 4, Total: 5, Level: load.Target{Mode: load.Concurrency, Concurrency: 32},
+		Trials: 2, MaxTrials: 10, InStep: 4 * time.Second, Left: 41 * time.Second, Levels: levels}}
 }

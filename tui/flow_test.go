@@ -168,7 +168,9 @@ func TestFocusCyclesAndFillsBody(t *testing.T) {
 	if f := tm.(Model).board.ui.focus; f != focusThroughput {
 		t.Errorf("shift+tab went to %d, want throughput", f)
 	}
-	for range paneCount {
+	// Without errors and without a sweep, five panes are shown: from
+	// throughput, five tabs come back to no focus.
+	for range 5 {
 		tm, _ = tm.Update(tea.KeyPressMsg{Code: tea.KeyTab})
 	}
 	if f := tm.(Model).board.ui.focus; f != -1 {
@@ -251,5 +253,97 @@ func TestPauseHintSaysResumeWhilePaused(t *testing.T) {
 	next, _ = next.Update(tea.KeyPressMsg{Code: 'p', Text: "p"})
 	if out := ansi.Strip(next.(Model).Render()); !strings.Contains(out, "p pause") {
 		t.Errorf("footer after resume:\n%s", out)
+	}
+}
+
+// A key press changes the load, the driver starts a new tick at the new
+// level, and the charts mark that tick with the level.
+func TestLoadChangeMarksTheCharts(t *testing.T) {
+	ctl := newFakeControl(4)
+	ch := make(chan stats.Snapshot, 64)
+	snaps := closedLoopRun(20) // all at 4 in flight
+	for _, s := range snaps {
+		ch <- s
+	}
+	tm := teatest.NewTestModel(t, New(Options{Snapshots: ch, Control: ctl, Header: header, FPS: 50}),
+		teatest.WithInitialTermSize(120, 40))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("Throughput")) },
+		teatest.WithDuration(flowTimeout))
+
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyUp})
+	waitCalls(t, ctl.Calls, "SetConcurrency(5)")
+	// The collector's next ticks run at the new level.
+	for i := range 5 {
+		s := closedLoopRun(21 + i)[20+i]
+		s.Load.Concurrency, s.Load.InFlight = 5, 5
+		ch <- s
+	}
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("┊")) },
+		teatest.WithDuration(flowTimeout))
+	tm.Type("q")
+	m := tm.FinalModel(t, teatest.WithFinalTimeout(flowTimeout)).(Model)
+	// The throughput chart is left of "││", the latency chart right of it:
+	// each says the new level once, in its top row.
+	var left, right int
+	for _, l := range screenLines(m) {
+		if a, b, ok := strings.Cut(l, "││"); ok {
+			left += strings.Count(a, "┊5")
+			right += strings.Count(b, "┊5")
+		}
+	}
+	if left != 1 || right != 1 {
+		t.Errorf("marks with the new level 5: %d on throughput, %d on latency; want one each\n%s",
+			left, right, strings.Join(screenLines(m), "\n"))
+	}
+}
+
+// At 80x24 the charts are too small for a time axis; focused, a chart
+// fills the screen and shows it.
+func TestFocusedChartShowsItsTimeAxis(t *testing.T) {
+	ch := make(chan stats.Snapshot, 64)
+	for _, s := range closedLoopRun(64) {
+		ch <- s
+	}
+	tm := teatest.NewTestModel(t, New(Options{Snapshots: ch, Control: newFakeControl(32), Header: header, FPS: 50}),
+		teatest.WithInitialTermSize(80, 24))
+	var before []byte
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		before = append(before, b...)
+		return bytes.Contains(before, []byte("Throughput"))
+	}, teatest.WithDuration(flowTimeout))
+	if bytes.Contains(before, []byte("╵")) {
+		t.Fatalf("a time axis at 80x24 before any focus:\n%s", before)
+	}
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab})
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("╵00:50")) },
+		teatest.WithDuration(flowTimeout))
+	tm.Type("q")
+	m := tm.FinalModel(t, teatest.WithFinalTimeout(flowTimeout)).(Model)
+	if m.board.ui.focus != focusThroughput {
+		t.Errorf("focus %d, want the throughput chart", m.board.ui.focus)
+	}
+}
+
+// While a sweep sets the load, the load keys do nothing and the header
+// says which step runs; once it is done they work again.
+func TestSweepTurnsLoadKeysOff(t *testing.T) {
+	ctl := newFakeControl(32)
+	sw := sweepAt(sweepRun(64))
+	m := loaded(t, Options{Control: ctl, Sweep: sw}, sweepRun(64), 120, 40)
+	next, _ := m.Update(frameMsg(time.Now()))
+	next, _ = next.Update(tea.KeyPressMsg{Code: tea.KeyUp})
+	if calls := ctl.Calls(); len(calls) != 0 {
+		t.Errorf("a load key during the sweep called %v", calls)
+	}
+	if h := screenLines(next.(Model))[1]; !strings.Contains(h, "step 4/5") || strings.Contains(h, "↑↓") {
+		t.Errorf("header during the sweep: %q", h)
+	}
+	p := sw.Progress()
+	p.Done = true
+	sw.set(p)
+	next, _ = next.Update(frameMsg(time.Now()))
+	next, _ = next.Update(tea.KeyPressMsg{Code: tea.KeyUp})
+	if calls := ctl.Calls(); !slices.Equal(calls, []string{"SetConcurrency(40)"}) {
+		t.Errorf("after the sweep, ↑ called %v", calls)
 	}
 }

@@ -3,7 +3,10 @@
 // changes through a LoadControl. It reads snapshots from a channel (the
 // aggregator's, or a replay's) and keeps a fixed-size history of them for
 // its charts; every pane is a pure function of that history and of what the
-// person chose (window, focus, help).
+// person chose (window, focus, help). What limits the load comes from
+// stats.Diagnose over the latest ticks, the verdicts the headless line and
+// the summary give too; a stepped run's progress comes from a
+// SweepProgress (a plan.Stepper).
 package tui
 
 import (
@@ -36,10 +39,29 @@ type Model struct {
 	panes   [paneCount]pane
 	frame   time.Duration
 	noColor bool
-	// Set by layout: the key hints' lines and the panes' places.
+	// Set by layout: the key hints' lines, the panes shown and their
+	// places, and the warning lines (the findings wrapped to the width,
+	// redone when the findings or the width change).
 	footer []string
+	show   shown
 	rects  [paneCount]rect
+	warn   warnArea
 }
+
+// warnArea is the lines under the panes that say the findings. When they
+// take more lines than the screen gives them, they scroll a line every
+// warnScroll.
+type warnArea struct {
+	all       []string
+	rows      int
+	offset    int
+	diagnosed int // the board's diagnosis the lines were made from
+	width     int
+	frames    int // frames since the last scroll
+}
+
+// warnScroll is how long a line of findings stays before the lines scroll.
+const warnScroll = 2 * time.Second
 
 // New returns the dashboard for o. It reads the NO_COLOR environment
 // variable; a colorless terminal turns colors off as well once the program
@@ -69,10 +91,11 @@ func New(o Options) Model {
 	}
 	m.panes = [paneCount]pane{
 		&throughputPane{b: b}, &latencyPane{b: b}, &serverPane{b: b},
-		&gpuPane{b: b}, &cpuPane{b: b}, &errorsPane{b: b},
+		&gpuPane{b: b}, &cpuPane{b: b}, &errorsPane{b: b}, &sweepPane{b: b},
 	}
 	m.setStyles(c.Styles)
 	m.readControl()
+	m.readSweep()
 	m.readReplay()
 	m.pauseHelp()
 	m.layout()
@@ -95,6 +118,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.drain()
 		m.readControl()
 		m.readReplay()
+		m.readSweep()
+		m.scrollWarnings()
 		m.pauseHelp()
 		m.layout()
 		return m, m.tick()
@@ -106,6 +131,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Profile <= colorprofile.ASCII && !m.noColor {
 			m.noColor = true
 			m.setStyles(NewStyles(false))
+			m.layout()
 		}
 		return m, nil
 	case tea.KeyPressMsg:
@@ -119,6 +145,12 @@ func (m *Model) drain() {
 	if m.opts.Snapshots == nil {
 		return
 	}
+	pushed := false
+	defer func() {
+		if pushed {
+			m.board.diagnose()
+		}
+	}()
 	for range maxDrain {
 		select {
 		case s, ok := <-m.opts.Snapshots:
@@ -128,12 +160,42 @@ func (m *Model) drain() {
 				return
 			}
 			m.push(s)
+			pushed = true
 			if m.opts.Control == nil {
 				m.board.ui.load = s.Load
 			}
 		default:
 			return
 		}
+	}
+}
+
+// readSweep refreshes a stepped run's progress, and turns the load keys
+// off while the steps set the load.
+func (m *Model) readSweep() {
+	if m.opts.Sweep == nil {
+		return
+	}
+	ui := m.board.ui
+	ui.sweep, ui.sweeping = m.opts.Sweep.Progress(), true
+	k := m.common.KeyMap
+	on := m.opts.Control != nil && ui.sweep.Done
+	k.Up.SetEnabled(on)
+	k.Down.SetEnabled(on)
+}
+
+// scrollWarnings moves the warning lines on by one every warnScroll when
+// they do not all fit.
+func (m *Model) scrollWarnings() {
+	w := &m.warn
+	if len(w.all) <= w.rows {
+		w.offset, w.frames = 0, 0
+		return
+	}
+	w.frames++
+	if time.Duration(w.frames)*m.frame >= warnScroll {
+		w.offset = (w.offset + 1) % len(w.all)
+		w.frames = 0
 	}
 }
 
@@ -173,6 +235,7 @@ func (m *Model) readReplay() {
 
 func (m *Model) setStyles(st *Styles) {
 	m.common.Styles = st
+	m.warn.diagnosed = -1 // the warning lines are painted with the styles
 	m.help.Styles = help.Styles{
 		ShortKey: st.HelpKey, ShortDesc: st.HelpDesc, ShortSeparator: st.HelpSep,
 		FullKey: st.HelpKey, FullDesc: st.HelpDesc, FullSeparator: st.HelpSep, Ellipsis: st.HelpSep,
@@ -239,10 +302,9 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Focus), key.Matches(msg, k.FocusBack):
 		step := 1
 		if key.Matches(msg, k.FocusBack) {
-			step = paneCount
+			step = -1
 		}
-		// -1 (no focus) and the panes form one cycle of paneCount+1.
-		ui.focus = (ui.focus+1+step)%(paneCount+1) - 1
+		ui.focus = nextFocus(ui.focus, step, m.show)
 	case key.Matches(msg, k.Back):
 		ui.focus = -1
 		m.help.ShowAll = false
@@ -303,15 +365,18 @@ func (m *Model) layout() {
 	m.footer = strings.Split(m.help.View(c.KeyMap), "\n")
 	m.rects = [paneCount]rect{}
 	m.header.SetSize(max(w, 0), headerRows)
-	body := h - headerRows - 1 - len(m.footer)
+	m.layoutWarnings()
+	gpus, errors := 0, false
+	if s := m.board.hist.latest(); s != nil {
+		gpus = len(s.Metrics.GPUs)
+		errors = s.Run.Errors > 0 || s.Window.Errors > 0
+	}
+	m.show = allPanes(errors, m.board.ui.sweeping)
+	body := h - headerRows - m.warn.rows - len(m.footer)
 	if w <= 0 || body <= 0 {
 		return
 	}
-	gpus := 0
-	if s := m.board.hist.latest(); s != nil {
-		gpus = len(s.Metrics.GPUs)
-	}
-	m.rects = bodyLayout(w, body, m.board.ui.focus, gpus)
+	m.rects = bodyLayout(w, body, m.board.ui.focus, gpus, m.show)
 	for i, p := range m.panes {
 		// A pane needs its frame's two rows; a body shorter than that (a
 		// tiny terminal) stays blank.
@@ -324,6 +389,23 @@ func (m *Model) layout() {
 // headerRows is the height of the header.
 const headerRows = 2
 
+// layoutWarnings wraps the findings to the screen's width when they, the
+// width or the styles changed, and sets the rows they take: always one, so
+// that a single verdict coming or going does not move the panes, and up
+// to warnRows when the findings need more.
+func (m *Model) layoutWarnings() {
+	w, b := &m.warn, m.board
+	width := m.common.Width - 1
+	if w.diagnosed != b.diagnosed || w.width != width {
+		w.all = warnLines(m.common.Styles, b.findings, width)
+		w.diagnosed, w.width = b.diagnosed, width
+		if w.offset >= len(w.all) {
+			w.offset = 0
+		}
+	}
+	w.rows = max(1, min(len(w.all), warnRows(m.common.Height)))
+}
+
 // Render draws the whole screen as exactly Height lines of Width cells:
 // header, panes, the warning line and the key hints. It changes nothing:
 // sizes are set by layout.
@@ -333,11 +415,10 @@ func (m Model) Render() string {
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	st := c.Styles
 	lines := make([]string, 0, h)
 	lines = append(lines, strings.Split(m.header.View(), "\n")...)
 
-	if body := h - len(lines) - 1 - len(m.footer); body > 0 {
+	if body := h - len(lines) - m.warn.rows - len(m.footer); body > 0 {
 		var views [paneCount]string
 		for i, p := range m.panes {
 			if m.rects[i].w > 0 && m.rects[i].h >= 2 {
@@ -347,11 +428,13 @@ func (m Model) Render() string {
 		lines = append(lines, compose(w, body, m.rects[:], views[:])...)
 	}
 
-	warn := ""
-	if ws := warnings(m.board.hist, m.board.header.SharedProcess); len(ws) > 0 {
-		warn = st.Warn.Render("⚠ "+ws[0]) + st.Dim.Render(otherWarnings(ws[1:]))
+	for i := range m.warn.rows {
+		line := ""
+		if n := len(m.warn.all); n > 0 {
+			line = m.warn.all[(m.warn.offset+i)%n]
+		}
+		lines = append(lines, fit(" "+line, w))
 	}
-	lines = append(lines, fit(" "+warn, w))
 	for _, f := range m.footer {
 		lines = append(lines, fit(" "+f, w))
 	}
@@ -359,13 +442,4 @@ func (m Model) Render() string {
 		lines = lines[:h]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// otherWarnings is the tail of the warning line when there is more than
-// one warning.
-func otherWarnings(ws []string) string {
-	if len(ws) == 0 {
-		return ""
-	}
-	return "  · " + strings.Join(ws, "  · ")
 }

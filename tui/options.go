@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -54,6 +55,12 @@ type ReplayControl interface {
 	Position() (index, total int)
 }
 
+// SweepProgress reports where a stepped run (a range or an SLO search)
+// stands; *plan.Stepper is one. The dashboard reads it every frame.
+type SweepProgress interface {
+	Progress() plan.Progress
+}
+
 // HeaderInfo is what the header says about the server and the run; it does
 // not change while the dashboard runs.
 type HeaderInfo struct {
@@ -97,6 +104,10 @@ type Options struct {
 	Windows WindowControl
 	// Replay drives a replay; nil in a live run.
 	Replay ReplayControl
+	// Sweep is the stepped run's progress; nil when the load is not
+	// stepped. While it runs, the load keys are off: the steps set the
+	// load.
+	Sweep  SweepProgress
 	Header HeaderInfo
 	// FPS is frames per second; zero selects DefaultFPS.
 	FPS  int

@@ -8,9 +8,10 @@ import (
 	"github.com/tritontop/tritontop/stats"
 )
 
-// cpuPane sets the server's CPU beside tritontop's own cost, so that a
-// client-bound run shows itself, and shows the client host's own GPUs when
-// it has any.
+// cpuPane sets the server's CPU beside the client host's and tritontop's
+// own, in one unit (a share of that machine's cores) and with labels that
+// say what each covers, so that a client-bound run shows itself; and it
+// shows the client host's own GPUs when it has any.
 type cpuPane struct {
 	b    *board
 	w, h int
@@ -18,11 +19,23 @@ type cpuPane struct {
 
 func (p *cpuPane) SetSize(w, h int) { p.w, p.h = w, h }
 
+// hostNearFull is the client host's CPU share from which every latency on
+// screen is bent by it.
+const hostNearFull = 0.9
+
 func serverCPU(s *stats.Snapshot) (float64, bool) {
 	return s.Metrics.CPUUtilization, s.Metrics.Available && s.Metrics.HasCPU
 }
 
-func processCPU(s *stats.Snapshot) (float64, bool) { return s.System.ProcessCPU, true }
+func hostCPU(s *stats.Snapshot) (float64, bool) { return s.System.HostCPU, s.System.NumCPU > 0 }
+
+// processCPU is tritontop's CPU as a share of the cores it may run on.
+func processCPU(s *stats.Snapshot) (float64, bool) {
+	if s.System.NumCPU <= 0 {
+		return 0, false
+	}
+	return s.System.ProcessCPU / float64(s.System.NumCPU), true
+}
 
 func (p *cpuPane) View() string {
 	st := p.b.common.Styles
@@ -33,62 +46,95 @@ func (p *cpuPane) View() string {
 	}
 	iw, rows := p.w-4, p.h-2
 	sys := &s.System
-	// With the simulator in this process, the process's CPU is client and
-	// server together; the label says so.
+	shared := p.b.header.SharedProcess
+	// Local GPUs take a line of their own when there is a row for it, and
+	// otherwise a few cells of the client host's line.
+	gpuLine := len(sys.LocalGPUs) > 0 && rows >= 4
 	self := "tritontop"
-	if p.b.header.SharedProcess {
+	if shared {
 		self = "tritontop+sim"
 	}
-	// Local GPUs take a line of their own when there is a row for it, and
-	// otherwise a few cells of the client line.
-	gpuLine := len(sys.LocalGPUs) > 0 && rows >= 4
-	label := len(self) + 1
+	label := max(len(self), len("client host")) + 1
 	if gpuLine {
 		label = max(label, len("client GPU")+1)
 	}
-	server := st.Label.Render(fit("server", label))
-	if v, ok := serverCPU(s); ok {
-		server += st.Value.Render(padLeft(fmtPct(v), 4))
-		if sw := iw - label - 5; sw >= 4 {
-			server += " " + sparkline(st.Series[0], p.b.hist, sw, serverCPU, 1)
+	// row is a labelled value and what it covers, with its history on the
+	// 0–100 % scale in the cells left.
+	row := func(name string, v string, paint Paint, note string, m metric) string {
+		line := st.Label.Render(fit(name, label)) + paint.Render(padLeft(v, 4))
+		if note != "" {
+			line += " " + note
 		}
-	} else if s.Metrics.Available {
-		server += st.Dim.Render("n/a (no nv_cpu_utilization)")
-	} else {
-		server += st.Dim.Render("n/a (no metrics)")
+		if m != nil {
+			if sw := iw - cellWidth(line) - 1; sw >= 4 {
+				line += " " + sparkline(st.Series[0], p.b.hist, sw, m, 1)
+			}
+		}
+		return line
 	}
-	cores := strconv.FormatFloat(sys.ProcessCPU, 'f', 2, 64)
-	own := st.Label.Render(fit(self, label)) + st.Value.Render(cores) + " cores"
-	if sys.CPUPerRequest > 0 {
-		d := fmtDur(sys.CPUPerRequest.Round(time.Microsecond / 10))
-		// The cost per request in the words that fit, or not at all: a
-		// truncated duration would read as a different one.
-		used := label + len(cores) + len(" cores") + cellWidth(d)
-		switch {
-		case iw >= 40:
-			own += "  " + st.Value.Render(d) + " per request"
-		case used+len("  /req") <= iw:
-			own += "  " + st.Value.Render(d) + "/req"
-		case used+len(" /req") <= iw:
-			own += " " + st.Value.Render(d) + "/req"
+	var lines []string
+	if !shared {
+		// Triton's nv_cpu_utilization is host-wide; the simulator's is
+		// its own process.
+		note := st.Dim.Render("host-wide")
+		if p.b.header.Simulated {
+			note = st.Dim.Render("sim process")
+		}
+		switch v, ok := serverCPU(s); {
+		case ok:
+			lines = append(lines, row("server", fmtPct(v), st.Value, note, serverCPU))
+		case s.Metrics.Available:
+			lines = append(lines, st.Label.Render(fit("server", label))+st.Dim.Render("n/a (no nv_cpu_utilization)"))
+		default:
+			lines = append(lines, st.Label.Render(fit("server", label))+st.Dim.Render("n/a (no metrics)"))
 		}
 	}
-	host := st.Label.Render(fit("client", label)) + st.Value.Render(fmtPct(sys.HostCPU))
 	if sys.NumCPU > 0 {
-		host += " of " + strconv.Itoa(sys.NumCPU) + " cores"
+		paint, note := st.Value, "all processes"
+		if sys.HostCPU >= hostNearFull {
+			paint, note = st.Warn, st.Warn.Render("near full")
+		}
+		if len(sys.LocalGPUs) > 0 && !gpuLine {
+			note += "  " + st.Label.Render("GPU ") + localGPUUtil(st, sys.LocalGPUs)
+		}
+		lines = append(lines, row("client host", fmtPct(sys.HostCPU), paint, note, hostCPU))
+		cores := strconv.FormatFloat(sys.ProcessCPU, 'f', 2, 64) + " of " + strconv.Itoa(sys.NumCPU)
+		own := processNote(st, cores, sys.CPUPerRequest, iw-label-5)
+		v, _ := processCPU(s)
+		lines = append(lines, row(self, fmtPct(v), st.Value, own, processCPU))
+	} else {
+		lines = append(lines, st.Label.Render(fit("client host", label))+st.Dim.Render("n/a (not measured)"))
 	}
-	lines := []string{server, own, host}
-	switch {
-	case gpuLine:
+	if shared && rows > len(lines) {
+		lines = append(lines, st.Dim.Render("client and sim share one process"))
+	}
+	if gpuLine {
 		lines = append(lines, st.Label.Render(fit("client GPU", label))+localGPUs(st, sys.LocalGPUs))
-	case len(sys.LocalGPUs) > 0:
-		lines[2] += "  " + st.Label.Render("GPU ") + localGPUUtil(st, sys.LocalGPUs)
 	}
-	if rows > len(lines) {
-		lines = append(lines, st.Label.Render(fit(self, label))+
-			sparkline(st.Series[1], p.b.hist, iw-label, processCPU, 0))
+	if left := rows - len(lines); left >= 5 && sys.NumCPU > 0 {
+		c := newChart(fmtAxisPct, "", processCPU, hostCPU)
+		c.top = 1
+		lines = append(lines, st.Series[0].Render("█")+" "+self+"  "+st.Series[1].Render("▓")+" client host")
+		lines = append(lines, c.draw(st, p.b.hist, iw, left-1)...)
 	}
 	return box(st, "CPU", focused, p.w, p.h, lines)
+}
+
+// processNote is tritontop's cores and CPU time per request, in the words
+// that fit in w cells, or the cores alone: a truncated duration would read
+// as a different one.
+func processNote(st *Styles, cores string, perRequest time.Duration, w int) string {
+	note := st.Value.Render(cores) + " cores"
+	if perRequest <= 0 {
+		return note
+	}
+	d := st.Value.Render(fmtDur(perRequest.Round(time.Microsecond / 10)))
+	for _, n := range [...]string{note + " · " + d + " per request", note + " · " + d + "/req", note + " " + d + "/req"} {
+		if cellWidth(n) <= w {
+			return n
+		}
+	}
+	return note
 }
 
 // localGPUs is the client GPUs' line: utilization and memory for one GPU,

@@ -50,8 +50,14 @@ func (p *gpuPane) View() string {
 		return box(st, "GPU", focused, p.w, p.h, []string{st.Dim.Render("no GPU metrics (the server reports no GPU)")})
 	}
 	rows := p.h - 2
-	// Two lines per GPU while they fit, one (utilization only) otherwise.
+	// Two lines per GPU while they fit, one (utilization only) otherwise;
+	// rows to spare give each GPU a chart of its utilization over time.
 	two := 2*len(m.GPUs) <= rows
+	// One row is kept for the time axis, under the last GPU's chart.
+	chartRows := (rows-1)/len(m.GPUs) - 2
+	if chartRows < 3 {
+		chartRows = 0
+	}
 	var lines []string
 	for i := range m.GPUs {
 		g := &m.GPUs[i]
@@ -65,7 +71,7 @@ func (p *gpuPane) View() string {
 		if g.HasUtilization {
 			gw := min(20, max(5, (iw-idw-5)/2))
 			line += gauge(st.Series[0], g.Utilization, gw) + " " + st.Value.Render(padLeft(fmtPct(g.Utilization), 4))
-			if sw := iw - idw - gw - 6; sw >= 4 {
+			if sw := iw - idw - gw - 6; sw >= 4 && chartRows == 0 {
 				line += " " + sparkline(st.Series[0], p.b.hist, sw, gpuUtil(i, g.UUID), 1)
 			}
 		} else {
@@ -78,6 +84,17 @@ func (p *gpuPane) View() string {
 		lines = append(lines, line)
 		if two {
 			lines = append(lines, "  "+join(mem, power))
+		}
+		if chartRows > 0 {
+			c := newChart(fmtAxisPct, "", gpuUtil(i, g.UUID))
+			c.top, c.minPlot = 1, chartRows-1
+			n := chartRows
+			if i == len(m.GPUs)-1 {
+				n++
+			} else {
+				c.timeAxis = false
+			}
+			lines = append(lines, c.draw(st, p.b.hist, iw, n)...)
 		}
 	}
 	return box(st, "GPU", focused, p.w, p.h, lines)

@@ -68,29 +68,75 @@ func (p *headerPane) View() string {
 	}
 
 	// In a shared process the simulator's work is in the process's CPU,
-	// which the label must not let pass for the client's cost.
+	// which the label must not let pass for the client's cost. The unit
+	// is the CPU pane's: a share of the client host's cores.
 	cpuLabel := "tritontop cpu "
 	switch {
-	case hi.SharedProcess && p.w < 100:
+	case hi.SharedProcess && compact:
 		cpuLabel = "cpu+sim "
 	case hi.SharedProcess:
 		cpuLabel = "tritontop+sim cpu "
-	case p.w < 100:
+	case compact:
 		cpuLabel = "cpu "
 	}
 	var line2 string
 	if s == nil {
 		line2 = join(p.loadText(), st.Dim.Render("○ waiting for the first tick"))
 	} else {
-		line2 = join(
-			p.loadText(),
-			"in flight "+st.Value.Render(strconv.Itoa(p.b.ui.load.InFlight)),
-			st.Value.Render(fmtElapsed(s.Elapsed)),
-			p.state(s),
-			st.Label.Render(cpuLabel)+st.Value.Render(fmtCores(s.System.ProcessCPU)),
+		// What matters most stays when the line is too long: the load,
+		// the state and the verdict; then the time, the CPU, in flight.
+		line2 = joinFit(p.w-1,
+			field{p.loadText(), 5},
+			field{"in flight " + st.Value.Render(strconv.Itoa(p.b.ui.load.InFlight)), 1},
+			field{st.Value.Render(fmtElapsed(s.Elapsed)), 3},
+			field{p.state(s), 4},
+			field{p.b.verdictTag(compact), 5},
+			field{st.Label.Render(cpuLabel) + st.Value.Render(processShare(&s.System)), 2},
 		)
 	}
 	return fit(" "+line1, p.w) + "\n" + fit(" "+line2, p.w)
+}
+
+// processShare is tritontop's CPU as the CPU pane gives it: a share of
+// the client host's cores.
+func processShare(sys *stats.SystemStats) string {
+	if sys.NumCPU <= 0 {
+		return missing
+	}
+	return fmtPct(sys.ProcessCPU / float64(sys.NumCPU))
+}
+
+// field is a part of a line and how long it is kept when the line is too
+// long: the lowest keep goes first.
+type field struct {
+	text string
+	keep int
+}
+
+// joinFit joins the fields as join does, leaving out the least kept ones
+// until the line fits in w cells.
+func joinFit(w int, fields ...field) string {
+	for {
+		var b strings.Builder
+		drop, lowest := -1, 0
+		for i, f := range fields {
+			if f.text == "" {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(f.text)
+			if drop < 0 || f.keep < lowest {
+				drop, lowest = i, f.keep
+			}
+		}
+		line := b.String()
+		if drop < 0 || cellWidth(line) <= w || lowest >= 5 {
+			return line
+		}
+		fields[drop].text = ""
+	}
 }
 
 func badge(st *Styles, simulated bool) string {
@@ -121,15 +167,23 @@ func (p *headerPane) loadText() string {
 	if !p.b.ui.replay {
 		hint = " " + st.Dim.Render("↑↓")
 	}
+	if !p.b.common.KeyMap.Up.Enabled() {
+		hint = "" // a sweep sets the load
+	}
+	step := ""
+	if ui := p.b.ui; ui.sweeping && !ui.sweep.Done {
+		i, n := ui.sweep.Position()
+		step = "  " + st.Label.Render("step ") + st.Value.Render(strconv.Itoa(i)+"/"+strconv.Itoa(n))
+	}
 	switch l.Mode {
 	case load.Rate:
 		t := "rate " + st.Value.Render(fmtRate(l.Rate)+"/s")
 		if l.Distribution == load.Poisson {
 			t += " " + string(l.Distribution)
 		}
-		return t + hint
+		return t + hint + step
 	case load.Concurrency:
-		return "concurrency " + st.Value.Render(strconv.Itoa(l.Concurrency)) + hint
+		return "concurrency " + st.Value.Render(strconv.Itoa(l.Concurrency)) + hint + step
 	}
 	return ""
 }
@@ -156,23 +210,13 @@ func (p *headerPane) state(s *stats.Snapshot) string {
 		return st.Dim.Render("■ stopped")
 	case ui.paused || s.Load.Paused:
 		return st.Warn.Render("⏸ paused")
-	case unreachable(s):
+	case ui.load.Drain || s.Load.Drain:
+		return st.Dim.Render("◌ draining")
+	case p.b.has(stats.Unreachable):
 		return st.Bad.Render("✖ server unreachable")
-	case stalled(s):
+	case p.b.has(stats.Stalled):
 		return st.Warn.Render("◌ no responses")
 	default:
 		return st.Good.Render("● running")
 	}
-}
-
-// stalled is true when requests are in flight but none finished in a whole
-// tick: the server (or the network) holds them.
-func stalled(s *stats.Snapshot) bool {
-	return s.Load.InFlight > 0 && s.Tick.Requests == 0 && s.Tick.Cancelled == 0 && s.Interval > 0
-}
-
-// unreachable is true when nothing answered in the tick: no statistics, no
-// metrics and no successful request.
-func unreachable(s *stats.Snapshot) bool {
-	return !s.Server.Available && !s.Metrics.Available && s.Tick.Successes == 0
 }

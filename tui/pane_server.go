@@ -41,9 +41,30 @@ func (p *serverPane) View() string {
 	iw := p.w - 4
 	rows := p.h - 2
 	sv := &s.Server
-	spark := func(name string, m metric, style int) string {
-		const label = 16
-		return st.Label.Render(fit(name, label)) + sparkline(st.Segments[style], p.b.hist, iw-label, m, 0)
+	// Queue and compute over time, on one scale so that their heights
+	// compare: as a stacked chart when there are rows for one, else as
+	// two sparklines.
+	history := func(lines []string) []string {
+		left := rows - len(lines)
+		if left >= 5 {
+			c := newChart(fmtAxis, "ms", computeMs, serverMs)
+			legend := st.Series[0].Render("█") + " compute  " + st.Series[1].Render("▓") + " queue  " +
+				st.Dim.Render("ms per request, stacked")
+			return append(append(lines, legend), c.draw(st, p.b.hist, iw, left-1)...)
+		}
+		if left <= 0 {
+			return lines
+		}
+		const label = 8
+		top := niceCeil(maxOver(p.b.hist, queueMs, computeMs))
+		scale := st.Dim.Render(fit("0–"+fmtAxis(top)+" ms", 11))
+		lines = append(lines, st.Label.Render(fit("queue", label))+scale+
+			sparkline(st.Segments[0], p.b.hist, iw-label-11, queueMs, top))
+		if left >= 2 {
+			lines = append(lines, st.Label.Render(fit("compute", label))+scale+
+				sparkline(st.Segments[2], p.b.hist, iw-label-11, computeMs, top))
+		}
+		return lines
 	}
 	// Without this tick's times, the message comes first and the history
 	// (with its gap) still shows below it.
@@ -60,10 +81,7 @@ func (p *serverPane) View() string {
 		if pend := pending(st, s); pend != "" {
 			lines = append(lines, pend)
 		}
-		if rows-len(lines) >= 2 {
-			lines = append(lines, spark("queue over time", queueMs, 0), spark("compute", computeMs, 2))
-		}
-		return box(st, title, focused, p.w, p.h, lines)
+		return box(st, title, focused, p.w, p.h, history(lines))
 	}
 
 	parts := [5]float64{float64(sv.Queue), float64(sv.ComputeInput), float64(sv.ComputeInfer),
@@ -84,23 +102,39 @@ func (p *serverPane) View() string {
 		legend.WriteString(st.Segments[i].Render(segmentGlyphs[i]))
 		legend.WriteString(" " + st.Label.Render(name) + " " + st.Value.Render(fmtDur(timeOf(parts[i]))))
 	}
-	if wide {
-		legend.WriteString("  " + st.Label.Render("= request ") + st.Value.Render(fmtDur(sv.Request)))
+	legend.WriteString("  " + st.Label.Render("= request ") + st.Value.Render(fmtDur(sv.Request)))
+	first := legend.String()
+	if !wide && cellWidth(first) > iw {
+		first = msLegend(st, parts, names, sv.Request)
 	}
-	lines = append(lines, legend.String(), stackedBar(st, parts, iw))
+	lines = append(lines, first, stackedBar(st, parts, iw))
 
 	lines = append(lines, join(
 		st.Label.Render("batch avg ")+st.Value.Render(strconv.FormatFloat(sv.AvgBatch, 'f', 1, 64)),
 		batchShares(st, sv.Batches),
 		pending(st, s),
 	))
-	if rows > len(lines) {
-		lines = append(lines, spark("queue over time", queueMs, 0))
+	return box(st, title, focused, p.w, p.h, history(lines))
+}
+
+// serverMs is queue and compute together, the top of the stacked chart.
+func serverMs(s *stats.Snapshot) (float64, bool) {
+	return float64(s.Server.Queue+s.Server.Compute()) / 1e6, serverMeasured(s)
+}
+
+// msLegend is the server times in milliseconds without a unit on each,
+// for narrow panes: the request total must stay on screen.
+func msLegend(st *Styles, parts [5]float64, names [5]string, request time.Duration) string {
+	var b strings.Builder
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(st.Segments[i].Render(segmentGlyphs[i]))
+		b.WriteString(" " + st.Label.Render(name) + " " + st.Value.Render(fmtMs(timeOf(parts[i]))))
 	}
-	if rows > len(lines) {
-		lines = append(lines, spark("compute", computeMs, 2))
-	}
-	return box(st, title, focused, p.w, p.h, lines)
+	b.WriteString(" " + st.Label.Render("= request ") + st.Value.Render(fmtMs(request)) + " ms")
+	return b.String()
 }
 
 func timeOf(ns float64) time.Duration { return time.Duration(ns) }

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"strings"
+
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -43,26 +45,48 @@ func (p *throughputPane) View() string {
 	lines = append(lines, first)
 	batched := s.Run.Inferences != s.Run.Requests
 	legend := ""
-	if rows >= 6 {
+	if rows >= 5 { // a chart is drawn: its bands are named
 		legend = st.Series[0].Render("█") + " req/s"
 		if batched {
 			legend += " " + st.Series[1].Render("▓") + " infer/s"
 		}
 	}
-	lines = append(lines, join(
-		st.Label.Render(wname+" ")+st.Value.Render(fmtRate(ws.RequestsPerS))+" req/s",
-		st.Label.Render("total ")+st.Value.Render(fmtInt(s.Run.Requests)),
-		legend,
-	))
-	switch left := rows - len(lines); {
-	case left >= 4:
-		series := []metric{reqPerS}
-		if batched {
-			series = append(series, inferPerS)
+	total := st.Label.Render("total ") + st.Value.Render(fmtInt(s.Run.Requests))
+	second := join(st.Label.Render(wname+" ")+st.Value.Render(fmtRate(ws.RequestsPerS))+" req/s", total, legend)
+	if cellWidth(second) > iw {
+		// Narrow: the window's rate in fewer words, then without the
+		// total, before the legend is cut.
+		short := st.Label.Render(shortWindow(wname)+" ") + st.Value.Render(fmtRate(ws.RequestsPerS)) + "/s"
+		second = join(short, total, legend)
+		if cellWidth(second) > iw {
+			second = join(short, legend)
 		}
-		lines = append(lines, bandChart(st, p.b.hist, iw, left, fmtRate, series...)...)
+	}
+	// Without errors there is no Errors pane: its "none" is said here,
+	// where it fits.
+	if s.Run.Errors == 0 {
+		if e := join(second, st.Good.Render("no errors")); cellWidth(e) <= iw {
+			second = e
+		}
+	}
+	lines = append(lines, second)
+	switch left := rows - len(lines); {
+	case left >= 3:
+		c := newChart(fmtAxis, "", reqPerS)
+		if batched {
+			c = newChart(fmtAxis, "", reqPerS, inferPerS)
+		}
+		lines = append(lines, c.draw(st, p.b.hist, iw, left)...)
 	case left >= 1:
 		lines = append(lines, st.Label.Render("req/s ")+sparkline(st.Series[0], p.b.hist, iw-6, reqPerS, 0))
 	}
 	return box(st, "Throughput", focused, p.w, p.h, lines)
+}
+
+// shortWindow is a window's name in fewer words: "10 s", "1 min", "run".
+func shortWindow(name string) string {
+	if name == "whole run" {
+		return "run"
+	}
+	return strings.TrimPrefix(name, "last ")
 }

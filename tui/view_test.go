@@ -43,18 +43,20 @@ func checkScreen(t *testing.T, out string, w, h int) {
 
 func TestPanes(t *testing.T) {
 	t.Setenv("NO_COLOR", "") // the colored goldens need colors
-	names := [paneCount]string{"throughput", "latency", "server", "gpu", "cpu", "errors"}
+	names := [paneCount]string{"throughput", "latency", "server", "gpu", "cpu", "errors", "sweep"}
 	for _, sz := range sizes {
 		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
 			m := loaded(t, Options{Control: newFakeControl(4)}, closedLoopRun(64), sz.w, sz.h)
 			m.header.SetSize(sz.w, 2)
 			t.Run("header", func(t *testing.T) { golden.RequireEqual(t, m.header.View()) })
-			rects := bodyLayout(sz.w, sz.h-4, -1, 2)
 			for i, p := range m.panes {
+				r := m.rects[i]
+				if r.w == 0 {
+					continue // not shown: no errors, no sweep
+				}
 				t.Run(names[i], func(t *testing.T) {
-					p.SetSize(rects[i].w, rects[i].h)
 					out := p.View()
-					checkScreen(t, out, rects[i].w, rects[i].h)
+					checkScreen(t, out, r.w, r.h)
 					golden.RequireEqual(t, out)
 				})
 			}
@@ -81,6 +83,8 @@ func TestScreen(t *testing.T) {
 		// The demo: client and simulator in one process that uses most of
 		// the host, which is no reason to call the client the bottleneck.
 		{"shared", Options{Control: newFakeRateControl(800), Header: sharedHeader}, openLoopRun(64)},
+		// A range 4:64 at its fourth step, three steps measured.
+		{"sweep", Options{Control: newFakeControl(32), Sweep: sweepAt(sweepRun(64))}, sweepRun(64)},
 	}
 	for _, c := range cases {
 		for _, sz := range sizes {

@@ -89,8 +89,11 @@ func sparkline(style Paint, h *history, width int, m metric, top float64) string
 		}
 	}
 	var b strings.Builder
-	b.Grow(width * 3)
-	b.WriteString(strings.Repeat(" ", width-n))
+	b.Grow(width*3 + len(style.pre) + len(style.post))
+	b.WriteString(style.pre)
+	for range width - n {
+		b.WriteByte(' ')
+	}
 	for i := n - 1; i >= 0; i-- {
 		v, ok := m(h.fromEnd(i))
 		if !ok {
@@ -99,7 +102,23 @@ func sparkline(style Paint, h *history, width int, m metric, top float64) string
 		}
 		b.WriteRune(sparkRunes[sparkLevel(v, top)])
 	}
-	return style.Render(b.String())
+	b.WriteString(style.post)
+	return b.String()
+}
+
+// maxOver is the largest value of any of ms over the whole history, so
+// that sparklines drawn with it share one scale.
+func maxOver(h *history, ms ...metric) float64 {
+	top := 0.0
+	for i := range h.len() {
+		s := h.fromEnd(i)
+		for _, m := range ms {
+			if v, ok := m(s); ok && v > top {
+				top = v
+			}
+		}
+	}
+	return top
 }
 
 // sparkLevel maps v in [0, top] to one of the eight heights.
@@ -113,81 +132,6 @@ func sparkLevel(v, top float64) int {
 // bandGlyphs draw the bands of a band chart from the lowest up, so that the
 // bands read apart without color.
 var bandGlyphs = [...]rune{'█', '▓', '░'}
-
-// bandChart draws the last width ticks of up to three nested series (each
-// at most the next: p50 ≤ p90 ≤ p99, or req/s ≤ infer/s) as rows×width
-// cells, with a left axis naming the top of the scale. A cell belongs to the
-// lowest band covering at least half of it. A single series is drawn with
-// eighth-block precision instead. It returns one string per row, top first.
-func bandChart(st *Styles, h *history, width, rows int, label func(float64) string, series ...metric) []string {
-	const axis = 7
-	out := make([]string, rows)
-	if rows <= 0 || width <= axis+1 || len(series) == 0 {
-		return out
-	}
-	cols := width - axis
-	n := min(cols, h.len())
-	top := 0.0
-	for i := range n {
-		for _, m := range series {
-			if v, ok := m(h.fromEnd(i)); ok && v > top {
-				top = v
-			}
-		}
-	}
-	top = niceCeil(top)
-	// cell[c*len(series)+k] is series k's height in rows at column c.
-	levels := make([]float64, cols*len(series))
-	for c := range cols {
-		i := cols - 1 - c // ticks before now
-		for k, m := range series {
-			levels[c*len(series)+k] = -1
-			if i >= n {
-				continue
-			}
-			if v, ok := m(h.fromEnd(i)); ok {
-				levels[c*len(series)+k] = v / top * float64(rows)
-			}
-		}
-	}
-	var row []rune
-	for r := range rows {
-		y := float64(rows - 1 - r) // the cell spans [y, y+1)
-		row = row[:0]
-		var b strings.Builder
-		switch r {
-		case 0:
-			b.WriteString(st.Dim.Render(fit(label(top), axis-2) + " ┤"))
-		case rows - 1:
-			b.WriteString(st.Dim.Render(fit("0", axis-2) + " ┤"))
-		default:
-			b.WriteString(st.Dim.Render(strings.Repeat(" ", axis-1) + "│"))
-		}
-		band := -2
-		flush := func() {
-			if len(row) == 0 {
-				return
-			}
-			if band >= 0 {
-				b.WriteString(st.Series[band].Render(string(row)))
-			} else {
-				b.WriteString(string(row))
-			}
-			row = row[:0]
-		}
-		for c := range cols {
-			g, k := cellGlyph(levels[c*len(series):(c+1)*len(series)], y)
-			if k != band {
-				flush()
-				band = k
-			}
-			row = append(row, g)
-		}
-		flush()
-		out[r] = b.String()
-	}
-	return out
-}
 
 // cellGlyph chooses the glyph and band (-1: none) of the cell [y, y+1) for
 // one column's series heights.
@@ -216,6 +160,11 @@ func cellGlyph(levels []float64, y float64) (rune, int) {
 }
 
 // gauge draws a horizontal bar of width cells filled to f (0..1).
+//
+// bubbles/progress draws the same bar at about 30 times the cost (12–17 µs
+// against 0.4–0.5 µs a gauge, BenchmarkGauge in BENCHMARKS.md), a tenth of a
+// frame with two GPUs, and its colors ignore the dashboard's monochrome
+// styles: the hand-drawn bar is kept.
 func gauge(style Paint, f float64, width int) string {
 	if width <= 0 {
 		return ""
@@ -320,8 +269,20 @@ func cellWidth(s string) int {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !narrow(r) {
+		// Box drawing, blocks and the other runes the dashboard draws are
+		// three bytes: decoded here, they skip the general decoder, which
+		// took a fifth of a frame.
+		r, size := rune(utf8.RuneError), 1
+		if c >= 0xe0 && c < 0xf0 && i+2 < len(s) && s[i+1]&0xc0 == 0x80 && s[i+2]&0xc0 == 0x80 {
+			r = rune(c&0x0f)<<12 | rune(s[i+1]&0x3f)<<6 | rune(s[i+2]&0x3f)
+			size = 3
+			if r < 0x800 || r >= 0xd800 && r < 0xe000 {
+				r = utf8.RuneError // overlong or a surrogate: not text
+			}
+		} else {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		if r == utf8.RuneError || !narrow(r) {
 			return ansi.StringWidth(s)
 		}
 		n++

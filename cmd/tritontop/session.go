@@ -229,7 +229,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 
 	var tuiErr error
 	if useTUI {
-		tuiErr = runDashboard(ctx, runCtx, f, t, drv, col, frames, stdout)
+		tuiErr = runDashboard(ctx, runCtx, f, t, drv, col, stepper, frames, stdout)
 		endRun()
 	}
 	driveWG.Wait()
@@ -366,15 +366,19 @@ func openRecord(path string, h record.Header, stdout io.Writer) (*record.Writer,
 // runDashboard runs the dashboard until q, a signal, or the end of the run
 // (runCtx), feeding it frames.
 func runDashboard(ctx, runCtx context.Context, f *loadFlags, t *target, drv *driver.Driver, col *stats.Collector,
-	frames <-chan stats.Snapshot, stdout io.Writer) error {
-	p := tea.NewProgram(tui.New(tui.Options{
+	stepper *plan.Stepper, frames <-chan stats.Snapshot, stdout io.Writer) error {
+	o := tui.Options{
 		Snapshots: frames, Control: drv, Windows: col, FPS: f.fps,
 		Header: tui.HeaderInfo{
 			Server: f.url, Protocol: protocolName(f), Model: f.model, Version: f.modelVersion,
 			MaxBatch: int(t.config.GetMaxBatchSize()), DynamicBatching: t.config.GetDynamicBatching() != nil,
 			Simulated: t.simulated, SharedProcess: f.inProcessServer, Recording: f.record,
 		},
-	}), tea.WithContext(ctx), tea.WithOutput(stdout))
+	}
+	if stepper != nil { // a nil *plan.Stepper in the interface would not be nil
+		o.Sweep = stepper
+	}
+	p := tea.NewProgram(tui.New(o), tea.WithContext(ctx), tea.WithOutput(stdout))
 	// --duration, the end of a schedule or a signal also close the dashboard.
 	go func() { <-runCtx.Done(); p.Quit() }()
 	_, err := p.Run()

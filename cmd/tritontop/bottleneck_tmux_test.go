@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startSimProcess runs `tritontop sim` on free ports, under prefix (e.g. taskset)
+// when given, and returns its gRPC and metrics addresses. The simulator is
+// stopped when the test ends.
+func startSimProcess(t *testing.T, bin string, prefix []string, args ...string) (grpc, metrics string) {
+	t.Helper()
+	argv := append(append(prefix, bin, "sim", "--grpc-port", "0", "--http-port", "0", "--metrics-port", "0",
+		"--metrics-interval-ms", "1000"), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start the simulator: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 2 && f[0] == "gRPC":
+			grpc = f[1]
+		case len(f) == 2 && f[0] == "metrics":
+			metrics = f[1]
+		case strings.Contains(sc.Text(), "ready"):
+			go func() { // keep the pipe drained
+				for sc.Scan() {
+				}
+			}()
+			return grpc, metrics
+		}
+	}
+	t.Fatalf("the simulator never said it was ready (gRPC %q, metrics %q)", grpc, metrics)
+	return "", ""
+}
+
+// dashboard runs a load command in a 120x40 tmux session and returns a
+// capture of its screen; q ends it, and its exit status is checked when the
+// test ends.
+func dashboard(t *testing.T, command string) (capture func() string) {
+	t.Helper()
+	dir := t.TempDir()
+	exitFile := filepath.Join(dir, "exit")
+	socket := "tritontop-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + strconv.Itoa(os.Getpid())
+	tmux := func(args ...string) (string, error) {
+		out, err := exec.Command("tmux", append([]string{"-L", socket}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := tmux("new-session", "-d", "-s", "run", "-x", "120", "-y", "40", "sh", "-c",
+		command+"; echo $? > "+exitFile); err != nil {
+		t.Fatalf("tmux new-session: %v %s", err, out)
+	}
+	capture = func() string { s, _ := tmux("capture-pane", "-p", "-t", "run"); return s }
+	t.Cleanup(func() {
+		defer tmux("kill-server")
+		tmux("send-keys", "-t", "run", "q")
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			if b, err := os.ReadFile(exitFile); err == nil && len(b) > 0 {
+				if code := strings.TrimSpace(string(b)); code != "0" {
+					t.Errorf("the dashboard exited with status %s:\n%s", code, capture())
+				}
+				return
+			}
+		}
+		t.Errorf("the dashboard did not exit after q:\n%s", capture())
+	})
+	return capture
+}
+
+// waitHeader waits until the header's second line (the load, the state
+// and the verdict) matches want, and returns the screen.
+func waitHeader(t *testing.T, capture func() string, want *regexp.Regexp, within time.Duration) string {
+	t.Helper()
+	var screen string
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		screen = capture()
+		if lines := strings.Split(screen, "\n"); len(lines) > 1 && want.MatchString(lines[1]) {
+			return screen
+		}
+	}
+	t.Fatalf("the header never matched %q in %v:\n%s", want, within, screen)
+	return ""
+}
+
+func skipWithoutTmux(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed (CI installs it)")
+	}
+	if testing.Short() {
+		t.Skip("end-to-end terminal test")
+	}
+}
+
+// TestClientBoundInTmux drives the identity model, which costs the server
+// next to nothing, at 64 in flight with client and simulator on one core:
+// the client's own work is the limit. The dashboard must name the client as
+// the bottleneck and say where the time goes.
+func TestClientBoundInTmux(t *testing.T) {
+	skipWithoutTmux(t)
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("taskset not installed (util-linux)")
+	}
+	bin := buildBinary(t)
+	core := []string{taskset, "-c", "0"}
+	grpc, metrics := startSimProcess(t, bin, core)
+	capture := dashboard(t, strings.Join(core, " ")+" "+bin+" -m identity --shape INPUT0:16 -u "+grpc+
+		" --metrics-url http://"+metrics+"/metrics --concurrency 64")
+	screen := waitHeader(t, capture, regexp.MustCompile(`⚠ bottleneck: [^·]*client`), 40*time.Second)
+	// The finding behind it: time outside Triton, or the client's CPU.
+	if !strings.Contains(screen, "⚠ time outside Triton") && !strings.Contains(screen, "⚠ client") {
+		t.Errorf("no warning line says why:\n%s", screen)
+	}
+	if !strings.Contains(screen, "outside") {
+		t.Errorf("the latency pane does not show the time outside Triton:\n%s", screen)
+	}
+}
+
+// TestServerBoundInTmux slows every execution of the simulator's simple
+// model by 20 ms (its fault injection) under 64 requests in flight: eight
+// a batch, they queue in Triton far longer than they compute, while the
+// client idles. The dashboard must name the server's queue.
+func TestServerBoundInTmux(t *testing.T) {
+	skipWithoutTmux(t)
+	bin := buildBinary(t)
+	grpc, metrics := startSimProcess(t, bin, nil, "--spike-rate", "1", "--spike-delay", "20ms")
+	capture := dashboard(t, bin+" -m simple -u "+grpc+" --metrics-url http://"+metrics+"/metrics --concurrency 64")
+	// A host kept busy by other work may be named too ("bottleneck:
+	// client CPU, server queue"): the server's queue must be among them.
+	screen := waitHeader(t, capture, regexp.MustCompile(`⚠ bottleneck: [^·]*server queue`), 40*time.Second)
+	if !strings.Contains(screen, "⚠ server queueing: requests wait") {
+		t.Errorf("no warning line says why:\n%s", screen)
+	}
+}
