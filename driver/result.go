@@ -42,10 +42,37 @@ type Result struct {
 	// Cancelled marks a request cancelled at shutdown (not an error of the
 	// server).
 	Cancelled bool
+	// Decoupled marks a request to a decoupled model (Options.Decoupled):
+	// Done is when its final response arrived, and First, Responses and
+	// Gaps time its responses. The fields below are zero for other
+	// requests, whose one response is at Done.
+	Decoupled bool
+	// Responses counts the request's responses with outputs; an empty
+	// final response, which only says that the request is complete, is
+	// not one.
+	Responses int32
+	// First is when the first of those responses arrived; 0 when none
+	// did.
+	First time.Duration
+	// Gaps are the times between consecutive responses (Responses − 1 of
+	// them): the inter-response latency, one token apart when a response
+	// is a token. The receiver owns the slice.
+	Gaps []time.Duration
 }
 
-// Latency is the time from send to response.
+// Latency is the time from send to response, for a decoupled model to the
+// final response.
 func (r *Result) Latency() time.Duration { return r.Done - r.Sent }
+
+// FirstResponse is the time from send to the first response with outputs
+// (time to first token): a decoupled request's First − Sent, the latency
+// of any other request.
+func (r *Result) FirstResponse() time.Duration {
+	if r.Decoupled && r.Responses > 0 {
+		return r.First - r.Sent
+	}
+	return r.Done - r.Sent
+}
 
 // ScheduledLatency is the time from the scheduled send to the response: the
 // coordinated-omission-correct latency in open loop.
