@@ -133,14 +133,15 @@ func TestDecoupledRequestEndsAtFinalResponse(t *testing.T) {
 			if emptyFinal {
 				wantBytes += 3
 			}
-			if !r.OK() || !r.Decoupled || r.Responses != 5 || len(r.Gaps) != 4 || r.BytesReceived != wantBytes {
+			if !r.OK() || !r.Decoupled || r.Responses != 5 || r.Timing == nil || len(r.Timing.Gaps) != 4 || r.BytesReceived != wantBytes {
 				t.Fatalf("empty final %t: result %+v", emptyFinal, r)
 			}
-			if !(r.Sent < r.First && r.First <= r.Done) || r.FirstResponse() != r.First-r.Sent {
-				t.Errorf("empty final %t: sent %v first %v done %v", emptyFinal, r.Sent, r.First, r.Done)
+			first := r.Timing.First
+			if !(r.Sent < first && first <= r.Done) || r.FirstResponse() != first-r.Sent {
+				t.Errorf("empty final %t: sent %v first %v done %v", emptyFinal, r.Sent, first, r.Done)
 			}
 			var sum time.Duration
-			for _, g := range r.Gaps {
+			for _, g := range r.Timing.Gaps {
 				if g <= 0 {
 					t.Errorf("gap %v", g)
 				}
@@ -148,8 +149,8 @@ func TestDecoupledRequestEndsAtFinalResponse(t *testing.T) {
 			}
 			// The gaps span the first response to the last one with
 			// outputs, which is the final one unless it comes apart.
-			if last := r.First + sum; last > r.Done || !emptyFinal && last != r.Done {
-				t.Errorf("empty final %t: first %v + gaps %v vs done %v", emptyFinal, r.First, sum, r.Done)
+			if last := first + sum; last > r.Done || !emptyFinal && last != r.Done {
+				t.Errorf("empty final %t: first %v + gaps %v vs done %v", emptyFinal, first, sum, r.Done)
 			}
 		}
 		if ok < 30 {
@@ -164,7 +165,7 @@ func TestDecoupledErrorEndsTheRequest(t *testing.T) {
 		if r.Cancelled {
 			continue
 		}
-		if r.OK() || r.Code != codes.Unknown || r.Responses != 0 || r.Gaps != nil || !r.Decoupled {
+		if r.OK() || r.Code != codes.Unknown || r.Responses != 0 || r.Timing != nil || !r.Decoupled {
 			t.Fatalf("result %+v; want the model's failure, without response timing", r)
 		}
 	}

@@ -55,7 +55,7 @@ type Options struct {
 	// final response (triton_final_response, or the empty final response
 	// that BuildRequests asks for), so that a closed loop keeps exactly
 	// Concurrency requests open at the server, and its responses are timed
-	// (Result.First, Responses, Gaps). Other models keep the fast path that
+	// (Result.Responses and Timing). Other models keep the fast path that
 	// ends a request at its one response.
 	Decoupled bool
 	// Timeout bounds each try of a request; 0 means none.

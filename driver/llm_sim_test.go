@@ -100,8 +100,8 @@ sample:
 		if !r.OK() {
 			t.Fatalf("result %+v", r)
 		}
-		if !r.Decoupled || len(r.Gaps) != int(r.Responses)-1 {
-			t.Fatalf("result %+v: %d gaps for %d responses", r, len(r.Gaps), r.Responses)
+		if !r.Decoupled || r.Timing == nil || len(r.Timing.Gaps) != int(r.Responses)-1 {
+			t.Fatalf("result %+v: timing %+v for %d responses", r, r.Timing, r.Responses)
 		}
 		received = append(received, int(r.Responses))
 	}

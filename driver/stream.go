@@ -174,9 +174,9 @@ func (t *timings) add(wid int, seq uint64, resp *triton.StreamResponse) {
 	if !resp.Final {
 		return
 	}
-	rep := streamReply{size: p.size, err: p.err, done: now, first: p.first, responses: p.responses}
-	if len(p.gaps) > 0 {
-		rep.gaps = slices.Clone(p.gaps)
+	rep := streamReply{size: p.size, err: p.err, done: now, responses: p.responses}
+	if p.responses > 0 && p.err == nil {
+		rep.timing = &ResponseTiming{First: p.first, Gaps: slices.Clone(p.gaps)}
 	}
 	p.done = true
 	if w := t.r.workers.get(wid); w != nil && w.pending.CompareAndSwap(seq, 0) {

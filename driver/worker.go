@@ -59,9 +59,9 @@ type streamReply struct {
 	size int
 	err  error
 	// Decoupled models only.
-	done, first time.Duration
-	responses   int32
-	gaps        []time.Duration
+	done      time.Duration
+	responses int32
+	timing    *ResponseTiming
 }
 
 func newWorker(r *run, id, index int, open bool) *worker {
@@ -182,7 +182,7 @@ func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 			// The receiver's clock, as for the responses before it.
 			res.Done = w.last.done
 			if res.Code == codes.OK && res.Err == nil {
-				res.Responses, res.First, res.Gaps = w.last.responses, w.last.first, w.last.gaps
+				res.Responses, res.Timing = w.last.responses, w.last.timing
 			}
 		}
 		w.last = streamReply{}

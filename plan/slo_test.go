@@ -66,8 +66,8 @@ func llmTick(t *testing.T, a *stats.Aggregator, seq, step int, ttft, itl time.Du
 	t.Helper()
 	var batch []driver.Result
 	for range 10 {
-		r := driver.Result{Decoupled: true, First: ttft, Responses: 5, Inferences: 1,
-			Gaps: []time.Duration{itl, itl, itl, itl}}
+		r := driver.Result{Decoupled: true, Responses: 5, Inferences: 1,
+			Timing: &driver.ResponseTiming{First: ttft, Gaps: []time.Duration{itl, itl, itl, itl}}}
 		r.Done = ttft + 4*itl
 		batch = append(batch, r)
 	}

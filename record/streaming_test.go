@@ -15,8 +15,8 @@ import (
 // same distributions.
 func TestStreamingRoundTrip(t *testing.T) {
 	a := stats.NewAggregator(time.Second, time.Second)
-	a.Add([]driver.Result{{Decoupled: true, Sent: 0, First: 30 * time.Millisecond, Done: 50 * time.Millisecond,
-		Responses: 3, Gaps: []time.Duration{8 * time.Millisecond, 12 * time.Millisecond}, Inferences: 1}})
+	a.Add([]driver.Result{{Decoupled: true, Sent: 0, Done: 50 * time.Millisecond, Responses: 3, Inferences: 1,
+		Timing: &driver.ResponseTiming{First: 30 * time.Millisecond, Gaps: []time.Duration{8 * time.Millisecond, 12 * time.Millisecond}}}})
 	s := stats.Snapshot{Seq: 1, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Interval: time.Second, Elapsed: time.Second,
 		Server: stats.ServerStats{Available: true, SuccessCount: 1,
 			Responses: &stats.ServerResponses{Success: 3, Empty: 1, ComputeInfer: time.Millisecond, ComputeInferCount: 4}}}

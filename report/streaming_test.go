@@ -17,10 +17,10 @@ const msec = time.Millisecond
 // llmResult is a request to a decoupled model: its first response ttft
 // after the send, then one response every gap.
 func llmResult(ttft, gap time.Duration, responses int) driver.Result {
-	r := driver.Result{Decoupled: true, First: ttft, Responses: int32(responses), Inferences: 1}
+	r := driver.Result{Decoupled: true, Responses: int32(responses), Inferences: 1, Timing: &driver.ResponseTiming{First: ttft}}
 	r.Done = ttft
 	for range responses - 1 {
-		r.Gaps = append(r.Gaps, gap)
+		r.Timing.Gaps = append(r.Timing.Gaps, gap)
 		r.Done += gap
 	}
 	return r

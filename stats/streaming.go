@@ -125,12 +125,13 @@ func (sp *span) addStream(r *driver.Result) {
 	st.responses += int64(r.Responses)
 	st.perReq.add(time.Duration(r.Responses))
 	_ = sp.stream.perReq.RecordValue(countValue(int64(r.Responses)))
-	if r.Responses > 0 {
-		ttft := max(r.First-r.Sent, 0)
-		st.ttft.add(ttft)
-		_ = sp.stream.ttft.RecordValue(histogramValue(ttft))
+	if r.Timing == nil {
+		return
 	}
-	for _, g := range r.Gaps {
+	ttft := max(r.Timing.First-r.Sent, 0)
+	st.ttft.add(ttft)
+	_ = sp.stream.ttft.RecordValue(histogramValue(ttft))
+	for _, g := range r.Timing.Gaps {
 		g = max(g, 0)
 		st.itl.add(g)
 		_ = sp.stream.itl.RecordValue(histogramValue(g))

@@ -18,9 +18,9 @@ const msec = time.Millisecond
 // decoupled is a successful request to a decoupled model sent at sent,
 // with its first response ttft later and the given gaps after it.
 func decoupled(sent, ttft time.Duration, gaps ...time.Duration) driver.Result {
-	r := driver.Result{Scheduled: sent, Sent: sent, First: sent + ttft, Decoupled: true,
-		Responses: int32(len(gaps) + 1), Gaps: gaps, Inferences: 1}
-	r.Done = r.First
+	r := driver.Result{Scheduled: sent, Sent: sent, Decoupled: true, Responses: int32(len(gaps) + 1), Inferences: 1,
+		Timing: &driver.ResponseTiming{First: sent + ttft, Gaps: gaps}}
+	r.Done = sent + ttft
 	for _, g := range gaps {
 		r.Done += g
 	}
