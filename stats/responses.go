@@ -112,3 +112,10 @@ func (r *ServerResponses) Add(o *ServerResponses) {
 	r.FirstCount += o.FirstCount
 	r.LaterCount += o.LaterCount
 }
+
+// progressed reports whether the model sent responses in the span: a
+// decoupled model's requests may take many ticks, and one that keeps
+// answering is working, not stalled, though none of them ended.
+func (r *ServerResponses) progressed() bool {
+	return r != nil && r.Success+r.Empty+r.Fail > 0
+}
