@@ -23,7 +23,11 @@ func TestStreamingAgainstSimulatorLLM(t *testing.T) {
 		t.Skip("3 s load run")
 	}
 	m := sim.DemoLLM()
-	m.LLM = &sim.LLMSpec{PrefillUS: 10000, PrefillPerTokenUS: 100, TokenUS: 8000, TokenPerSequenceUS: 500,
+	// Jitter spreads the iterations' lengths: without it, times to first
+	// response bunch one iteration apart, and a median on the edge of a
+	// bunch moves by a whole iteration for a delivery delay of a
+	// millisecond.
+	m.LLM = &sim.LLMSpec{PrefillUS: 10000, PrefillPerTokenUS: 100, TokenUS: 8000, TokenPerSequenceUS: 500, Jitter: 0.25,
 		MaxSequences: 64, OutputTokens: sim.LengthSpec{Mean: 24, StdDev: 6, Min: 8, Max: 48}}
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
