@@ -77,3 +77,11 @@ func BenchmarkStreamingNop(b *testing.B) {
 func BenchmarkOpenLoopNop(b *testing.B) {
 	benchDriver(b, &nopClient{}, Options{Load: load.Target{Mode: load.Rate, Rate: 1e9}})
 }
+
+// BenchmarkStreamingDecoupledNop measures the decoupled path's own cost: a
+// request answered at once with 16 responses, each timed by the receiver.
+// ns/op is per request.
+func BenchmarkStreamingDecoupledNop(b *testing.B) {
+	benchDriver(b, &nopClient{responses: 16}, Options{Load: load.Target{Mode: load.Concurrency, Concurrency: 8},
+		Streaming: true, Streams: 2, Decoupled: true})
+}

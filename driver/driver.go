@@ -50,6 +50,14 @@ type Options struct {
 	// calls; Streams is their number (0: DefaultStreams).
 	Streaming bool
 	Streams   int
+	// Decoupled says that the model is decoupled (its config's
+	// model_transaction_policy): with Streaming, a request ends at its
+	// final response (triton_final_response, or the empty final response
+	// that BuildRequests asks for), so that a closed loop keeps exactly
+	// Concurrency requests open at the server, and its responses are timed
+	// (Result.Responses and Timing). Other models keep the fast path that
+	// ends a request at its one response.
+	Decoupled bool
 	// Timeout bounds each try of a request; 0 means none.
 	Timeout time.Duration
 	// Retries is how many times a failed request is tried again (only
@@ -118,6 +126,9 @@ func New(opts Options) (*Driver, error) {
 	}
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("driver: timeout must not be negative, got %v", opts.Timeout)
+	}
+	if opts.Decoupled && !opts.Streaming {
+		return nil, errors.New("driver: a decoupled model is served over streaming only; set Streaming")
 	}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 1

@@ -14,6 +14,9 @@ import (
 type nopClient struct {
 	sends atomic.Int64
 	delay time.Duration
+	// responses, when above 0, makes its streams answer each request with
+	// that many responses, the last one final, as a decoupled model does.
+	responses int
 }
 
 type nopPrepared struct{ size int }
@@ -37,13 +40,16 @@ func (c *nopClient) Prepare(req *triton.InferRequest) (triton.Prepared, error) {
 }
 
 func (c *nopClient) OpenStream(ctx context.Context) (triton.Stream, error) {
-	return &nopStream{ctx: ctx, ids: make(chan string, 1024)}, nil
+	return &nopStream{ctx: ctx, ids: make(chan string, 1024), responses: c.responses}, nil
 }
 
 // nopStream answers every request at once, in order.
 type nopStream struct {
-	ctx context.Context
-	ids chan string
+	ctx       context.Context
+	ids       chan string
+	responses int
+	cur       string // the request being answered, decoupled only
+	left      int    // its responses still to come
 }
 
 func (s *nopStream) Send(p triton.Prepared, id string) error {
@@ -56,12 +62,20 @@ func (s *nopStream) Send(p triton.Prepared, id string) error {
 }
 
 func (s *nopStream) Recv() (triton.StreamResponse, error) {
+	if s.left > 0 {
+		s.left--
+		return triton.StreamResponse{ID: s.cur, Size: 16, Final: s.left == 0}, nil
+	}
 	select {
 	case id, ok := <-s.ids:
 		if !ok {
 			return triton.StreamResponse{}, io.EOF
 		}
-		return triton.StreamResponse{ID: id, Size: 64}, nil
+		if s.responses > 1 {
+			s.cur, s.left = id, s.responses-1
+			return triton.StreamResponse{ID: id, Size: 16}, nil
+		}
+		return triton.StreamResponse{ID: id, Size: 64, Final: true}, nil
 	case <-s.ctx.Done():
 		return triton.StreamResponse{}, s.ctx.Err()
 	}

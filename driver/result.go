@@ -14,26 +14,33 @@ import (
 
 // Result is what the driver knows about one finished request. Times are
 // offsets from the run's start on the monotonic clock, which keeps a Result
-// small and comparisons cheap.
+// small and comparisons cheap: 72 bytes, its fields ordered so that a
+// decoupled model's count and flag fill what would be padding.
 type Result struct {
 	// Scheduled is when the request was meant to be sent: the pacer's time in
 	// open loop, equal to Sent in closed loop.
 	Scheduled time.Duration
 	// Sent is when the request was handed to the transport.
 	Sent time.Duration
-	// Done is when the response (or error) arrived.
+	// Done is when the response (or error) arrived; for a decoupled model,
+	// the final response.
 	Done time.Duration
-	// Code is the gRPC status code; codes.OK for success. HTTP errors are
-	// mapped to the gRPC code Triton uses for the same error.
-	Code codes.Code
 	// Err is the error of a failed request, nil on success. Aggregators keep
 	// only a sample message per code.
 	Err error
-	// BytesSent and BytesReceived are body sizes on the wire.
+	// Code is the gRPC status code; codes.OK for success. HTTP errors are
+	// mapped to the gRPC code Triton uses for the same error.
+	Code codes.Code
+	// BytesSent and BytesReceived are body sizes on the wire (for a
+	// decoupled model, of all its responses).
 	BytesSent     int32
 	BytesReceived int32
 	// Inferences is the request's batch size (1 without batching).
 	Inferences int32
+	// Responses counts a decoupled model's responses with outputs; an
+	// empty final response, which only says that the request is complete,
+	// is not one. 0 for other models.
+	Responses int32
 	// Retries is how many times the request was retried after its first try.
 	Retries uint8
 	// Late is set when an open-loop send happened later than its schedule by
@@ -42,10 +49,37 @@ type Result struct {
 	// Cancelled marks a request cancelled at shutdown (not an error of the
 	// server).
 	Cancelled bool
+	// Decoupled marks a request to a decoupled model (Options.Decoupled):
+	// Done is its final response, and Responses and Timing account for the
+	// responses before it.
+	Decoupled bool
+	// Timing is when a decoupled model's responses arrived, nil for other
+	// models and for a request without responses with outputs.
+	Timing *ResponseTiming
 }
 
-// Latency is the time from send to response.
+// ResponseTiming is when a decoupled model's responses arrived: the first
+// one with outputs, and the times between consecutive ones (Responses − 1
+// of them), the inter-response latency, one token apart when a response is
+// a token. Kept apart from Result so that other models' results stay small.
+type ResponseTiming struct {
+	First time.Duration
+	Gaps  []time.Duration
+}
+
+// Latency is the time from send to response, for a decoupled model to the
+// final response.
 func (r *Result) Latency() time.Duration { return r.Done - r.Sent }
+
+// FirstResponse is the time from send to the first response with outputs
+// (time to first token) of a decoupled model, the latency of any other
+// request.
+func (r *Result) FirstResponse() time.Duration {
+	if r.Timing != nil {
+		return r.Timing.First - r.Sent
+	}
+	return r.Done - r.Sent
+}
 
 // ScheduledLatency is the time from the scheduled send to the response: the
 // coordinated-omission-correct latency in open loop.

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -92,6 +93,10 @@ func (s *stream) close() {
 // until the stream ends.
 func (r *run) receive(c *conn) {
 	defer r.streamWG.Done()
+	var t *timings
+	if r.d.opts.Decoupled {
+		t = &timings{r: r}
+	}
 	for {
 		resp, err := c.s.Recv()
 		if err != nil {
@@ -103,11 +108,79 @@ func (r *run) receive(c *conn) {
 		if !ok {
 			continue
 		}
+		if t != nil {
+			t.add(wid, seq, &resp)
+			continue
+		}
 		// A response whose request already timed out finds pending
 		// changed and is dropped.
 		if w := r.workers.get(wid); w != nil && w.pending.CompareAndSwap(seq, 0) {
 			w.reply <- streamReply{size: resp.Size, err: resp.Err}
 		}
+	}
+}
+
+// timings follows the requests of a decoupled model on one conn until their
+// final responses. It belongs to the conn's receiver, so it needs no lock;
+// a worker has one request in flight, so one progress per worker will do.
+type timings struct {
+	r    *run
+	prog []progress
+}
+
+// progress is one request's responses so far.
+type progress struct {
+	seq       uint64
+	size      int
+	err       error
+	responses int32
+	first     time.Duration
+	last      time.Duration
+	gaps      []time.Duration // reused from request to request
+	done      bool            // the final response came
+}
+
+// add counts a response of worker wid's request seq and, at its final
+// response, hands the request's account to the worker.
+func (t *timings) add(wid int, seq uint64, resp *triton.StreamResponse) {
+	if wid >= len(t.prog) {
+		t.prog = append(t.prog, make([]progress, wid+1-len(t.prog))...)
+	}
+	p := &t.prog[wid]
+	switch {
+	case seq < p.seq || seq == p.seq && p.done:
+		// A request the worker gave up on (timeout) still answering, or
+		// answering past its final response: nobody waits for it.
+		return
+	case seq > p.seq:
+		*p = progress{seq: seq, gaps: p.gaps[:0]}
+	}
+	now := t.r.now()
+	p.size += resp.Size
+	switch {
+	case resp.Err != nil:
+		if p.err == nil {
+			p.err = resp.Err
+		}
+	case !resp.Empty:
+		if p.responses == 0 {
+			p.first = now
+		} else {
+			p.gaps = append(p.gaps, now-p.last)
+		}
+		p.last = now
+		p.responses++
+	}
+	if !resp.Final {
+		return
+	}
+	rep := streamReply{size: p.size, err: p.err, done: now, responses: p.responses}
+	if p.responses > 0 && p.err == nil {
+		rep.timing = &ResponseTiming{First: p.first, Gaps: slices.Clone(p.gaps)}
+	}
+	p.done = true
+	if w := t.r.workers.get(wid); w != nil && w.pending.CompareAndSwap(seq, 0) {
+		w.reply <- rep
 	}
 }
 
@@ -121,6 +194,9 @@ func (w *worker) tryStream(p triton.Prepared) (int, error) {
 	w.idBuf = append(w.idBuf, '-')
 	w.idBuf = strconv.AppendUint(w.idBuf, seq, 10)
 	w.pending.Store(seq)
+	if r.d.opts.Decoupled {
+		w.last = streamReply{}
+	}
 	c, err := w.stream.send(p, string(w.idBuf))
 	if err != nil {
 		w.pending.Store(0)
@@ -135,6 +211,9 @@ func (w *worker) tryStream(p triton.Prepared) (int, error) {
 	select {
 	case rep := <-w.reply:
 		w.timer.Stop()
+		if rep.done > 0 {
+			w.last = rep
+		}
 		return rep.size, rep.err
 	case <-timeout:
 		fail = context.DeadlineExceeded
@@ -149,6 +228,9 @@ func (w *worker) tryStream(p triton.Prepared) (int, error) {
 	}
 	// The response won the race and is on its way.
 	rep := <-w.reply
+	if rep.done > 0 {
+		w.last = rep
+	}
 	return rep.size, rep.err
 }
 

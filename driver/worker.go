@@ -42,6 +42,7 @@ type worker struct {
 	seq     uint64
 	pending atomic.Uint64 // seq of the request awaiting its response; 0: none
 	reply   chan streamReply
+	last    streamReply // the last try's reply, decoupled models only
 }
 
 // The closed-loop pause after an UNAVAILABLE answer starts at
@@ -51,9 +52,16 @@ const (
 	maxUnavailableBackoff = 100 * time.Millisecond
 )
 
+// streamReply is what the receiver hands the worker when its request
+// ends. For a decoupled model it also carries the responses' timing, taken
+// by the receiver as they arrived.
 type streamReply struct {
 	size int
 	err  error
+	// Decoupled models only.
+	done      time.Duration
+	responses int32
+	timing    *ResponseTiming
 }
 
 func newWorker(r *run, id, index int, open bool) *worker {
@@ -168,6 +176,17 @@ func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 		res.Retries++
 	}
 	res.Done = r.now()
+	if d.opts.Decoupled {
+		res.Decoupled = true
+		if w.last.done > 0 {
+			// The receiver's clock, as for the responses before it.
+			res.Done = w.last.done
+			if res.Code == codes.OK && res.Err == nil {
+				res.Responses, res.Timing = w.last.responses, w.last.timing
+			}
+		}
+		w.last = streamReply{}
+	}
 	d.inFlight.Add(-1)
 	w.add(res)
 	return res.Code

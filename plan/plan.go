@@ -34,8 +34,12 @@ const (
 )
 
 // SLO is a service-level objective on latency, with an optional ceiling on
-// GPU utilization.
+// GPU utilization. ParseSLO reads one from text.
 type SLO struct {
+	// Metric is the latency the objective is on: MetricLatency (the
+	// request latency), MetricTTFT or MetricITL (a decoupled model's time
+	// to first response, or time between responses).
+	Metric string
 	// Percentile is the latency percentile (99 for p99); 0 means the
 	// average latency, perf_analyzer's default.
 	Percentile float64

@@ -3,7 +3,6 @@ package plan
 import (
 	"math"
 	"testing"
-	"time"
 
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/record"
@@ -135,26 +134,5 @@ func TestCapacitySearchesRatesFromTheProbe(t *testing.T) {
 	}
 	if len(done) > c.Total() {
 		t.Errorf("%d levels, Total says %d", len(done), c.Total())
-	}
-}
-
-func TestParseSLO(t *testing.T) {
-	for in, want := range map[string]SLO{
-		"p99:100ms": {Percentile: 99, Threshold: 100 * time.Millisecond},
-		"p99.9:1s":  {Percentile: 99.9, Threshold: time.Second},
-		"avg:20ms":  {Threshold: 20 * time.Millisecond},
-	} {
-		got, err := ParseSLO(in)
-		if err != nil || got != want {
-			t.Errorf("ParseSLO(%q) = %+v, %v; want %+v", in, got, err, want)
-		}
-		if back, _ := ParseSLO(got.String()); back != got {
-			t.Errorf("%q does not read back: %q", in, got.String())
-		}
-	}
-	for _, bad := range []string{"", "p99", "p99:", "p99:-1ms", "p100:1s", "p0:1s", "x:1s", "p99:fast"} {
-		if _, err := ParseSLO(bad); err == nil {
-			t.Errorf("ParseSLO(%q) accepted", bad)
-		}
 	}
 }

@@ -5,39 +5,120 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/stats"
 )
 
-// ParseSLO reads an SLO as the command line gives it: "p99:100ms" (a
-// percentile of the latency), "avg:20ms" (the average), "p99.9:1s".
+// What an SLO's latency is (SLO.Metric).
+const (
+	// MetricLatency is the request latency: to the response, or to the
+	// final response of a decoupled model.
+	MetricLatency = ""
+	// MetricTTFT is a decoupled model's time to first response (time to
+	// first token).
+	MetricTTFT = "ttft"
+	// MetricITL is a decoupled model's inter-response latency, per gap
+	// between consecutive responses (inter-token latency).
+	MetricITL = "itl"
+)
+
+// ParseSLO parses an objective of the form [METRIC-]STAT:THRESHOLD, the
+// value of `--slo`:
+//
+//	p99:100ms        request latency p99 under 100 ms
+//	avg:20ms         average request latency under 20 ms
+//	ttft-p99:500ms   time to first response p99 under 500 ms
+//	itl-p99:50ms     inter-response latency p99 under 50 ms
+//
+// METRIC is ttft, itl or latency (the default); STAT is avg or pN with N in
+// (0, 100], e.g. p50, p99, p99.9; THRESHOLD is a duration with its unit.
 func ParseSLO(s string) (SLO, error) {
-	what, limit, ok := strings.Cut(s, ":")
+	spec, threshold, ok := strings.Cut(s, ":")
 	if !ok {
-		return SLO{}, fmt.Errorf("bad SLO %q: use pNN:DURATION (p99:100ms) or avg:DURATION", s)
+		return SLO{}, fmt.Errorf("bad SLO %q: use [ttft-|itl-]STAT:THRESHOLD, e.g. p99:100ms or ttft-p99:500ms", s)
 	}
-	d, err := time.ParseDuration(limit)
-	if err != nil || d <= 0 {
-		return SLO{}, fmt.Errorf("bad SLO %q: %q is not a positive duration such as 100ms", s, limit)
+	var slo SLO
+	stat := spec
+	if metric, rest, found := strings.Cut(spec, "-"); found {
+		switch metric {
+		case "latency":
+			slo.Metric = MetricLatency
+		case MetricTTFT, MetricITL:
+			slo.Metric = metric
+		default:
+			return SLO{}, fmt.Errorf("bad SLO %q: %q is not a metric; use ttft, itl or latency", s, metric)
+		}
+		stat = rest
 	}
-	slo := SLO{Threshold: d}
 	switch {
-	case what == "avg" || what == "mean":
-	case strings.HasPrefix(what, "p"):
-		p, err := strconv.ParseFloat(what[1:], 64)
-		if err != nil || !(p > 0 && p < 100) {
-			return SLO{}, fmt.Errorf("bad SLO %q: %q is not a percentile between p0 and p100 (p50, p90, p95, p99, p99.9)", s, what)
+	case stat == "avg":
+	case strings.HasPrefix(stat, "p"):
+		p, err := strconv.ParseFloat(stat[1:], 64)
+		if err != nil || !(p > 0 && p <= 100) {
+			return SLO{}, fmt.Errorf("bad SLO %q: %q is not a percentile; use p50, p90, p95, p99 or p99.9", s, stat)
 		}
 		slo.Percentile = p
 	default:
-		return SLO{}, fmt.Errorf("bad SLO %q: %q is neither avg nor a percentile such as p99", s, what)
+		return SLO{}, fmt.Errorf("bad SLO %q: %q is not a statistic; use avg or a percentile such as p99", s, stat)
 	}
+	d, err := time.ParseDuration(threshold)
+	if err != nil || d <= 0 {
+		return SLO{}, fmt.Errorf("bad SLO %q: threshold %q is not a positive duration; give its unit, e.g. 500ms", s, threshold)
+	}
+	slo.Threshold = d
 	return slo, nil
 }
 
-// String writes the SLO as ParseSLO reads it.
-func (s SLO) String() string {
-	what := "avg"
-	if s.Percentile > 0 {
-		what = "p" + strconv.FormatFloat(s.Percentile, 'g', -1, 64)
+// String is the SLO in ParseSLO's form.
+func (o SLO) String() string {
+	stat := "avg"
+	if o.Percentile > 0 {
+		stat = "p" + strconv.FormatFloat(o.Percentile, 'g', -1, 64)
 	}
-	return what + ":" + s.Threshold.String()
+	if o.Metric != MetricLatency {
+		stat = o.Metric + "-" + stat
+	}
+	return stat + ":" + o.Threshold.String()
+}
+
+// distribution is the step's distribution an SLO is on, and whether it
+// was measured from the scheduled send: the request latency (from the
+// schedule in open loop), or a decoupled model's time to first response or
+// inter-response latency. A step without the model's streaming
+// measurements has an empty distribution for TTFT and ITL.
+func distribution(st record.Step, metric string) (stats.Latency, bool) {
+	switch metric {
+	case MetricTTFT, MetricITL:
+		sc := st.Client.Streaming
+		if sc == nil {
+			return stats.Latency{}, false
+		}
+		if metric == MetricTTFT {
+			return sc.TTFT, false
+		}
+		return sc.ITL, false
+	}
+	if s := st.Client.Scheduled; s != nil && s.Count > 0 {
+		return *s, true
+	}
+	return st.Client.Latency, false
+}
+
+// pick is the statistic an SLO reads from a distribution: the percentile
+// asked for, rounded up to one the summary keeps, or the average.
+func pick(l stats.Latency, percentile float64) time.Duration {
+	switch p := percentile; {
+	case p == 0:
+		return l.Mean
+	case p <= 50:
+		return l.P50
+	case p <= 90:
+		return l.P90
+	case p <= 95:
+		return l.P95
+	case p <= 99:
+		return l.P99
+	}
+	return l.P999
 }

@@ -44,8 +44,11 @@ type Options struct {
 	// StabilityPercent and MaxTrials: see the package defaults.
 	StabilityPercent float64
 	MaxTrials        int
-	// SLO, when set, is checked at every level.
-	SLO *SLO
+	// SLO, when set, is checked at every level, and so is each of SLOs
+	// (say, one on TTFT and one on ITL): a level passes when it meets them
+	// all. Stability and perf_analyzer's early end read the first of them.
+	SLO  *SLO
+	SLOs []SLO
 	// Drain is how long requests in flight may finish after the last
 	// level.
 	Drain time.Duration
@@ -85,16 +88,18 @@ type Stepper struct {
 	// still in flight from an open-loop level to finish.
 	settle *settling
 
+	slos []SLO // SLO and SLOs
+
 	mu   sync.Mutex
 	prog Progress
 }
 
-// window is one measurement window's throughput, average latency (what
-// stability reads) and the latency the SLO is on.
+// window is one measurement window's throughput, its average latency (what
+// stability reads) and its latency as each SLO reads it.
 type window struct {
 	inferPerS float64
 	mean      time.Duration
-	latency   time.Duration
+	latency   []time.Duration
 }
 
 // Progress is where a stepped run stands.
@@ -138,6 +143,15 @@ func NewStepper(o Options, d Driver, b Boundary) (*Stepper, error) {
 	}
 	s := &Stepper{o: o, drv: d, bound: b, first: first, target: first,
 		wticks: max(1, int(math.Round(float64(o.Window)/float64(o.Tick))))}
+	if o.SLO != nil {
+		s.slos = append(s.slos, *o.SLO)
+	}
+	s.slos = append(s.slos, o.SLOs...)
+	for _, slo := range s.slos {
+		if slo.Metric != MetricLatency && slo.Metric != MetricTTFT && slo.Metric != MetricITL {
+			return nil, fmt.Errorf("plan: SLO metric %q is not latency, ttft or itl", slo.Metric)
+		}
+	}
 	if o.StepDuration > 0 {
 		s.fticks = max(1, int(math.Round(float64(o.StepDuration)/float64(o.Tick))))
 		s.fixed = report.NewStepBuilder(stats.Load{})
@@ -257,37 +271,19 @@ func (s *Stepper) measure(ticks []stats.Snapshot) window {
 		b.Add(t)
 	}
 	st := b.Step()
-	w := window{inferPerS: st.Client.InferPerS, mean: st.Client.Latency.Mean, latency: s.sloLatency(st)}
-	if sc := st.Client.Scheduled; sc != nil && sc.Count > 0 {
-		w.mean = sc.Mean
+	w := window{inferPerS: st.Client.InferPerS, mean: sloLatency(st, SLO{})}
+	for _, slo := range s.slos {
+		w.latency = append(w.latency, sloLatency(st, slo))
 	}
 	return w
 }
 
-// sloLatency is the step's latency as the SLO and stability read it: the
-// percentile asked for (or the average), from the schedule in open loop.
-func (s *Stepper) sloLatency(st record.Step) time.Duration {
-	l := st.Client.Latency
-	if st.Client.Scheduled != nil && st.Client.Scheduled.Count > 0 {
-		l = *st.Client.Scheduled
-	}
-	p := 0.0
-	if s.o.SLO != nil {
-		p = s.o.SLO.Percentile
-	}
-	switch {
-	case p == 0:
-		return l.Mean
-	case p <= 50:
-		return l.P50
-	case p <= 90:
-		return l.P90
-	case p <= 95:
-		return l.P95
-	case p <= 99:
-		return l.P99
-	}
-	return l.P999
+// sloLatency is the step's latency as an SLO reads it: the percentile
+// asked for (or the average) of its metric, the request latency from the
+// schedule in open loop.
+func sloLatency(st record.Step, slo SLO) time.Duration {
+	l, _ := distribution(st, slo.Metric)
+	return pick(l, slo.Percentile)
 }
 
 // stable reports whether the last StabilityWindows windows agree within
@@ -336,26 +332,33 @@ func (s *Stepper) stableAtLast() (stable, unsteady bool) {
 	return t && l, false
 }
 
-// overThreshold is perf_analyzer's early end: the last windows all past the
-// SLO's latency. A window past twice the threshold ends the level at once:
-// a level that far past its capacity only piles up requests that the next
-// level must wait for.
+// overThreshold is perf_analyzer's early end: the last windows all past
+// the threshold of one SLO. A window past twice a threshold ends the level
+// at once: a level that far past its capacity only piles up requests that
+// the next level must wait for.
 func (s *Stepper) overThreshold() bool {
-	if s.o.SLO == nil || len(s.trials) == 0 {
+	if len(s.trials) == 0 {
 		return false
 	}
-	if s.trials[len(s.trials)-1].latency >= 2*s.o.SLO.Threshold {
-		return true
+	for i, slo := range s.slos {
+		if s.trials[len(s.trials)-1].latency[i] >= 2*slo.Threshold {
+			return true
+		}
 	}
 	if len(s.trials) < StabilityWindows {
 		return false
 	}
-	for _, w := range s.trials[len(s.trials)-StabilityWindows:] {
-		if w.latency < s.o.SLO.Threshold {
-			return false
+	last := s.trials[len(s.trials)-StabilityWindows:]
+	for i, slo := range s.slos {
+		over := true
+		for _, w := range last {
+			over = over && w.latency[i] >= slo.Threshold
+		}
+		if over {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 func (s *Stepper) levelDone() bool {
@@ -408,9 +411,19 @@ func (s *Stepper) finish(interrupted bool) {
 	st := b.Step()
 	st.Measurement = m
 	pass := false
-	if s.o.SLO != nil {
-		m.SLO = s.check(st, b)
-		pass = m.SLO.Pass
+	if len(s.slos) > 0 {
+		pass = true
+		for _, slo := range s.slos {
+			c := check(st, b, slo)
+			pass = pass && c.Pass
+			// m.SLO is the first check that failed, else the first.
+			if m.SLO == nil || m.SLO.Pass && !c.Pass {
+				m.SLO = c
+			}
+			if len(s.slos) > 1 {
+				m.SLOs = append(m.SLOs, *c)
+			}
+		}
 	}
 	s.levels = append(s.levels, Level{Target: s.target, Step: st, Pass: pass})
 	if s.o.OnStep != nil {
@@ -479,12 +492,13 @@ func (s *Stepper) settled(snap stats.Snapshot, st *settling) {
 	})
 }
 
-// check is a step against the SLO.
-func (s *Stepper) check(st record.Step, b *report.StepBuilder) *record.SLOCheck {
-	slo := s.o.SLO
-	fromSched := st.Client.Scheduled != nil && st.Client.Scheduled.Count > 0
-	c := &record.SLOCheck{Percentile: slo.Percentile, Threshold: slo.Threshold,
-		Latency: s.sloLatency(st), FromSchedule: fromSched, GPUTarget: slo.GPUTarget}
+// check is a step against one SLO. Goodput counts the requests whose own
+// latency, or time to first response, met the threshold; an SLO on the
+// time between responses has none, since it is not one value per request.
+func check(st record.Step, b *report.StepBuilder, slo SLO) *record.SLOCheck {
+	dist, fromSched := distribution(st, slo.Metric)
+	c := &record.SLOCheck{Metric: slo.Metric, Percentile: slo.Percentile, Threshold: slo.Threshold,
+		Latency: pick(dist, slo.Percentile), FromSchedule: fromSched, GPUTarget: slo.GPUTarget}
 	gpuOK := true
 	for _, g := range st.Metrics.GPUs {
 		if g.HasUtilization {
@@ -494,8 +508,16 @@ func (s *Stepper) check(st record.Step, b *report.StepBuilder) *record.SLOCheck 
 	if slo.GPUTarget > 0 && c.GPUUtilization > slo.GPUTarget {
 		gpuOK = false
 	}
-	c.Pass = st.Measurement.Stable && c.Latency < slo.Threshold && gpuOK && st.Client.Successes > 0
-	if n, ok := b.AtOrBelow(slo.Threshold, fromSched); ok && st.Duration > 0 {
+	c.Pass = st.Measurement.Stable && c.Latency < slo.Threshold && gpuOK && st.Client.Successes > 0 && dist.Count > 0
+	var n int64
+	ok := false
+	switch slo.Metric {
+	case MetricLatency:
+		n, ok = b.AtOrBelow(slo.Threshold, fromSched)
+	case MetricTTFT:
+		n, ok = b.TTFTAtOrBelow(slo.Threshold)
+	}
+	if ok && st.Duration > 0 {
 		c.Goodput = float64(n) / st.Duration.Seconds()
 	}
 	return c
@@ -510,8 +532,16 @@ func (s *Stepper) Result() record.Search {
 		steps = append(steps, l.Step)
 		r.MaxThroughput = max(r.MaxThroughput, l.Step.Client.InferPerS)
 	}
-	if s.o.SLO != nil {
-		r.SLO = &record.SLOCheck{Percentile: s.o.SLO.Percentile, Threshold: s.o.SLO.Threshold, GPUTarget: s.o.SLO.GPUTarget}
+	for i, slo := range s.slos {
+		c := record.SLOCheck{Metric: slo.Metric, Percentile: slo.Percentile, Threshold: slo.Threshold, GPUTarget: slo.GPUTarget}
+		if i == 0 {
+			r.SLO = &c
+		}
+		if len(s.slos) > 1 {
+			r.SLOs = append(r.SLOs, c)
+		}
+	}
+	if len(s.slos) > 0 {
 		r.Best = Best(s.levels)
 		if b, ok := s.o.Search.(interface{ Best([]Level) int }); ok {
 			r.Best = b.Best(s.levels)

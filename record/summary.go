@@ -102,12 +102,19 @@ type Measurement struct {
 	// Interrupted is set when the run ended before the step was measured
 	// (a signal, --duration): its numbers are what ran.
 	Interrupted bool `json:"interrupted,omitempty"`
-	// SLO is the step checked against the latency threshold, if any.
-	SLO *SLOCheck `json:"slo,omitempty"`
+	// SLO is the step checked against the latency threshold, if any. With
+	// several objectives it is the first that failed (else the first), so
+	// that its Pass is the step's, and SLOs holds them all.
+	SLO  *SLOCheck  `json:"slo,omitempty"`
+	SLOs []SLOCheck `json:"slos,omitempty"`
 }
 
 // SLOCheck is one step against the run's service-level objective.
 type SLOCheck struct {
+	// Metric is the latency the SLO is on: "" for the request latency,
+	// "ttft" for a decoupled model's time to first response, "itl" for
+	// its time between responses.
+	Metric string `json:"metric,omitempty"`
 	// Percentile is the latency percentile the SLO is on (99 for p99); 0
 	// means the average latency, as perf_analyzer's default.
 	Percentile float64       `json:"percentile,omitempty"`
@@ -123,8 +130,9 @@ type SLOCheck struct {
 	// Pass: the step was stable, its latency under the threshold and every
 	// GPU at or under the target.
 	Pass bool `json:"pass"`
-	// Goodput is the requests per second whose own latency met the
-	// threshold.
+	// Goodput is the requests per second whose own latency (or time to
+	// first response) met the threshold; 0 for an SLO on the time between
+	// responses.
 	Goodput float64 `json:"goodput"`
 }
 
@@ -133,8 +141,10 @@ type Search struct {
 	// Mode is "sweep" (every level), "linear" (until the first level past
 	// the SLO) or "binary" (perf_analyzer's --binary-search).
 	Mode string `json:"mode"`
-	// SLO is the objective searched for, nil for a plain sweep.
-	SLO *SLOCheck `json:"slo,omitempty"`
+	// SLO is the objective searched for, nil for a plain sweep; SLOs
+	// holds every objective when there are several.
+	SLO  *SLOCheck  `json:"slo,omitempty"`
+	SLOs []SLOCheck `json:"slos,omitempty"`
 	// Best indexes Steps: the highest level that met the SLO, -1 for none.
 	Best int `json:"best"`
 	// Knee indexes Steps: where the curve bends, throughput flattening as

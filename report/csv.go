@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/stats"
 )
 
 // CSV column names, as perf_analyzer's -f writes them with --verbose-csv
@@ -21,6 +22,12 @@ const (
 		"Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv," +
 		"p50 latency,p90 latency,p95 latency,p99 latency,Avg latency,request/response,response wait"
 	csvGPUColumns = "Avg GPU Utilization,Avg GPU Power Usage,Max GPU Memory Usage,Total GPU Memory"
+	// csvResponseThroughput follows Inferences/Second for a decoupled
+	// model, where perf_analyzer puts it; csvStreamingColumns end the row.
+	csvResponseThroughput = "Response Throughput"
+	csvStreamingColumns   = "Avg Time To First Response,p50 Time To First Response,p90 Time To First Response," +
+		"p95 Time To First Response,p99 Time To First Response,Avg Inter-Response Latency,p50 Inter-Response Latency," +
+		"p90 Inter-Response Latency,p95 Inter-Response Latency,p99 Inter-Response Latency,Avg Responses Per Request"
 )
 
 // WriteCSV writes a run in the CSV format of perf_analyzer's -f option (with
@@ -35,6 +42,13 @@ const (
 // (0..1), Avg GPU Power Usage (W), Max GPU Memory Usage and Total GPU Memory
 // (bytes).
 //
+// A decoupled model's run (its steps time responses) gets perf_analyzer's
+// "Response Throughput" column after Inferences/Second (responses per
+// second), and eleven columns at the end of each row: the average and p50,
+// p90, p95 and p99 time to first response, the same of the time between
+// responses, and the average responses per request. Other runs' columns
+// are exactly perf_analyzer's.
+//
 // There is one row per load step (see record.Step), in the order the steps
 // ran: a sweep reads in load order. (perf_analyzer sorts its rows by
 // throughput, which past the knee scrambles the levels.) Times are whole
@@ -42,9 +56,9 @@ const (
 // from the wait, so Client Send, Client Recv and request/response are empty
 // (not measured, rather than 0) and response wait is the average latency;
 // Network+Server Send/Recv is then the average latency less the server's
-// queue and compute time, floored at 0, as perf_analyzer computes it. perf_analyzer's cache columns (Server Cache
-// Hit/Miss, only with the response cache on) are not written: run files do
-// not carry cache times.
+// queue and compute time, floored at 0, as perf_analyzer computes it.
+// perf_analyzer's cache columns (Server Cache Hit/Miss, only with the
+// response cache on) are not written: run files do not carry cache times.
 func WriteCSV(w io.Writer, run *record.Run) error {
 	if run == nil || len(run.Snapshots) == 0 {
 		return fmt.Errorf("report: no snapshots to write as CSV")
@@ -63,9 +77,10 @@ func WriteCSVSteps(w io.Writer, recorded []record.Step) error {
 	// The first column follows the first recorded step, as a perf_analyzer
 	// run has a single mode.
 	rate := recorded[0].Load.Open()
-	gpus := false
+	gpus, streaming := false, false
 	for _, st := range steps {
 		gpus = gpus || len(st.Metrics.GPUs) > 0
+		streaming = streaming || st.Client.Streaming != nil
 	}
 
 	var b strings.Builder
@@ -74,13 +89,20 @@ func WriteCSVSteps(w io.Writer, recorded []record.Step) error {
 	} else {
 		b.WriteString(csvConcurrency)
 	}
-	b.WriteString("," + csvColumns)
+	columns := csvColumns
+	if streaming {
+		columns = strings.Replace(columns, "Inferences/Second,", "Inferences/Second,"+csvResponseThroughput+",", 1)
+	}
+	b.WriteString("," + columns)
 	if gpus {
 		b.WriteString("," + csvGPUColumns)
 	}
+	if streaming {
+		b.WriteString("," + csvStreamingColumns)
+	}
 	b.WriteByte('\n')
 	for _, st := range steps {
-		writeCSVRow(&b, st, rate, gpus)
+		writeCSVRow(&b, st, rate, gpus, streaming)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("report: write CSV: %w", err)
@@ -88,7 +110,7 @@ func WriteCSVSteps(w io.Writer, recorded []record.Step) error {
 	return nil
 }
 
-func writeCSVRow(b *strings.Builder, st record.Step, rate, gpus bool) {
+func writeCSVRow(b *strings.Builder, st record.Step, rate, gpus, streaming bool) {
 	c, sv := st.Client, st.Server
 	if rate {
 		b.WriteString(g6(st.Load.Rate))
@@ -115,12 +137,27 @@ func writeCSVRow(b *strings.Builder, st record.Step, rate, gpus bool) {
 		"",                 // request/response = send + receive: not measured
 		us(c.Latency.Mean), // response wait = request time − send − receive
 	}
+	sc := c.Streaming
+	if sc == nil {
+		sc = &stats.StreamingStats{}
+	}
+	if streaming {
+		fields = slices.Insert(fields, 1, g6(sc.ResponsesPerS))
+	}
 	for _, f := range fields {
 		b.WriteByte(',')
 		b.WriteString(f)
 	}
 	if gpus {
 		writeGPUCells(b, st.Metrics.GPUs)
+	}
+	if streaming {
+		for _, l := range []stats.Latency{sc.TTFT, sc.ITL} {
+			for _, d := range []time.Duration{l.Mean, l.P50, l.P90, l.P95, l.P99} {
+				b.WriteString("," + us(d))
+			}
+		}
+		b.WriteString("," + strconv.FormatFloat(sc.PerRequest.Mean, 'f', 2, 64))
 	}
 	b.WriteByte('\n')
 }

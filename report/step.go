@@ -22,9 +22,13 @@ type StepBuilder struct {
 	client    stats.ClientStats // counters only
 	latency   stats.LatencyMerge
 	scheduled stats.LatencyMerge
-	server    serverAcc
-	metrics   metricsAcc
-	cpu       cpuAcc
+	// A decoupled model's responses.
+	ttft    stats.LatencyMerge
+	itl     stats.LatencyMerge
+	perReq  stats.CountsMerge
+	server  serverAcc
+	metrics metricsAcc
+	cpu     cpuAcc
 }
 
 // NewStepBuilder starts a step at load level l; a zero l takes the first
@@ -55,6 +59,11 @@ func (p *StepBuilder) Add(s stats.Snapshot) {
 	if t.Scheduled != nil {
 		p.scheduled.Add(*t.Scheduled, s.ScheduledHistogram)
 	}
+	if st := t.Streaming; st != nil {
+		p.ttft.Add(st.TTFT, s.TTFTHistogram)
+		p.itl.Add(st.ITL, s.ITLHistogram)
+		p.perReq.Add(st.PerRequest, s.ResponsesHistogram)
+	}
 	p.server.add(&s.Server)
 	p.metrics.add(&s.Metrics)
 	p.cpu.add(s, t.Duration)
@@ -69,6 +78,15 @@ func (p *StepBuilder) AtOrBelow(d time.Duration, scheduled bool) (int64, bool) {
 	if scheduled {
 		m = &p.scheduled
 	}
+	return atOrBelow(m, d)
+}
+
+// TTFTAtOrBelow counts the successful requests to a decoupled model whose
+// time to first response was at most d, as AtOrBelow counts latencies.
+func (p *StepBuilder) TTFTAtOrBelow(d time.Duration) (int64, bool) { return atOrBelow(&p.ttft, d) }
+
+// atOrBelow counts the values of a merged histogram up to d.
+func atOrBelow(m *stats.LatencyMerge, d time.Duration) (int64, bool) {
 	h := m.Histogram()
 	if h == nil {
 		return 0, false
@@ -87,6 +105,11 @@ func (p *StepBuilder) AtOrBelow(d time.Duration, scheduled bool) (int64, bool) {
 func (p *StepBuilder) Step() record.Step {
 	c := p.client
 	c.ErrorsByCode = slices.Clone(c.ErrorsByCode)
+	if c.Streaming != nil {
+		// The builder keeps adding to its own.
+		sc := *c.Streaming
+		c.Streaming = &sc
+	}
 	c.SetRates()
 	st := record.Step{
 		Load:      p.load,
@@ -104,6 +127,13 @@ func (p *StepBuilder) Step() record.Step {
 		c.Scheduled = &l
 		st.Approximate = st.Approximate || a
 	}
+	if sc := c.Streaming; sc != nil {
+		var a1, a2, a3 bool
+		sc.TTFT, a1 = p.ttft.Latency()
+		sc.ITL, a2 = p.itl.Latency()
+		sc.PerRequest, a3 = p.perReq.Counts()
+		st.Approximate = st.Approximate || a1 || a2 || a3
+	}
 	st.Client = c
 	return st
 }
@@ -114,6 +144,7 @@ type serverAcc struct {
 	success, fail, infer, exec, cacheHit     int64
 	requestNs, queueNs, inNs, inferNs, outNs float64
 	batches                                  []stats.BatchCount
+	responses                                *stats.ServerResponses
 }
 
 func (a *serverAcc) add(s *stats.ServerStats) {
@@ -133,6 +164,12 @@ func (a *serverAcc) add(s *stats.ServerStats) {
 	a.inNs += float64(s.ComputeInput) * computeN
 	a.inferNs += float64(s.ComputeInfer) * computeN
 	a.outNs += float64(s.ComputeOutput) * computeN
+	if s.Responses != nil {
+		if a.responses == nil {
+			a.responses = &stats.ServerResponses{}
+		}
+		a.responses.Add(s.Responses)
+	}
 	for _, b := range s.Batches {
 		i, found := slices.BinarySearchFunc(a.batches, b.Size, func(x stats.BatchCount, size int) int { return cmp.Compare(x.Size, size) })
 		if found {
@@ -167,6 +204,10 @@ func (a *serverAcc) summary() record.ServerSummary {
 	s.Overhead = max(s.Request-s.Queue-s.Compute(), 0)
 	if a.exec > 0 {
 		s.AvgBatch = float64(a.infer) / float64(a.exec)
+	}
+	if a.responses != nil {
+		r := *a.responses
+		s.Responses = &r
 	}
 	return s
 }

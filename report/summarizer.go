@@ -95,6 +95,7 @@ func (z *Summarizer) remember(s stats.Snapshot) {
 	// The histograms are not needed for a diagnosis; dropping them keeps
 	// the copies small.
 	s.Histogram, s.ScheduledHistogram = "", ""
+	s.TTFTHistogram, s.ITLHistogram, s.ResponsesHistogram = "", "", ""
 	z.recent = append(z.recent, s)
 }
 

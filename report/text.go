@@ -55,10 +55,15 @@ func writeLevel(b *strings.Builder, s record.Summary) {
 	if c.InferPerS != c.RequestsPerS {
 		fmt.Fprintf(b, "    Request throughput: %s req/sec\n", g6(c.RequestsPerS))
 	}
+	if c.Streaming != nil {
+		// perf_analyzer's line for a decoupled model, in its words.
+		fmt.Fprintf(b, "    Response Throughput: %s infer/sec\n", g6(c.Streaming.ResponsesPerS))
+	}
 	writeLatency(b, "", c.Latency)
 	if c.Scheduled != nil && c.Scheduled.Count > 0 {
 		writeLatency(b, "from schedule", *c.Scheduled)
 	}
+	writeStreaming(b, c.Streaming)
 	if c.Late > 0 {
 		fmt.Fprintf(b, "    Late sends: %d (%s%%)\n", c.Late, g6(100*c.LateShare))
 	}
@@ -82,12 +87,23 @@ func writeSweep(b *strings.Builder, s record.Summary) {
 	writeSteps(b, s)
 }
 
-// writeSteps is one row per step, then what the search found.
+// writeSteps is one row per step, then what the search found. A decoupled
+// model's steps get its responses' columns too: responses per second, and
+// time to first response and between responses.
 func writeSteps(b *strings.Builder, s record.Summary) {
+	streaming := slices.ContainsFunc(s.Steps, func(st record.Step) bool { return st.Client.Streaming != nil })
 	b.WriteString("Steps (latency in ms, from the schedule in open loop; queue and compute are Triton's, per request):\n")
-	rows := [][]string{{"step", "load", "infer/s", "p50", "p90", "p95", "p99", "queue", "compute", "batch", "gpu", "cpu/req", "stable", "slo", "limit"}}
+	head := []string{"step", "load", "infer/s", "p50", "p90", "p95", "p99", "queue", "compute", "batch", "gpu", "cpu/req", "stable", "slo", "limit"}
+	if streaming {
+		head = slices.Insert(head, 7, streamingHead...)
+	}
+	rows := [][]string{head}
 	for i, st := range s.Steps {
-		rows = append(rows, stepRow(i, st))
+		row := stepRow(i, st)
+		if streaming {
+			row = slices.Insert(row, 7, streamingCells(st.Client.Streaming)...)
+		}
+		rows = append(rows, row)
 	}
 	writeTable(b, "  ", rows)
 	writeSearch(b, s)
@@ -149,6 +165,13 @@ func searchLines(s record.Summary) []string {
 	var out []string
 	if sr.SLO != nil {
 		slo := sloName(sr.SLO)
+		if len(sr.SLOs) > 1 {
+			names := make([]string, len(sr.SLOs))
+			for i := range sr.SLOs {
+				names[i] = sloName(&sr.SLOs[i])
+			}
+			slo = strings.Join(names, " and ")
+		}
 		if sr.Best >= 0 && sr.Best < len(s.Steps) {
 			st := s.Steps[sr.Best]
 			good := ""
@@ -169,11 +192,19 @@ func searchLines(s record.Summary) []string {
 	return out
 }
 
-// sloName is an SLO in words: "p99 < 100 ms" or "average latency < 20 ms".
+// sloName is an SLO in words: "p99 < 100 ms", "average latency < 20 ms",
+// "TTFT p99 < 500 ms" or "ITL average < 50 ms".
 func sloName(c *record.SLOCheck) string {
 	what := "average latency"
 	if c.Percentile > 0 {
 		what = "p" + strconv.FormatFloat(c.Percentile, 'g', -1, 64)
+	}
+	if c.Metric != "" {
+		stat := "average"
+		if c.Percentile > 0 {
+			stat = what
+		}
+		what = strings.ToUpper(c.Metric) + " " + stat
 	}
 	s := what + " < " + msCell(c.Threshold) + " ms"
 	if c.GPUTarget > 0 {
@@ -198,6 +229,11 @@ func writeServer(b *strings.Builder, sv record.ServerSummary) {
 	}
 	if sv.FailCount > 0 {
 		fmt.Fprintf(b, "    Failed request count: %d\n", sv.FailCount)
+	}
+	if r := sv.Responses; r != nil {
+		fmt.Fprintf(b, "    Successful response count: %d (empty %d, failed %d, cancelled %d)\n", r.Success, r.Empty, r.Fail, r.Cancel)
+		fmt.Fprintf(b, "    Avg response compute: infer %d usec (first response %d usec, later responses %d usec), output %d usec\n",
+			usec(r.ComputeInfer), usec(r.FirstComputeInfer), usec(r.LaterComputeInfer), usec(r.ComputeOutput))
 	}
 }
 
@@ -316,6 +352,50 @@ func writeLatency(b *strings.Builder, qualifier string, l stats.Latency) {
 	}{{"p50", l.P50}, {"p90", l.P90}, {"p95", l.P95}, {"p99", l.P99}} {
 		fmt.Fprintf(b, "    %s latency%s: %d usec\n", p.name, q, usec(p.d))
 	}
+}
+
+// writeStreaming writes a decoupled model's responses as the client timed
+// them, in writeLatency's words: responses per request, time to first
+// response and time between responses.
+func writeStreaming(b *strings.Builder, st *stats.StreamingStats) {
+	if st == nil {
+		return
+	}
+	pr := st.PerRequest
+	fmt.Fprintf(b, "    Response count: %d (%s per request: min %d, p50 %d, p90 %d, p99 %d, max %d)\n",
+		st.Responses, strconv.FormatFloat(pr.Mean, 'f', 1, 64), pr.Min, pr.P50, pr.P90, pr.P99, pr.Max)
+	writeDistribution(b, "time to first response", st.TTFT)
+	writeDistribution(b, "inter-response latency", st.ITL)
+}
+
+// writeDistribution writes "Avg NAME: N usec" and its percentiles.
+func writeDistribution(b *strings.Builder, name string, l stats.Latency) {
+	fmt.Fprintf(b, "    Avg %s: %d usec\n", name, usec(l.Mean))
+	for _, p := range []struct {
+		name string
+		d    time.Duration
+	}{{"p50", l.P50}, {"p90", l.P90}, {"p95", l.P95}, {"p99", l.P99}} {
+		fmt.Fprintf(b, "    %s %s: %d usec\n", p.name, name, usec(p.d))
+	}
+}
+
+// streamingHead are the step table's columns of a decoupled model.
+var streamingHead = []string{"resp/s", "ttft p50", "ttft p99", "itl p50", "itl p99"}
+
+// streamingCells are a step's cells under streamingHead, "-" where the
+// step did not time responses.
+func streamingCells(st *stats.StreamingStats) []string {
+	if st == nil {
+		return []string{"-", "-", "-", "-", "-"}
+	}
+	cells := []string{fixed(st.ResponsesPerS, 1), "-", "-", "-", "-"}
+	if st.TTFT.Count > 0 {
+		cells[1], cells[2] = msCell(st.TTFT.P50), msCell(st.TTFT.P99)
+	}
+	if st.ITL.Count > 0 {
+		cells[3], cells[4] = msCell(st.ITL.P50), msCell(st.ITL.P99)
+	}
+	return cells
 }
 
 func writeMetrics(b *strings.Builder, m record.MetricsSummary) {

@@ -193,7 +193,7 @@ func (e *Engine) ServerMetadata() *pb.ServerMetadataResponse {
 // Cancelling ctx fails the request with CANCELLED (a failure with reason
 // CANCELED in the statistics).
 func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming bool) (*pb.ModelInferResponse, error) {
-	r, err := e.submit(req, streaming, nil)
+	r, err := e.submit(req, streaming, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -201,11 +201,13 @@ func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming
 }
 
 // submit validates a request and queues it; wait then waits for its
-// response, or onDone (if not nil) is called when it completes. A stream
-// submits its requests one after the other, in the order they arrive, as
-// Triton's stream handler does: the requests of a sequence must reach the
-// sequence batcher in order.
-func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*request)) (*request, error) {
+// response, or onDone (if not nil) is called when it completes, and
+// onResponse (if not nil) with each response of a decoupled model before
+// its final one. A stream submits its requests one after the other, in the
+// order they arrive, as Triton's stream handler does: the requests of a
+// sequence must reach the sequence batcher in order.
+func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*request),
+	onResponse func(*request, *pb.ModelInferResponse)) (*request, error) {
 	mv, err := e.readyVersion(req.GetModelName(), req.GetModelVersion())
 	if err != nil {
 		return nil, err
@@ -220,8 +222,13 @@ func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*
 	}
 	r.version = mv
 	r.onDone = onDone
+	r.onResponse = onResponse
 	r.start = e.now()
+	// Held from before it is queued, so that its completion never comes
+	// first.
+	r.heldAtArrival = mv.held.Add(1)
 	if err := mv.sched.enqueue(r); err != nil {
+		mv.held.Add(-1)
 		return nil, err
 	}
 	return r, nil

@@ -378,8 +378,8 @@ func TestSlowStart(t *testing.T) {
 	if _, err := engInfer(t, e, engFP32Request("identity", 1, 4)); err != nil {
 		t.Errorf("Infer after slow start: %v", err)
 	}
-	if n := len(e.RepositoryIndex(true)); n != 4 {
-		t.Errorf("%d ready models, want 4", n)
+	if n, want := len(e.RepositoryIndex(true)), len(DemoRepository().Models); n != want {
+		t.Errorf("%d ready models, want %d", n, want)
 	}
 }
 

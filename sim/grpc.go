@@ -113,9 +113,13 @@ func (g *grpcService) ModelInfer(ctx context.Context, req *pb.ModelInferRequest)
 	return resp, nil
 }
 
-// finalResponse is the triton_final_response=true parameter every streamed
-// response carries; it is never mutated.
-var finalResponse = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}
+// finalResponse and notFinalResponse are the triton_final_response
+// parameter every streamed response carries: true on a request's last
+// response, false on a decoupled model's others. They are never mutated.
+var (
+	finalResponse    = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}
+	notFinalResponse = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: false}}
+)
 
 // streamError is Triton's in-stream answer to a failed request: the error
 // text and a response that only names the request.

@@ -12,13 +12,20 @@ import (
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
-// streamAnswers holds a stream's requests in flight and its completed ones
-// in the order they completed.
+// streamAnswers holds a stream's requests in flight and the answers ready
+// to send, in the order they became ready.
 type streamAnswers struct {
 	mu       sync.Mutex
 	inflight map[*request]struct{}
-	ready    []*request
+	ready    []answer
 	signal   chan struct{}
+}
+
+// answer is a request's completion (resp nil: its resp or err), or one of
+// a decoupled model's responses before the final one.
+type answer struct {
+	r    *request
+	resp *pb.ModelInferResponse
 }
 
 // completed is each request's onDone: it queues the answer for the
@@ -26,8 +33,21 @@ type streamAnswers struct {
 func (a *streamAnswers) completed(r *request) {
 	a.mu.Lock()
 	delete(a.inflight, r)
-	a.ready = append(a.ready, r)
+	a.ready = append(a.ready, answer{r: r})
 	a.mu.Unlock()
+	a.wake()
+}
+
+// responded is each request's onResponse: it queues a decoupled model's
+// response that is not the final one.
+func (a *streamAnswers) responded(r *request, resp *pb.ModelInferResponse) {
+	a.mu.Lock()
+	a.ready = append(a.ready, answer{r: r, resp: resp})
+	a.mu.Unlock()
+	a.wake()
+}
+
+func (a *streamAnswers) wake() {
 	select {
 	case a.signal <- struct{}{}:
 	default:
@@ -45,8 +65,8 @@ func (a *streamAnswers) track(r *request) {
 	a.mu.Unlock()
 }
 
-// take returns the completed requests not yet answered.
-func (a *streamAnswers) take() []*request {
+// take returns the answers not yet sent.
+func (a *streamAnswers) take() []answer {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := a.ready
@@ -126,7 +146,17 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 		}
 		send(streamError(req, err))
 	}
-	answer := func(r *request) {
+	respond := func(r *request, resp *pb.ModelInferResponse, final *pb.InferParameter) {
+		if resp.Id == "" {
+			resp.Id = r.req.GetId()
+		}
+		if resp.Parameters == nil {
+			resp.Parameters = make(map[string]*pb.InferParameter, 1)
+		}
+		resp.Parameters["triton_final_response"] = final
+		send(&pb.ModelStreamInferResponse{InferResponse: resp})
+	}
+	complete := func(r *request) {
 		defer inflight.Done()
 		if r.state.Load() == stateCancelled {
 			return // given up by the stream as it ended
@@ -135,18 +165,16 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 			answerError(r.req, r.err)
 			return
 		}
-		resp := r.resp
-		if resp.Id == "" {
-			resp.Id = r.req.GetId()
+		if r.resp == nil {
+			// A decoupled model's final flag without a response, for a
+			// request that did not ask for the empty final response:
+			// Triton sends nothing.
+			return
 		}
-		if resp.Parameters == nil {
-			resp.Parameters = make(map[string]*pb.InferParameter, 1)
-		}
-		resp.Parameters["triton_final_response"] = finalResponse
-		send(&pb.ModelStreamInferResponse{InferResponse: resp})
+		respond(r, r.resp, finalResponse)
 	}
 
-	// The sender writes answers in completion order.
+	// The sender writes answers in the order they became ready.
 	go func() {
 		for {
 			select {
@@ -154,8 +182,12 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 			case <-ctx.Done():
 				return
 			}
-			for _, r := range answers.take() {
-				answer(r)
+			for _, a := range answers.take() {
+				if a.resp == nil {
+					complete(a.r)
+				} else if a.r.state.Load() != stateCancelled {
+					respond(a.r, a.resp, notFinalResponse)
+				}
 			}
 		}
 	}()
@@ -169,7 +201,7 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 				return
 			}
 			inflight.Add(1)
-			r, err := g.engine.submit(req, true, answers.completed)
+			r, err := g.engine.submit(req, true, answers.completed, answers.responded)
 			if err != nil {
 				inflight.Done()
 				answerError(req, err)

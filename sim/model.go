@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -59,6 +60,9 @@ type modelVersion struct {
 	label   string // the version as a decimal string
 	stats   statistics
 	sched   *scheduler
+	// held counts the requests the server holds: queued or executing, a
+	// decoupled model's until its final response.
+	held atomic.Int64
 }
 
 func newTensorInfos(specs []TensorSpec) ([]tensorInfo, map[string]int) {

@@ -20,6 +20,13 @@ package sim
 //   - identity: INPUT0 FP32 [-1] → OUTPUT0 = INPUT0; max_batch_size 8, no
 //     dynamic batching, four KIND_CPU instances and no compute time, so
 //     that it measures the serving overhead alone.
+//   - llm: a decoupled large language model shaped like TensorRT-LLM's
+//     (see LLMSpec): text_input BYTES [1], max_tokens INT32 [1], stream
+//     BOOL [1] → text_output BYTES [1], one response per token; one
+//     KIND_GPU instance on GPU 0 running up to 64 requests at once; prefill
+//     20 ms + 50 µs per prompt word; an iteration 15 ms + 0.5 ms per
+//     further running request, 5% jitter; 128 ± 32 output tokens (16 to
+//     512), at most max_tokens; 12 GiB.
 func DemoRepository() Repository {
 	return Repository{Models: []ModelSpec{
 		{
@@ -86,5 +93,29 @@ func DemoRepository() Repository {
 			InstanceGroups: []InstanceGroupSpec{{Count: 4, Kind: "KIND_CPU"}},
 			Behaviour:      BehaviourIdentity,
 		},
+		DemoLLM(),
 	}}
+}
+
+// DemoLLM is the demo repository's llm model.
+func DemoLLM() ModelSpec {
+	return ModelSpec{
+		Name:    "llm",
+		Backend: "tensorrtllm",
+		Inputs: []TensorSpec{
+			{Name: "text_input", DataType: "TYPE_STRING", Dims: []int64{1}},
+			{Name: "max_tokens", DataType: "TYPE_INT32", Dims: []int64{1}},
+			{Name: "stream", DataType: "TYPE_BOOL", Dims: []int64{1}},
+		},
+		Outputs:        []TensorSpec{{Name: "text_output", DataType: "TYPE_STRING", Dims: []int64{1}}},
+		InstanceGroups: []InstanceGroupSpec{{Count: 1, Kind: "KIND_GPU", GPUs: []int{0}}},
+		Decoupled:      true,
+		MemoryBytes:    12 << 30,
+		LLM: &LLMSpec{
+			PrefillUS: 20000, PrefillPerTokenUS: 50,
+			TokenUS: 15000, TokenPerSequenceUS: 500, Jitter: 0.05,
+			MaxSequences: 64,
+			OutputTokens: LengthSpec{Mean: 128, StdDev: 32, Min: 16, Max: 512},
+		},
+	}
 }

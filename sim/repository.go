@@ -42,6 +42,7 @@ import (
 //	     "decoupled": false,
 //	     "parameters": {"key": "value"},     // reported in the config only
 //	     "sequence_batching": {...},         // see SequenceBatchingSpec
+//	     "llm": {...},                       // see LLMSpec
 //	     "behaviour": "add_sub"}             // add_sub | identity | classifier | zeros
 //	  ]                                      //   | sequence | accumulate
 //	}
@@ -95,6 +96,9 @@ type ModelSpec struct {
 	Parameters map[string]string `json:"parameters,omitempty"`
 	// SequenceBatching makes the model stateful; nil for other models.
 	SequenceBatching *SequenceBatchingSpec `json:"sequence_batching,omitempty"`
+	// LLM makes a decoupled model generate tokens with in-flight
+	// batching instead of executing batches; nil for other models.
+	LLM *LLMSpec `json:"llm,omitempty"`
 }
 
 // TensorSpec is one model input or output.
@@ -323,6 +327,11 @@ func (m ModelSpec) check(ngpu int) error {
 	}
 	if sb := m.SequenceBatching; sb != nil {
 		if err := sb.check(m); err != nil {
+			return err
+		}
+	}
+	if m.LLM != nil {
+		if err := m.LLM.check(m); err != nil {
 			return err
 		}
 	}

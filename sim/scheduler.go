@@ -48,12 +48,24 @@ type request struct {
 	// block. A request cancelled while queued never completes; one
 	// cancelled while executing still does.
 	onDone func(*request)
-	resp   *pb.ModelInferResponse
-	err    error
+	// onResponse, when set, takes a decoupled model's responses before
+	// the final one, which completes the request as resp; it must not
+	// block. Only streams set it.
+	onResponse func(*request, *pb.ModelInferResponse)
+	resp       *pb.ModelInferResponse
+	err        error
+	// heldAtArrival is how many requests of its model version the server
+	// held when this one arrived, itself included.
+	heldAtArrival int64
 }
 
-// complete ends a request with its resp or err set.
+// complete ends a request with its resp or err set. The server stops
+// holding it before anyone hears of the end, so that a client that sends
+// its next request on hearing it never finds it still counted.
 func (r *request) complete() {
+	if r.version != nil {
+		r.version.held.Add(-1)
+	}
 	close(r.done)
 	if r.onDone != nil {
 		r.onDone(r)
@@ -81,6 +93,7 @@ type scheduler struct {
 	stopped  bool
 
 	seq *sequencer // sequence models only
+	llm *llmBook   // LLM models only
 
 	pending   atomic.Int64 // queued, not executing
 	wake      chan struct{}
@@ -117,6 +130,9 @@ func newScheduler(e *Engine, mv *modelVersion) *scheduler {
 	if m.seq {
 		s.seq = newSequencer(s)
 	}
+	if m.spec.LLM != nil {
+		s.llm = &llmBook{}
+	}
 	for i, p := range m.placements {
 		seed := uint64(e.opts.Seed) ^ e.seq.Add(1)*0x9e3779b97f4a7c15
 		in := &instance{
@@ -135,13 +151,19 @@ func newScheduler(e *Engine, mv *modelVersion) *scheduler {
 			go s.runSequence(in, i)
 			continue
 		}
+		if m.spec.LLM != nil {
+			go s.runLLM(in)
+			continue
+		}
 		s.free <- in
 		go in.run()
 	}
-	s.wg.Add(1)
-	if s.seq != nil {
+	switch {
+	case s.seq != nil:
+		s.wg.Add(1)
 		go s.reaper()
-	} else {
+	case m.spec.LLM == nil:
+		s.wg.Add(1)
 		go s.run()
 	}
 	return s
@@ -185,7 +207,9 @@ func (s *scheduler) enqueue(r *request) error {
 // request has already completed, in which case its result stands.
 func (s *scheduler) cancel(r *request) bool {
 	if r.state.CompareAndSwap(stateQueued, stateCancelled) {
+		// It will never complete: the server lets go of it now.
 		s.pending.Add(-1)
+		s.mv.held.Add(-1)
 	} else if !r.state.CompareAndSwap(stateExecuting, stateCancelled) {
 		return false
 	}

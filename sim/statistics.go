@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 
 	"google.golang.org/grpc/codes"
@@ -110,6 +111,9 @@ type statistics struct {
 	success, fail, queue, cIn, cInfer, cOut     duration
 	inferenceCount, executionCount, lastInferMS uint64
 	batches                                     map[uint64]*batchStat
+	// responses are a decoupled model's response_stats, by response
+	// index; empty for other models, as on Triton.
+	responses map[uint64]*responseStat
 
 	// series are keyed by gpu_uuid; "" (the model's own) always exists.
 	series    map[string]*seriesCounters
@@ -120,6 +124,7 @@ type statistics struct {
 // on the GPUs gpuUUIDs.
 func (st *statistics) init(gpuUUIDs []string) {
 	st.batches = map[uint64]*batchStat{}
+	st.responses = map[uint64]*responseStat{}
 	st.series = map[string]*seriesCounters{"": {}}
 	for _, u := range gpuUUIDs {
 		st.series[u] = &seriesCounters{}
@@ -220,7 +225,10 @@ func (st *statistics) proto(name, version string) *pb.ModelStatistics {
 			CacheHit:      &pb.StatisticDuration{},
 			CacheMiss:     &pb.StatisticDuration{},
 		},
-		ResponseStats: map[string]*pb.InferResponseStatistics{},
+		ResponseStats: make(map[string]*pb.InferResponseStatistics, len(st.responses)),
+	}
+	for i, r := range st.responses {
+		ms.ResponseStats[strconv.FormatUint(i, 10)] = r.proto()
 	}
 	for _, size := range slices.Sorted(maps.Keys(st.batches)) {
 		b := st.batches[size]

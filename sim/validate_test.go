@@ -248,7 +248,7 @@ func TestModelQueriesErrors(t *testing.T) {
 		t.Errorf("ModelStatistics(simple, 3) = %v", err)
 	}
 	all, err := e.ModelStatistics("", "")
-	if err != nil || len(all.ModelStats) != 4 {
+	if err != nil || len(all.ModelStats) != len(DemoRepository().Models) {
 		t.Fatalf("ModelStatistics(all) = %d entries, %v", len(all.ModelStats), err)
 	}
 	if ok, err := e.ModelReady("simple", "1"); !ok || err != nil {

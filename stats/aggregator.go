@@ -31,10 +31,15 @@ type Aggregator struct {
 	win       *window
 	winLength time.Duration
 
-	run      tally
-	runDur   time.Duration
-	runHist  *hdrhistogram.Histogram
-	runSched *hdrhistogram.Histogram
+	run       tally
+	runDur    time.Duration
+	runHist   *hdrhistogram.Histogram
+	runSched  *hdrhistogram.Histogram
+	runStream *streamHists // nil until a decoupled model's results come
+
+	// decoupled makes every span report StreamingStats, even one in which
+	// no request of the decoupled model finished.
+	decoupled atomic.Bool
 
 	// Requests from other goroutines, applied by Tick.
 	newWindow atomic.Int64 // nanoseconds; 0 when none is pending
@@ -80,11 +85,18 @@ func (a *Aggregator) SetWindow(d time.Duration) {
 // next tick, so that both start again from that tick.
 func (a *Aggregator) ResetWindows() { a.resetReq.Store(true) }
 
+// SetDecoupled says that the model is decoupled: every tick, window and
+// run then carries ClientStats.Streaming, zero while no request finished,
+// so that readers can tell a decoupled run from its first tick on. Without
+// it Streaming appears once a decoupled model's result is counted.
+func (a *Aggregator) SetDecoupled() { a.decoupled.Store(true) }
+
 // span is the results of one tick: its counters and latency histograms.
 type span struct {
-	t     tally
-	hist  *hdrhistogram.Histogram
-	sched *hdrhistogram.Histogram
+	t      tally
+	hist   *hdrhistogram.Histogram
+	sched  *hdrhistogram.Histogram
+	stream *streamHists // nil until the span counts a decoupled model's result
 }
 
 func newSpan() *span { return &span{hist: newHistogram(), sched: newHistogram()} }
@@ -101,6 +113,9 @@ func (sp *span) add(r *driver.Result, samples *errorSamples) {
 	sched := max(r.Done-r.Scheduled, 0)
 	sp.t.sched.add(sched)
 	_ = sp.sched.RecordValue(histogramValue(sched))
+	if r.Decoupled {
+		sp.addStream(r)
+	}
 }
 
 // reset empties the span for reuse.
@@ -108,6 +123,9 @@ func (sp *span) reset() {
 	sp.t = tally{}
 	sp.hist.Reset()
 	sp.sched.Reset()
+	if sp.stream != nil {
+		sp.stream.reset()
+	}
 }
 
 // Add counts a batch of finished requests. It does not allocate and takes no
@@ -143,24 +161,33 @@ func (a *Aggregator) Tick(d time.Duration, rateMode bool, s *Snapshot) error {
 	cur.t.openLoop = cur.t.openLoop || rateMode
 	a.samples.drain(&a.msgs)
 
-	s.Tick = a.stats(&cur.t, d, cur.hist, cur.sched)
+	s.Tick = a.stats(&cur.t, d, cur.hist, cur.sched, cur.stream)
 	hist, err := encodeHistogram(cur.hist)
 	var schedHist string
 	if err == nil && cur.t.openLoop {
 		schedHist, err = encodeHistogram(cur.sched)
 	}
 	s.Histogram, s.ScheduledHistogram = hist, schedHist
+	if err == nil && cur.t.stream.seen {
+		s.TTFTHistogram, s.ITLHistogram, s.ResponsesHistogram, err = encodeStream(cur.stream)
+	}
 
-	slot := a.win.push(d, &cur.t, cur.hist, cur.sched)
+	slot := a.win.push(d, &cur.t, cur.hist, cur.sched, cur.stream)
 	wd, wt := a.win.merge()
-	s.Window = a.stats(&wt, wd, a.win.hist, a.win.sched)
+	s.Window = a.stats(&wt, wd, a.win.hist, a.win.sched, a.win.stream)
 	s.WindowLength = a.winLength
 
 	a.run.merge(&cur.t)
 	a.runDur += d
 	slot.hist.MergeInto(a.runHist)
 	slot.sched.MergeInto(a.runSched)
-	s.Run = a.stats(&a.run, a.runDur, a.runHist, a.runSched)
+	if slot.stream != nil {
+		if a.runStream == nil {
+			a.runStream = newStreamHists()
+		}
+		slot.stream.mergeInto(a.runStream)
+	}
+	s.Run = a.stats(&a.run, a.runDur, a.runHist, a.runSched, a.runStream)
 
 	cur.reset()
 	if a.splitting {
@@ -183,16 +210,22 @@ func (a *Aggregator) applyControls() {
 		a.runDur = 0
 		a.runHist.Reset()
 		a.runSched.Reset()
+		if a.runStream != nil {
+			a.runStream.reset()
+		}
 	}
 }
 
 // stats builds ClientStats for a span from its counters and histograms.
-func (a *Aggregator) stats(t *tally, d time.Duration, hist, sched *hdrhistogram.Histogram) ClientStats {
+func (a *Aggregator) stats(t *tally, d time.Duration, hist, sched *hdrhistogram.Histogram, stream *streamHists) ClientStats {
 	s := t.clientStats(d, &a.msgs)
 	s.Latency = latency(hist, t.latency)
 	if t.openLoop {
 		l := latency(sched, t.sched)
 		s.Scheduled = &l
+	}
+	if t.stream.seen || a.decoupled.Load() {
+		s.Streaming = t.stream.streamingStats(d, stream)
 	}
 	return s
 }

@@ -82,3 +82,24 @@ func BenchmarkSnapshot(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAggregatorAddDecoupled is the per-result path of a decoupled
+// model's requests with 32 responses each (31 gaps); ns/op is per request.
+func BenchmarkAggregatorAddDecoupled(b *testing.B) {
+	a := NewAggregator(time.Second, 10*time.Second)
+	rng := rand.New(rand.NewPCG(5, 6))
+	batch := make([]driver.Result, 256)
+	for i := range batch {
+		gaps := make([]time.Duration, 31)
+		for j := range gaps {
+			gaps[j] = time.Duration(5000+rng.ExpFloat64()*2000) * time.Microsecond
+		}
+		batch[i] = decoupled(0, time.Duration(20+rng.ExpFloat64()*30)*time.Millisecond, gaps...)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(batch) {
+		n := min(len(batch), b.N-i)
+		a.Add(batch[:n])
+	}
+}

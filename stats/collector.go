@@ -45,6 +45,9 @@ type CollectorOptions struct {
 	// ReadTimeout bounds one statistics or metrics read (default two
 	// intervals).
 	ReadTimeout time.Duration
+	// Decoupled says that the model is decoupled: every Snapshot's client
+	// stats carry Streaming (see Aggregator.SetDecoupled).
+	Decoupled bool
 	// Epoch is the instant the results' Done offsets count from (the
 	// driver's Epoch). With it a result belongs to the tick in which it
 	// finished, whenever its batch arrives; without it (zero), to the tick
@@ -87,7 +90,11 @@ func NewCollector(opts CollectorOptions) *Collector {
 	if opts.ReadTimeout <= 0 {
 		opts.ReadTimeout = 2 * opts.Interval
 	}
-	return &Collector{opts: opts, agg: NewAggregator(opts.Interval, opts.Window), changed: make(chan struct{}, 1)}
+	c := &Collector{opts: opts, agg: NewAggregator(opts.Interval, opts.Window), changed: make(chan struct{}, 1)}
+	if opts.Decoupled {
+		c.agg.SetDecoupled()
+	}
+	return c
 }
 
 // LoadChanged tells the collector that the load changed (the driver's

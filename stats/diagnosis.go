@@ -104,7 +104,8 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 	switch {
 	case !last.Server.Available && !last.Metrics.Available && last.Tick.Successes == 0 && last.Interval > 0:
 		add(Unreachable, "server unreachable: no response, statistics or metrics in the last tick")
-	case last.Load.InFlight > 0 && last.Tick.Requests == 0 && last.Tick.Cancelled == 0 && !last.Load.Paused && last.Interval > 0:
+	case last.Load.InFlight > 0 && last.Tick.Requests == 0 && last.Tick.Cancelled == 0 && !last.Load.Paused && last.Interval > 0 &&
+		!last.Server.Responses.progressed():
 		add(Stalled, "server stalled: %d requests in flight and none finished in the last tick", last.Load.InFlight)
 	}
 

@@ -147,3 +147,22 @@ func TestDiagnoseLastsAsLongAsTheCondition(t *testing.T) {
 		t.Errorf("shared process called client-bound: %+v", fs)
 	}
 }
+
+// TestDiagnoseLongRequestsAreNotAStall: a decoupled model's requests run
+// for many ticks; a tick in which none ended while the model kept sending
+// responses is work, not a stall. One without responses still is.
+func TestDiagnoseLongRequestsAreNotAStall(t *testing.T) {
+	generating := ticks(10, func(i int, s *Snapshot) {
+		if i == 9 {
+			s.Tick = ClientStats{Duration: time.Second, Streaming: &StreamingStats{}}
+			s.Server = ServerStats{Available: true, Responses: &ServerResponses{Success: 640}}
+		}
+	})
+	if v := verdicts(Diagnose(generating, DiagnoseOptions{})); slices.Contains(v, Stalled) {
+		t.Errorf("a model sending responses was diagnosed %v", v)
+	}
+	generating[9].Server.Responses = &ServerResponses{}
+	if v := verdicts(Diagnose(generating, DiagnoseOptions{})); !slices.Contains(v, Stalled) {
+		t.Errorf("a model sending nothing was diagnosed %v", v)
+	}
+}

@@ -9,7 +9,8 @@ import (
 )
 
 // Add adds o's counters to s: duration, requests, successes, errors,
-// inferences, cancellations, retries, late sends, bytes and errors by code.
+// inferences, cancellations, retries, late sends, bytes, errors by code and
+// a decoupled model's request and response counts.
 // Rates are left alone (SetRates derives them once the adding is done) and
 // so is latency, which only histograms can add (see LatencyMerge). Spans of
 // the same run add up: ticks into a step, workers' ticks into one tick.
@@ -26,6 +27,12 @@ func (s *ClientStats) Add(o *ClientStats) {
 	s.BytesReceived += o.BytesReceived
 	for _, e := range o.ErrorsByCode {
 		s.addError(e)
+	}
+	if o.Streaming != nil {
+		if s.Streaming == nil {
+			s.Streaming = &StreamingStats{}
+		}
+		s.Streaming.Add(o.Streaming)
 	}
 }
 
@@ -54,13 +61,19 @@ func sortErrors(errs []ErrorCount) {
 	})
 }
 
-// SetRates derives RequestsPerS and InferPerS from the counters over
-// Duration, and LateShare from Late over Requests.
+// SetRates derives RequestsPerS, InferPerS and Streaming.ResponsesPerS
+// from the counters over Duration, and LateShare from Late over Requests.
 func (s *ClientStats) SetRates() {
 	s.RequestsPerS, s.InferPerS, s.LateShare = 0, 0, 0
+	if s.Streaming != nil {
+		s.Streaming.ResponsesPerS = 0
+	}
 	if secs := s.Duration.Seconds(); secs > 0 {
 		s.RequestsPerS = float64(s.Requests) / secs
 		s.InferPerS = float64(s.Inferences) / secs
+		if s.Streaming != nil {
+			s.Streaming.ResponsesPerS = float64(s.Streaming.Responses) / secs
+		}
 	}
 	if s.Requests > 0 {
 		s.LateShare = float64(s.Late) / float64(s.Requests)

@@ -154,7 +154,8 @@ func average(ns, count uint64) time.Duration {
 
 // ServerDelta computes one tick's ServerStats from two cumulative readings
 // of the same model version: deltas of every counter, perf_analyzer's
-// averages, average batch size and executions by batch size. When any
+// averages, average batch size, executions by batch size, and a decoupled
+// model's per-response statistics. When any
 // counter went backwards (the server restarted or reloaded the model) it
 // returns Reset with zero deltas instead of negative or huge values.
 func ServerDelta(prev, cur *pb.ModelStatistics) ServerStats {
@@ -184,6 +185,11 @@ func ServerDelta(prev, cur *pb.ModelStatistics) ServerStats {
 	if !ok {
 		return resetStats(s)
 	}
+	responses, ok := responseDeltas(prev.GetResponseStats(), cur.GetResponseStats())
+	if !ok {
+		return resetStats(s)
+	}
+	s.Responses = responses
 	success, fail, queue, cin, cinf, cout, hit := d[0], d[1], d[2], d[3], d[4], d[5], d[6]
 
 	s.SuccessCount = int64(success.count)

@@ -47,6 +47,13 @@ type Snapshot struct {
 	// coordinated-omission-correct latency (open loop only).
 	Histogram          string `json:"histogram,omitempty"`
 	ScheduledHistogram string `json:"scheduled_histogram,omitempty"`
+	// TTFTHistogram, ITLHistogram and ResponsesHistogram are the same for
+	// a decoupled model's responses (ClientStats.Streaming): time to first
+	// response and gaps between responses in µs, responses per request as
+	// plain counts. Empty for other models.
+	TTFTHistogram      string `json:"ttft_histogram,omitempty"`
+	ITLHistogram       string `json:"itl_histogram,omitempty"`
+	ResponsesHistogram string `json:"responses_histogram,omitempty"`
 }
 
 // Load is the load profile that held during a tick and the driver's state at
@@ -125,6 +132,11 @@ type ClientStats struct {
 	Scheduled *Latency `json:"scheduled_latency,omitempty"`
 	// ErrorsByCode has one entry per error code, most frequent first.
 	ErrorsByCode []ErrorCount `json:"errors_by_code,omitempty"`
+	// Streaming times a decoupled model's responses (time to first
+	// response, inter-response latency, responses per request and per
+	// second); nil for other models. Latency is then the latency to the
+	// final response.
+	Streaming *StreamingStats `json:"streaming,omitempty"`
 }
 
 // Latency is a latency distribution's summary, over successful requests.
@@ -177,6 +189,9 @@ type ServerStats struct {
 	AvgBatch float64 `json:"avg_batch"`
 	// Batches is the executions by batch size in the tick, by ascending size.
 	Batches []BatchCount `json:"batches,omitempty"`
+	// Responses is Triton's per-response statistics (response_stats) of a
+	// decoupled model, nil when the model reports none.
+	Responses *ServerResponses `json:"responses,omitempty"`
 }
 
 // Compute is the average compute time per request: input + infer + output.

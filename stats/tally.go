@@ -36,6 +36,8 @@ type tally struct {
 	latency  extremes
 	sched    extremes
 	errCount [codeSlots]int64
+	// stream counts a decoupled model's responses.
+	stream streamTally
 }
 
 // merge adds o's counters to t.
@@ -52,6 +54,7 @@ func (t *tally) merge(o *tally) {
 	t.openLoop = t.openLoop || o.openLoop
 	t.latency.merge(o.latency)
 	t.sched.merge(o.sched)
+	t.stream.merge(&o.stream)
 	for i, c := range o.errCount {
 		t.errCount[i] += c
 	}
@@ -122,6 +125,9 @@ func (t *tally) addResult(r *driver.Result, samples *errorSamples) bool {
 	t.bytesRecv += int64(r.BytesReceived)
 	if r.Scheduled != r.Sent {
 		t.openLoop = true
+	}
+	if r.Decoupled {
+		t.stream.seen = true
 	}
 	if r.Cancelled {
 		t.cancelled++

@@ -10,10 +10,11 @@ import (
 // sparse, so a slot costs memory in proportion to the distinct latencies of
 // its tick, not the histogram's range.
 type windowSlot struct {
-	dur   time.Duration
-	t     tally
-	hist  *hdrhistogram.PackedHistogram
-	sched *hdrhistogram.PackedHistogram
+	dur    time.Duration
+	t      tally
+	hist   *hdrhistogram.PackedHistogram
+	sched  *hdrhistogram.PackedHistogram
+	stream *packedStreamHists // nil until a tick had a decoupled model's results
 }
 
 // window is a ring of the last ticks. Merging its slots gives exactly the
@@ -24,9 +25,11 @@ type window struct {
 	slots []windowSlot
 	next  int // the slot the next push fills
 	n     int // filled slots
-	// hist and sched are the merged histograms, reused every tick.
-	hist  *hdrhistogram.Histogram
-	sched *hdrhistogram.Histogram
+	// hist and sched are the merged histograms, reused every tick; stream
+	// too, once a tick had a decoupled model's results.
+	hist   *hdrhistogram.Histogram
+	sched  *hdrhistogram.Histogram
+	stream *streamHists
 }
 
 // newWindow returns an empty window of the given number of ticks (at least 1).
@@ -56,7 +59,7 @@ func (w *window) resize(ticks int) {
 
 // push adds a finished tick, dropping the oldest slot when the ring is full,
 // and returns the slot it filled.
-func (w *window) push(dur time.Duration, t *tally, hist, sched *hdrhistogram.Histogram) *windowSlot {
+func (w *window) push(dur time.Duration, t *tally, hist, sched *hdrhistogram.Histogram, stream *streamHists) *windowSlot {
 	s := &w.slots[w.next]
 	if s.hist == nil {
 		s.hist, s.sched = newPacked(), newPacked()
@@ -67,6 +70,12 @@ func (w *window) push(dur time.Duration, t *tally, hist, sched *hdrhistogram.His
 	s.hist.MergeFrom(hist)
 	s.sched.Reset()
 	s.sched.MergeFrom(sched)
+	if stream != nil && s.stream == nil {
+		s.stream = newPackedStreamHists()
+	}
+	if s.stream != nil {
+		s.stream.set(stream)
+	}
 	w.next = (w.next + 1) % len(w.slots)
 	w.n = min(w.n+1, len(w.slots))
 	return s
@@ -85,12 +94,21 @@ func (w *window) merge() (time.Duration, tally) {
 	var t tally
 	w.hist.Reset()
 	w.sched.Reset()
+	if w.stream != nil {
+		w.stream.reset()
+	}
 	for i := range w.n {
 		s := &w.slots[(w.next-1-i+2*len(w.slots))%len(w.slots)]
 		d += s.dur
 		t.merge(&s.t)
 		s.hist.MergeInto(w.hist)
 		s.sched.MergeInto(w.sched)
+		if s.stream != nil {
+			if w.stream == nil {
+				w.stream = newStreamHists()
+			}
+			s.stream.mergeInto(w.stream)
+		}
 	}
 	return d, t
 }

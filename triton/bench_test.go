@@ -193,3 +193,21 @@ func BenchmarkStreamReplyParse(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStreamReplyParseToken is the parse of a decoupled model's token
+// response: one BYTES output and triton_final_response false.
+func BenchmarkStreamReplyParseToken(b *testing.B) {
+	resp := &pb.ModelInferResponse{ModelName: "llm", ModelVersion: "1", Id: "3-12345",
+		Outputs:           []*pb.ModelInferResponse_InferOutputTensor{{Name: "text_output", Datatype: "BYTES", Shape: []int64{1}}},
+		RawOutputContents: [][]byte{{5, 0, 0, 0, 't', 'o', 'k', 'e', 'n'}},
+		Parameters:        map[string]*pb.InferParameter{"triton_final_response": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: false}}},
+	}
+	msg := mustMarshal(b, &pb.ModelStreamInferResponse{InferResponse: resp})
+	var r streamReply
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.parse(msg); err != nil || r.final || !r.outputs {
+			b.Fatal(r, err)
+		}
+	}
+}

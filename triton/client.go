@@ -70,9 +70,9 @@ type Stream interface {
 	CloseSend() error
 }
 
-// StreamResponse is one response received on a Stream. It is a struct, not
-// several results, so that it can carry more of a response (a decoupled
-// model's triton_final_response flag) without changing Stream.
+// StreamResponse is one response received on a Stream. A request to a
+// decoupled model gets any number of responses, the last one Final; a
+// request to any other model gets exactly one, which is Final.
 type StreamResponse struct {
 	// ID is the id of the request this response answers.
 	ID string
@@ -81,6 +81,14 @@ type StreamResponse struct {
 	// Err is the request's failure, an *Error, when the server answered
 	// with an error_message instead of a result; nil on success.
 	Err error
+	// Final is set on the request's last response: Triton's
+	// triton_final_response parameter, or its absence (an older server),
+	// which Triton's own clients also take as final.
+	Final bool
+	// Empty is set when the response carries no outputs. A Final, Empty
+	// response without Err is a decoupled model's empty final response,
+	// which only says that the request is complete.
+	Empty bool
 }
 
 // InferRequest is one inference request, independent of protocol.

@@ -65,19 +65,37 @@ type sizeReply struct {
 }
 
 // streamReply receives a ModelStreamInferResponse as the few fields the
-// driver needs: the request id, the error message and the size.
+// driver needs: the request id, the error message, the size, whether the
+// response is its request's last (triton_final_response) and whether it
+// carries outputs.
 type streamReply struct {
 	id      string
 	errMsg  string
 	size    int
+	final   bool
+	outputs bool
 	scratch []byte
 }
 
+// FinalResponseParameter is the response parameter Triton puts on every
+// response of ModelStreamInfer: true on a request's last response. A
+// response without it is taken as final, as Triton's own clients take it.
+const FinalResponseParameter = "triton_final_response"
+
+// EnableEmptyFinalResponseParameter is the request parameter that asks
+// Triton to send a decoupled model's final flag even when the model sends
+// it without a response, as an empty response (no outputs). Without it
+// such a request never shows its end to the client; perf_analyzer sets it
+// on every request.
+const EnableEmptyFinalResponseParameter = "triton_enable_empty_final_response"
+
 // parse reads ModelStreamInferResponse.error_message (1) and
-// infer_response (2) -> ModelInferResponse.id (3), skipping everything
-// else; the last occurrence of a field wins, as in protobuf.
+// infer_response (2) -> ModelInferResponse.id (3), parameters (4, only the
+// triton_final_response entry) and whether outputs (5) is present,
+// skipping everything else; the last occurrence of a field wins, as in
+// protobuf.
 func (r *streamReply) parse(b []byte) error {
-	r.id, r.errMsg = "", ""
+	r.id, r.errMsg, r.final, r.outputs = "", "", true, false
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -119,13 +137,22 @@ func (r *streamReply) parseInferResponse(b []byte) error {
 			return fmt.Errorf("stream infer_response: %w", protowire.ParseError(n))
 		}
 		b = b[n:]
-		if num == 3 && typ == protowire.BytesType {
+		if typ == protowire.BytesType && (num == 3 || num == 4 || num == 5) {
 			v, n := protowire.ConsumeBytes(b)
 			if n < 0 {
-				return fmt.Errorf("stream infer_response id: %w", protowire.ParseError(n))
+				return fmt.Errorf("stream infer_response field %d: %w", num, protowire.ParseError(n))
 			}
-			r.id = string(v)
 			b = b[n:]
+			switch num {
+			case 3:
+				r.id = string(v)
+			case 4:
+				if err := r.parseParameter(v); err != nil {
+					return err
+				}
+			case 5:
+				r.outputs = true
+			}
 			continue
 		}
 		n = protowire.ConsumeFieldValue(num, typ, b)
@@ -134,6 +161,68 @@ func (r *streamReply) parseInferResponse(b []byte) error {
 		}
 		b = b[n:]
 	}
+	return nil
+}
+
+// parseParameter reads one entry of ModelInferResponse.parameters, a map
+// entry {key (1), value (2) InferParameter}, and takes the bool_param (1)
+// of triton_final_response. Other entries are skipped without allocating.
+func (r *streamReply) parseParameter(b []byte) error {
+	var key, value []byte
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("stream response parameter: %w", protowire.ParseError(n))
+		}
+		b = b[n:]
+		if typ == protowire.BytesType && (num == 1 || num == 2) {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return fmt.Errorf("stream response parameter: %w", protowire.ParseError(n))
+			}
+			if num == 1 {
+				key = v
+			} else {
+				value = v
+			}
+			b = b[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return fmt.Errorf("stream response parameter field %d: %w", num, protowire.ParseError(n))
+		}
+		b = b[n:]
+	}
+	if string(key) != FinalResponseParameter {
+		return nil
+	}
+	// An InferParameter without bool_param is false, as protobuf reads it.
+	final := false
+	for len(value) > 0 {
+		num, typ, n := protowire.ConsumeTag(value)
+		if n < 0 {
+			return fmt.Errorf("stream response %s: %w", FinalResponseParameter, protowire.ParseError(n))
+		}
+		value = value[n:]
+		if num == 1 && typ == protowire.VarintType {
+			v, n := protowire.ConsumeVarint(value)
+			if n < 0 {
+				return fmt.Errorf("stream response %s: %w", FinalResponseParameter, protowire.ParseError(n))
+			}
+			final = v != 0
+			value = value[n:]
+			continue
+		}
+		// Another choice of the oneof replaces bool_param.
+		final = false
+		n = protowire.ConsumeFieldValue(num, typ, value)
+		if n < 0 {
+			return fmt.Errorf("stream response %s field %d: %w", FinalResponseParameter, num, protowire.ParseError(n))
+		}
+		value = value[n:]
+	}
+	r.final = final
 	return nil
 }
 

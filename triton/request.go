@@ -43,6 +43,18 @@ type InputOptions struct {
 	// DefaultMaxRequestBytes): a shape or batch that would take more is
 	// refused before anything is allocated.
 	MaxBytes int64
+
+	// Parameters are request parameters sent with every request
+	// (perf_analyzer's --request-parameter; see ParseRequestParameter).
+	// An integer max_tokens also fills an LLM's max_tokens input.
+	Parameters map[string]any
+	// PromptTokens is the length in words of the prompt generated for an
+	// LLM's text_input (see LLMTextInput); 0 means DefaultPromptTokens.
+	PromptTokens int
+	// Streaming is the value of an LLM's stream input: set it when the
+	// requests go over ModelStreamInfer, so that the model sends a
+	// response per token.
+	Streaming bool
 }
 
 // DefaultMaxRequestBytes is InputOptions.MaxBytes' default: 1 GiB.
@@ -77,7 +89,17 @@ func ParseShapes(flags []string) (map[string][]int64, error) {
 // BuildRequests builds valid inference requests for a model from its
 // metadata and config, the way perf_analyzer does: one request for random or
 // zero data, one per data set of an --input-data file. All requests ask for
-// every output.
+// every output and carry opts.Parameters. An input the config marks
+// optional and a data set leaves out is left out, as perf_analyzer does.
+//
+// A model with a BYTES text_input is taken for an LLM, as genai-perf feeds
+// one: text_input is a generated prompt of opts.PromptTokens words (unless
+// the data set gives it), stream is opts.Streaming and max_tokens the
+// max_tokens parameter or DefaultMaxTokens (unless the data set gives them),
+// and generated requests leave out its other optional inputs. Requests to
+// a decoupled model ask for the empty final response
+// (EnableEmptyFinalResponseParameter), as perf_analyzer's do, so that every
+// request shows its end.
 func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts InputOptions) ([]*InferRequest, error) {
 	if md == nil || cfg == nil {
 		return nil, fmt.Errorf("build requests: model metadata and config are both needed")
@@ -127,13 +149,15 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 		strLen = DefaultStringLength
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x7472746f70))
+	llm := newLLMInputs(md, cfg, opts)
+	params := requestParameters(cfg, opts.Parameters)
 
-	if err := checkRequestBytes(md, cfg, opts, data, nsets, batch, strLen); err != nil {
+	if err := checkRequestBytes(md, cfg, opts, data, llm, nsets, batch, strLen); err != nil {
 		return nil, err
 	}
 	reqs := make([]*InferRequest, nsets)
 	for s := range reqs {
-		req := &InferRequest{Model: model, Inputs: make([]Tensor, 0, len(md.GetInputs()))}
+		req := &InferRequest{Model: model, Inputs: make([]Tensor, 0, len(md.GetInputs())), Parameters: params}
 		for _, in := range md.GetInputs() {
 			dims := modelDims(in, cfg)
 			datatype := in.GetDatatype()
@@ -143,14 +167,35 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 			var item []byte
 			var shape []int64
 			var err error
-			if data == nil {
+			var iv InputValues
+			found, filled := false, false
+			if data != nil {
+				iv, found = data.Sets[s][in.GetName()]
+			}
+			switch {
+			case found:
+			case llm.fills(in.GetName()) && opts.Shapes[in.GetName()] == nil:
+				if iv, shape, err = llm.values(in.GetName(), dims); err != nil {
+					return nil, err
+				}
+				if item, err = encodeValues(iv, datatype, 1, "input '"+in.GetName()+"'"); err != nil {
+					return nil, err
+				}
+				filled = true
+			case data == nil && llm.skips(in.GetName()):
+				continue
+			case data != nil && optionalInput(cfg, in.GetName()):
+				continue
+			}
+			switch {
+			case filled:
+			case data == nil:
 				if shape, err = itemShape(in.GetName(), dims, nil, opts.Shapes, model); err != nil {
 					return nil, err
 				}
 				item = generate(datatype, kserve.ElementCount(shape), opts.Data == InputDataZero, strLen, rng)
-			} else {
-				iv, ok := data.Sets[s][in.GetName()]
-				if !ok {
+			default:
+				if !found {
 					return nil, fmt.Errorf("input '%s' is missing from data set %d of %s", in.GetName(), s+1, data.Source)
 				}
 				if shape, err = itemShape(in.GetName(), dims, iv.Shape, opts.Shapes, model); err != nil {
@@ -180,7 +225,8 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 
 // checkRequestBytes adds up the bytes the requests will take, from their
 // shapes, before any is allocated, and refuses more than opts.MaxBytes.
-func checkRequestBytes(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts InputOptions, data *InputData, nsets, batch, strLen int) error {
+func checkRequestBytes(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts InputOptions, data *InputData, llm *llmInputs,
+	nsets, batch, strLen int) error {
 	limit := opts.MaxBytes
 	if limit <= 0 {
 		limit = DefaultMaxRequestBytes
@@ -188,6 +234,9 @@ func checkRequestBytes(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts I
 	var total float64 // float: shapes can overflow int64 when multiplied
 	for s := range nsets {
 		for _, in := range md.GetInputs() {
+			if llm.fills(in.GetName()) && opts.Shapes[in.GetName()] == nil || data == nil && llm.skips(in.GetName()) {
+				continue // an LLM's prompt and settings: a few KiB
+			}
 			var fromData []int64
 			if data != nil {
 				iv, ok := data.Sets[s][in.GetName()]
@@ -230,6 +279,24 @@ func humanBytes(b float64) string {
 		return strconv.FormatFloat(b/(1<<10), 'g', 4, 64) + " KiB"
 	}
 	return strconv.FormatFloat(b, 'f', 0, 64) + " B"
+}
+
+// requestParameters are the parameters every request carries: the given
+// ones, plus the empty final response for a decoupled model. nil when
+// there are none, so that other requests encode exactly as before.
+func requestParameters(cfg *pb.ModelConfig, given map[string]any) map[string]any {
+	decoupled := cfg.GetModelTransactionPolicy().GetDecoupled()
+	if len(given) == 0 && !decoupled {
+		return nil
+	}
+	out := make(map[string]any, len(given)+1)
+	for k, v := range given {
+		out[k] = v
+	}
+	if decoupled {
+		out[EnableEmptyFinalResponseParameter] = true
+	}
+	return out
 }
 
 // modelDims returns an input's dims without the batch dimension: the

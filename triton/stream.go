@@ -62,7 +62,7 @@ func (s *grpcStream) Recv() (StreamResponse, error) {
 		}
 		return StreamResponse{}, grpcError(s.ctx, err)
 	}
-	resp := StreamResponse{ID: s.reply.id, Size: s.reply.size}
+	resp := StreamResponse{ID: s.reply.id, Size: s.reply.size, Final: s.reply.final, Empty: !s.reply.outputs}
 	if s.reply.errMsg != "" {
 		resp.Err = &Error{Code: codes.Unknown, Message: s.reply.errMsg}
 	}

@@ -7,6 +7,12 @@
 #   bench/clientcost/run.sh            # defaults: CONC=8 DUR=10s
 #   CONC=16 DUR=20s SERVER_CPU=0 CLIENT_CPU=1 bench/clientcost/run.sh
 #   REPS=3 DUR=5s bench/clientcost/run.sh  # 3 interleaved rounds, medians
+#   BASELINE=/tmp/old CLIENTS="tritontop-stream" REPS=5 bench/clientcost/run.sh
+#
+# BASELINE names a source tree of another version (e.g. `git archive REV |
+# tar -x -C /tmp/old`): its driver is measured as tritontop-stream-base (and
+# tritontop-base) right after this tree's in every round, and the ratios are
+# printed per round. CLIENTS picks the clients (default: all of them).
 #
 # ghz: go install github.com/bojand/ghz/cmd/ghz@v0.93.0 (or GHZ=/path/to/ghz;
 # skipped when absent).
@@ -20,6 +26,8 @@ PORT=${PORT:-18001}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 GHZ=${GHZ:-$(command -v ghz || echo "$(go env GOPATH)/bin/ghz")}
+BASELINE=${BASELINE:-}
+CLIENTS=${CLIENTS:-tritontop tritontop-nostats tritontop-stream floor ghz}
 
 tmp=$(mktemp -d)
 server_pid=
@@ -32,6 +40,9 @@ trap cleanup EXIT
 go build -o "$tmp/tritontop" ./cmd/tritontop
 go build -o "$tmp/floor" ./bench/clientcost/floor
 go build -o "$tmp/tritontop-load" ./bench/clientcost/tritontop-load
+if [ -n "$BASELINE" ]; then
+	(cd "$BASELINE" && go build -o "$tmp/tritontop-load-base" ./bench/clientcost/tritontop-load)
+fi
 
 taskset -c "$SERVER_CPU" "$tmp/tritontop" sim --grpc-port "$PORT" --http-port 0 --metrics-port 0 >"$tmp/sim.log" 2>&1 &
 server_pid=$!
@@ -82,17 +93,39 @@ taskset -c "$CLIENT_CPU" "$tmp/floor" -u "127.0.0.1:$PORT" -concurrency "$CONC" 
 data=$(python3 -c 'import base64,json; print(json.dumps({"model_name":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,16]}],"raw_input_contents":[base64.b64encode(bytes(64)).decode()]}))')
 # Rounds interleave the clients so that a burst of load from other processes
 # on a shared machine hits all of them alike; ratios are taken per round.
+wants() { [[ " $CLIENTS " == *" $1 "* ]]; }
+# withBase NAME ARGS...: measures this tree's driver as NAME and, with a
+# BASELINE, the baseline's as NAME-base, in turn first on alternate rounds.
+withBase() {
+	local name=$1
+	shift
+	if [ -n "$BASELINE" ] && [ $((round % 2)) = 0 ]; then
+		measure "$name-base" "$tmp/tritontop-load-base" "$@"
+	fi
+	measure "$name" "$tmp/tritontop-load" "$@"
+	if [ -n "$BASELINE" ] && [ $((round % 2)) = 1 ]; then
+		measure "$name-base" "$tmp/tritontop-load-base" "$@"
+	fi
+}
 for round in $(seq "$REPS"); do
 	[ "$REPS" -gt 1 ] && echo "round $round"
-	measure tritontop "$tmp/tritontop-load" -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
-	measure tritontop-nostats "$tmp/tritontop-load" -stats=false -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
-	measure tritontop-stream "$tmp/tritontop-load" -streaming -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
-	measure floor "$tmp/floor" -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
-	if [ -x "$GHZ" ]; then
+	if wants tritontop; then
+		withBase tritontop -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
+	fi
+	if wants tritontop-nostats; then
+		measure tritontop-nostats "$tmp/tritontop-load" -stats=false -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
+	fi
+	if wants tritontop-stream; then
+		withBase tritontop-stream -streaming -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
+	fi
+	if wants floor; then
+		measure floor "$tmp/floor" -u "127.0.0.1:$PORT" -concurrency "$CONC" -d "$DUR"
+	fi
+	if wants ghz && [ -x "$GHZ" ]; then
 		measure ghz "$GHZ" --insecure --proto triton/proto/grpc_service.proto --import-paths triton/proto \
 			--call inference.GRPCInferenceService/ModelInfer -c "$CONC" --connections 1 -z "$DUR" \
 			-d "$data" --format json "127.0.0.1:$PORT"
-	elif [ "$round" = 1 ]; then
+	elif wants ghz && [ "$round" = 1 ]; then
 		echo "ghz not found at $GHZ: skipped"
 	fi
 	echo "end-of-round" >>"$tmp/results"
@@ -112,17 +145,30 @@ def ratio(a, b):
     vals = [r[a] / r[b] for r in rounds if a in r and b in r]
     return statistics.median(vals) if vals else None
 
+def has(r, *keys):
+    return all(k in r for k in keys)
+
 for r in rounds:
-    line = f"tritontop/floor {r['tritontop'] / r['floor']:.2f}x"
-    if "ghz" in r:
-        line += f"   tritontop/ghz {r['tritontop'] / r['ghz']:.2f}x"
-    line += f"   nostats/floor {r['tritontop-nostats'] / r['floor']:.2f}x   statistics add {r['tritontop'] - r['tritontop-nostats']:.2f} µs/request"
-    print(line)
+    parts = []
+    if has(r, "tritontop", "floor"):
+        parts.append(f"tritontop/floor {r['tritontop'] / r['floor']:.2f}x")
+    if has(r, "tritontop", "ghz"):
+        parts.append(f"tritontop/ghz {r['tritontop'] / r['ghz']:.2f}x")
+    if has(r, "tritontop-nostats", "floor"):
+        parts.append(f"nostats/floor {r['tritontop-nostats'] / r['floor']:.2f}x")
+    if has(r, "tritontop", "tritontop-nostats"):
+        parts.append(f"statistics add {r['tritontop'] - r['tritontop-nostats']:.2f} µs/request")
+    if has(r, "tritontop", "tritontop-base"):
+        parts.append(f"tritontop/base {r['tritontop'] / r['tritontop-base']:.3f}x")
+    if has(r, "tritontop-stream", "tritontop-stream-base"):
+        parts.append(f"stream/stream-base {r['tritontop-stream'] / r['tritontop-stream-base']:.3f}x")
+    print("   ".join(parts))
 if len(rounds) > 1:
     print("median over rounds: " + "  ".join(
         f"{k} {statistics.median(r[k] for r in rounds):.2f} µs" for k in rounds[0]))
-    line = f"median ratios: tritontop/floor {ratio('tritontop', 'floor'):.2f}x"
-    if ratio("tritontop", "ghz") is not None:
-        line += f"   tritontop/ghz {ratio('tritontop', 'ghz'):.2f}x"
-    print(line)
+    pairs = [("tritontop/floor", "tritontop", "floor"), ("tritontop/ghz", "tritontop", "ghz"),
+             ("tritontop/base", "tritontop", "tritontop-base"),
+             ("stream/stream-base", "tritontop-stream", "tritontop-stream-base")]
+    meds = [f"{name} {ratio(a, b):.3f}x" for name, a, b in pairs if ratio(a, b) is not None]
+    print("median ratios: " + "   ".join(meds))
 PY

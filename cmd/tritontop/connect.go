@@ -76,9 +76,11 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 	if err != nil {
 		return fail(usageError{err})
 	}
-	t.requests, err = triton.BuildRequests(t.metadata, t.config, triton.InputOptions{
-		Data: f.inputData, Shapes: shapes, BatchSize: f.batch, MaxBytes: requestBytesLimit(),
-	})
+	inputs := triton.InputOptions{Data: f.inputData, Shapes: shapes, BatchSize: f.batch, MaxBytes: requestBytesLimit()}
+	if err := f.llm.apply(&inputs, t.metadata, f.streaming); err != nil {
+		return fail(usageError{err})
+	}
+	t.requests, err = triton.BuildRequests(t.metadata, t.config, inputs)
 	if err != nil {
 		return fail(usageError{err})
 	}

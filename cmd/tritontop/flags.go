@@ -69,6 +69,7 @@ type loadFlags struct {
 	connectTimeout   time.Duration
 	fps              int
 	cpuProfile       string
+	llm              llmFlags
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -166,6 +167,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to wait for the server")
 	fs.IntVar(&f.fps, "fps", 10, "dashboard frames per second")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of tritontop itself to FILE")
+	registerLLMFlags(fs, &f.llm)
 	return fs
 }
 

@@ -16,6 +16,7 @@ type schedule struct {
 	initial load.Target
 	search  plan.Search // nil without a range
 	slo     *plan.SLO
+	slos    []plan.SLO // more objectives, all of which must hold
 }
 
 // loadFromFlags turns the flags into the run's initial load and, for a
@@ -33,7 +34,7 @@ func loadFromFlags(f *loadFlags) (schedule, error) {
 	if f.plan != nil {
 		// The probe's concurrency follows the model's config, known once
 		// connected (see planProbe).
-		sc.slo = &f.plan.parsed
+		sc.slo, sc.slos = &f.plan.parsed, f.plan.more
 		sc.search = &plan.Capacity{Base: load.Target{Mode: load.Rate, Distribution: dist, MaxInFlight: f.maxInflight}}
 		return sc, nil
 	}

@@ -14,13 +14,14 @@ import (
 
 // planFlags are tritontop plan's own flags.
 type planFlags struct {
-	slo        string
+	slo        []string
 	targetRate float64
 	gpuTarget  float64
 	deployment string
 	namespace  string
 	demo       bool
-	parsed     plan.SLO
+	parsed     plan.SLO   // the first --slo
+	more       []plan.SLO // the others
 }
 
 // Defaults of a plan's measurement: shorter windows than a sweep's, so a
@@ -38,7 +39,7 @@ const (
 func runPlan(args []string, stdout, stderr io.Writer) int {
 	pf := &planFlags{}
 	f, err := parseLoadFlags("tritontop plan", args, stderr, false, func(fs *flag.FlagSet) {
-		fs.StringVar(&pf.slo, "slo", "", "the SLO: pNN:DURATION (p99:100ms) or avg:DURATION (required)")
+		fs.Var(repeated{&pf.slo}, "slo", "an SLO: [ttft-|itl-]pNN:DURATION (p99:100ms, ttft-p99:500ms) or avg:DURATION (required; repeatable, all must hold)")
 		fs.Float64Var(&pf.targetRate, "target-rate", 0, "the load to plan for, requests per second (required)")
 		fs.Float64Var(&pf.gpuTarget, "gpu-utilization-target", 0, "no GPU above this utilization (0..1) at a passing level, and the autoscaler's target")
 		fs.StringVar(&pf.deployment, "deployment", "triton", "the Triton Deployment the autoscaler scales")
@@ -84,7 +85,7 @@ func (pf *planFlags) check(f *loadFlags) error {
 	switch {
 	case f.model == "" && !pf.demo:
 		return errors.New("no model given: use -m MODEL (or --demo to plan against the simulator)")
-	case pf.slo == "":
+	case len(pf.slo) == 0:
 		return errors.New("no SLO given: use --slo p99:100ms (a percentile and a latency) or --slo avg:20ms")
 	case !(pf.targetRate > 0) || pf.targetRate > 1e9:
 		return fmt.Errorf("--target-rate %v: give the requests per second to plan for, above 0", pf.targetRate)
@@ -93,12 +94,18 @@ func (pf *planFlags) check(f *loadFlags) error {
 	case f.concRange != "" || f.rateRange != "" || f.set["concurrency"] || f.set["request-rate"]:
 		return errors.New("tritontop plan chooses the load itself: drop --concurrency, --request-rate and the ranges")
 	}
-	slo, err := plan.ParseSLO(pf.slo)
-	if err != nil {
-		return fmt.Errorf("--slo: %w", err)
+	for i, text := range pf.slo {
+		slo, err := plan.ParseSLO(text)
+		if err != nil {
+			return fmt.Errorf("--slo: %w", err)
+		}
+		if i == 0 {
+			slo.GPUTarget = pf.gpuTarget
+			pf.parsed = slo
+		} else {
+			pf.more = append(pf.more, slo)
+		}
 	}
-	slo.GPUTarget = pf.gpuTarget
-	pf.parsed = slo
 	return nil
 }
 

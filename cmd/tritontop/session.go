@@ -141,7 +141,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	drv, err := driver.New(driver.Options{
 		Client: t.client, Requests: t.requests, BatchSize: f.batch,
 		Load:      sched.initial,
-		Streaming: f.streaming, Streams: f.streams,
+		Streaming: f.streaming, Streams: f.streams, Decoupled: t.decoupled(),
 		Timeout: f.timeout, Retries: f.retries,
 	})
 	if err != nil {
@@ -279,7 +279,7 @@ func newStepper(f *loadFlags, sched schedule, drv *driver.Driver, col *stats.Col
 	onStep func(record.Step), onDone func(record.Search)) (*plan.Stepper, error) {
 	opts := plan.Options{
 		Search: sched.search, Tick: f.tick, Window: time.Duration(f.intervalMS) * time.Millisecond,
-		StabilityPercent: f.stabilityPercent, MaxTrials: f.maxTrials, SLO: sched.slo, Drain: f.drain,
+		StabilityPercent: f.stabilityPercent, MaxTrials: f.maxTrials, SLO: sched.slo, SLOs: sched.slos, Drain: f.drain,
 		OnStep: onStep, OnDone: onDone,
 	}
 	if f.set["step-duration"] {
@@ -317,7 +317,7 @@ func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driv
 	}
 	col := stats.NewCollector(stats.CollectorOptions{
 		Interval: interval, Window: f.window,
-		Results: drv.Results(), Control: drv, Epoch: drv.Epoch(),
+		Results: drv.Results(), Control: drv, Epoch: drv.Epoch(), Decoupled: t.decoupled(),
 		Server:  poller,
 		Metrics: stats.NewMetricsScraper(metricsURL, &http.Client{Timeout: 2 * interval}, f.model, f.modelVersion),
 		System:  sampler,

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// llmFlags are the flags for LLMs and other decoupled models: request
+// parameters (perf_analyzer's --request-parameter) and the length of a
+// generated prompt.
+type llmFlags struct {
+	requestParameters []string
+	promptTokens      int
+}
+
+// registerLLMFlags adds the flags for LLMs and decoupled models to fs.
+func registerLLMFlags(fs *flag.FlagSet, f *llmFlags) {
+	fs.Var(repeated{&f.requestParameters}, "request-parameter",
+		"request parameter NAME:VALUE:TYPE sent with every request, TYPE string, int or bool, e.g. max_tokens:256:int (repeatable)")
+	fs.IntVar(&f.promptTokens, "prompt-tokens", 0,
+		fmt.Sprintf("length in words (approximating tokens) of the prompt generated for an LLM's text_input (default %d)", triton.DefaultPromptTokens))
+}
+
+// apply puts the flags into the options the requests are built with, for
+// a model with metadata md; streaming is --streaming, which also sets an
+// LLM's stream input. Errors are one line each, for a usage error.
+func (f *llmFlags) apply(opts *triton.InputOptions, md *pb.ModelMetadataResponse, streaming bool) error {
+	if f.promptTokens < 0 {
+		return fmt.Errorf("--prompt-tokens %d must not be negative", f.promptTokens)
+	}
+	if f.promptTokens > 0 && !hasTextInput(md) {
+		return fmt.Errorf("--prompt-tokens fills an LLM's BYTES input %q, which model %q does not have", triton.LLMTextInput, md.GetName())
+	}
+	for _, s := range f.requestParameters {
+		name, value, err := triton.ParseRequestParameter(s)
+		if err != nil {
+			return err
+		}
+		if opts.Parameters == nil {
+			opts.Parameters = map[string]any{}
+		}
+		opts.Parameters[name] = value
+	}
+	opts.PromptTokens = f.promptTokens
+	opts.Streaming = streaming
+	return nil
+}
+
+// hasTextInput reports whether the model has an LLM's BYTES text_input.
+func hasTextInput(md *pb.ModelMetadataResponse) bool {
+	for _, in := range md.GetInputs() {
+		if in.GetName() == triton.LLMTextInput && in.GetDatatype() == "BYTES" {
+			return true
+		}
+	}
+	return false
+}
+
+// decoupled reports whether the model is decoupled: its requests end at
+// their final response, and their responses are timed.
+func (t *target) decoupled() bool {
+	return t.config.GetModelTransactionPolicy().GetDecoupled()
+}

@@ -1,0 +1,166 @@
+package triton
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// The inputs of a large language model as Triton's TensorRT-LLM and vLLM
+// backends name them: a model with a BYTES LLMTextInput is taken for an
+// LLM, and its LLMMaxTokens and LLMStream inputs, where it has them, are
+// filled from InputOptions rather than with random data.
+const (
+	LLMTextInput = "text_input"
+	LLMMaxTokens = "max_tokens"
+	LLMStream    = "stream"
+)
+
+// Defaults of an LLM's generated inputs, genai-perf's: its synthetic
+// prompts average 550 tokens, and it asks TensorRT-LLM for 256 output
+// tokens.
+const (
+	DefaultPromptTokens = 550
+	DefaultMaxTokens    = 256
+)
+
+// llmInputs fills the inputs of a model that looks like an LLM; nil for
+// any other model.
+type llmInputs struct {
+	opts InputOptions
+	cfg  *pb.ModelConfig
+	// rng draws the prompts' words: each request gets its own prompt.
+	rng *rand.Rand
+}
+
+// newLLMInputs returns the LLM input filler for a model with a BYTES
+// text_input, nil otherwise.
+func newLLMInputs(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts InputOptions) *llmInputs {
+	for _, in := range md.GetInputs() {
+		if in.GetName() == LLMTextInput && in.GetDatatype() == "BYTES" {
+			return &llmInputs{opts: opts, cfg: cfg, rng: rand.New(rand.NewPCG(opts.Seed, 0x6c6c6d))}
+		}
+	}
+	return nil
+}
+
+// fills reports whether the LLM filler has a value for the input.
+func (l *llmInputs) fills(name string) bool {
+	return l != nil && (name == LLMTextInput || name == LLMMaxTokens || name == LLMStream)
+}
+
+// skips reports whether a generated request leaves the input out: an LLM's
+// optional inputs (stop words, sampling settings, ...) other than the ones
+// it fills, which a real server would otherwise get random values for.
+func (l *llmInputs) skips(name string) bool {
+	return l != nil && !l.fills(name) && optionalInput(l.cfg, name)
+}
+
+// values returns the input's values for one batch item, and its shape:
+// the model's dims with any variable dimension taken as 1.
+func (l *llmInputs) values(name string, dims []int64) (InputValues, []int64, error) {
+	shape := make([]int64, len(dims))
+	n := int64(1)
+	for i, d := range dims {
+		shape[i] = max(d, 1)
+		n *= shape[i]
+	}
+	if n != 1 {
+		return InputValues{}, nil, fmt.Errorf("LLM input '%s' has dims %v: tritontop fills it with one value; give it in --input-data instead", name, dims)
+	}
+	var v any
+	switch name {
+	case LLMTextInput:
+		words := l.opts.PromptTokens
+		if words <= 0 {
+			words = DefaultPromptTokens
+		}
+		v = Prompt(words, l.rng)
+	case LLMStream:
+		v = l.opts.Streaming
+	case LLMMaxTokens:
+		tokens := int64(DefaultMaxTokens)
+		if mt, ok := l.opts.Parameters[LLMMaxTokens]; ok {
+			t, ok := mt.(int64)
+			if !ok {
+				return InputValues{}, nil, fmt.Errorf("request parameter max_tokens is %v, not an integer: use --request-parameter max_tokens:N:int", mt)
+			}
+			tokens = t
+		}
+		v = json.Number(strconv.FormatInt(tokens, 10))
+	}
+	return InputValues{Elements: []any{v}}, shape, nil
+}
+
+// optionalInput reports whether the model config marks the input optional.
+func optionalInput(cfg *pb.ModelConfig, name string) bool {
+	for _, in := range cfg.GetInput() {
+		if in.GetName() == name {
+			return in.GetOptional()
+		}
+	}
+	return false
+}
+
+// promptWords are the words generated prompts are made of: common English
+// words, each one token for the usual tokenizers.
+var promptWords = strings.Fields(`the of and to in is you that it he was for on are as with his they at be
+this have from or one had by word but not what all were we when your can said there use an each which
+she do how their if will up other about out many then them these so some her would make like him into
+time has look two more write go see number no way could people my than first water been call who oil
+its now find long down day did get come made may part`)
+
+// Prompt returns a text of n words, the usual approximation of an LLM
+// prompt of n tokens, drawn from common English words.
+func Prompt(n int, rng *rand.Rand) string {
+	var b strings.Builder
+	b.Grow(6 * n)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(promptWords[rng.IntN(len(promptWords))])
+	}
+	return b.String()
+}
+
+// ParseRequestParameter parses perf_analyzer's --request-parameter
+// NAME:VALUE:TYPE, TYPE being string, int or bool (any case), into a name
+// and a value for InferRequest.Parameters (a string, an int64 or a bool).
+// Names starting with "triton_" are Triton's own and refused.
+func ParseRequestParameter(s string) (string, any, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 {
+		return "", nil, fmt.Errorf("bad --request-parameter %q: use NAME:VALUE:TYPE, e.g. max_tokens:256:int", s)
+	}
+	name, value, typ := parts[0], parts[1], strings.ToLower(parts[2])
+	if name == "" {
+		return "", nil, fmt.Errorf("bad --request-parameter %q: the name is empty", s)
+	}
+	if strings.HasPrefix(name, "triton_") {
+		return "", nil, fmt.Errorf("bad --request-parameter %q: names starting with triton_ are reserved for Triton", s)
+	}
+	switch typ {
+	case "string":
+		return name, value, nil
+	case "int":
+		v, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return "", nil, fmt.Errorf("bad --request-parameter %q: %q is not an integer", s, value)
+		}
+		return name, v, nil
+	case "bool":
+		switch value {
+		case "true":
+			return name, true, nil
+		case "false":
+			return name, false, nil
+		}
+		return "", nil, fmt.Errorf("bad --request-parameter %q: a bool is true or false", s)
+	}
+	return "", nil, fmt.Errorf("bad --request-parameter %q: type %q is not string, int or bool", s, parts[2])
+}
