@@ -451,14 +451,6 @@ func perfAnalyzerTitle(l stats.Load) string {
 	return "Request concurrency: " + strconv.Itoa(l.Concurrency)
 }
 
-// perfAnalyzerLabel is perf_analyzer's label for a load level in its closing list.
-func perfAnalyzerLabel(l stats.Load) string {
-	if l.Open() {
-		return "Request Rate: " + g6(l.Rate)
-	}
-	return "Concurrency: " + strconv.Itoa(l.Concurrency)
-}
-
 // g6 formats like a C++ ostream's default (6 significant digits), which is
 // how perf_analyzer prints throughputs and rates.
 func g6(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }

@@ -39,11 +39,6 @@ func BuiltinRepository(name string) (Repository, bool) {
 	return Repository{}, false
 }
 
-// BuiltinRepositoryNames lists the names BuiltinRepository knows.
-func BuiltinRepositoryNames() []string {
-	return []string{BuiltinDemo, BuiltinExamples}
-}
-
 // ExampleRepository returns Triton's example model repository
 // (docs/examples/model_repository of triton-inference-server/server, as it
 // stood with inception_graphdef, up to release 25.03), with the models'

@@ -59,20 +59,3 @@ func PutFloat32s(v []float32) []byte {
 	return out
 }
 
-// Float64s decodes little-endian FP64 raw data.
-func Float64s(b []byte) []float64 {
-	out := make([]float64, len(b)/8)
-	for i := range out {
-		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return out
-}
-
-// PutFloat64s encodes FP64 values as little-endian raw data.
-func PutFloat64s(v []float64) []byte {
-	out := make([]byte, 8*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(x))
-	}
-	return out
-}
