@@ -58,4 +58,3 @@ func PutFloat32s(v []float32) []byte {
 	}
 	return out
 }
-
