@@ -41,6 +41,10 @@ type Summary struct {
 	Plan *Plan `json:"plan,omitempty"`
 	// Diagnosis is what limited the load at the end of the run.
 	Diagnosis []stats.Finding `json:"diagnosis,omitempty"`
+	// ServerResets are the run times at which Triton's cumulative
+	// statistics went backwards (the server restarted, or the model was
+	// reloaded); those ticks' server numbers are left out.
+	ServerResets []time.Duration `json:"server_resets_ns,omitempty"`
 }
 
 // Step is one load level: consecutive ticks with the same load target (mode,

@@ -425,3 +425,18 @@ func TestKnee(t *testing.T) {
 		t.Errorf("two points knee %d", k)
 	}
 }
+
+func TestSummaryNamesServerResets(t *testing.T) {
+	run := levelRun(t)
+	run.Snapshots[2].Server.Reset = true
+	run.Snapshots[2].Elapsed = 8 * time.Second
+	sum := Summarize(run.Header, run.Snapshots)
+	if len(sum.ServerResets) != 1 || sum.ServerResets[0] != 8*time.Second {
+		t.Fatalf("resets %v", sum.ServerResets)
+	}
+	var b bytes.Buffer
+	WriteText(&b, sum)
+	if !strings.Contains(b.String(), "Server counters reset at 00:08 (the server restarted or the model was reloaded)") {
+		t.Errorf("summary does not say when the server reset:\n%s", b.String())
+	}
+}

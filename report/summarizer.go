@@ -1,6 +1,8 @@
 package report
 
 import (
+	"time"
+
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/stats"
 )
@@ -56,7 +58,13 @@ type Summarizer struct {
 	plan     *record.Plan
 	// recent holds the last ticks for the diagnosis.
 	recent []stats.Snapshot
+	// resets are the run times of ticks whose server counters went back.
+	resets []time.Duration
 }
+
+// maxResets bounds the resets a summary lists: a server flapping for hours
+// must not grow it without end.
+const maxResets = 100
 
 // NewSummarizer starts a summary of the run described by h.
 func NewSummarizer(h record.Header) *Summarizer {
@@ -72,6 +80,9 @@ func (z *Summarizer) Add(s stats.Snapshot) {
 	z.last = s
 	z.whole.Add(s)
 	z.remember(s)
+	if s.Server.Reset && len(z.resets) < maxResets {
+		z.resets = append(z.resets, s.Elapsed)
+	}
 	if z.cur != nil && !z.cur.load.SameLevel(s.Load) {
 		z.closeLevel()
 	}
@@ -161,6 +172,7 @@ func (z *Summarizer) Summary() record.Summary {
 	w := z.whole.Step()
 	sum.Client, sum.Server, sum.Metrics, sum.ClientCPU = w.Client, w.Server, w.Metrics, w.ClientCPU
 	sum.Diagnosis = z.diagnose(z.last.Seq)
+	sum.ServerResets = append([]time.Duration(nil), z.resets...)
 	if len(z.measured) > 0 {
 		sum.Steps = append([]record.Step(nil), z.measured...)
 		return sum

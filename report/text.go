@@ -37,6 +37,7 @@ func WriteText(w io.Writer, s record.Summary) error {
 	} else {
 		writeLevel(&b, s)
 	}
+	writeResets(&b, s.ServerResets)
 	writeDiagnosis(&b, "What limits the load", s.Diagnosis)
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
@@ -251,6 +252,28 @@ func writeErrors(b *strings.Builder, c stats.ClientStats) {
 	for _, e := range c.ErrorsByCode {
 		fmt.Fprintf(b, "    %s: %d  %s\n", e.Code, e.Count, e.Message)
 	}
+}
+
+// writeResets says when the server's counters went backwards.
+func writeResets(b *strings.Builder, resets []time.Duration) {
+	if len(resets) == 0 {
+		return
+	}
+	at := make([]string, len(resets))
+	for i, r := range resets {
+		at[i] = clock(r)
+	}
+	fmt.Fprintf(b, "Server counters reset at %s (the server restarted or the model was reloaded); those ticks' server numbers are left out.\n",
+		strings.Join(at, ", "))
+}
+
+// clock is a run time as mm:ss, or h:mm:ss past an hour.
+func clock(d time.Duration) string {
+	s := int(d.Round(time.Second) / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%02d:%02d", s/60, s%60)
 }
 
 func writeDiagnosis(b *strings.Builder, title string, fs []stats.Finding) {
