@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -15,6 +16,11 @@ import (
 // DefaultStringLength is the length of random BYTES elements, as
 // perf_analyzer's --string-length.
 const DefaultStringLength = 128
+
+// MaxRequestBytes is the most input data BuildRequests puts in one request
+// unless told otherwise: INT32_MAX, the largest message Triton receives
+// over gRPC. A larger request could never be sent.
+const MaxRequestBytes = math.MaxInt32
 
 // Input data sources for InputOptions.Data; anything else is a path to a
 // JSON file.
@@ -39,6 +45,10 @@ type InputOptions struct {
 	StringLength int
 	// Seed makes random data reproducible.
 	Seed uint64
+	// MaxBytes bounds the input data of one request, all inputs of the
+	// whole batch together; 0 means MaxRequestBytes. Shapes that need more
+	// get an error before anything is allocated.
+	MaxBytes int64
 }
 
 // ParseShapes parses --shape values of the form "NAME:d1,d2,d3". The name may
@@ -119,11 +129,30 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 	if strLen <= 0 {
 		strLen = DefaultStringLength
 	}
+	maxBytes := opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = MaxRequestBytes
+	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x7472746f70))
 
 	reqs := make([]*InferRequest, nsets)
 	for s := range reqs {
 		req := &InferRequest{Model: model, Inputs: make([]Tensor, 0, len(md.GetInputs()))}
+		var reqBytes int64 // input data so far, whole batch
+		// fits adds one input's item bytes (times the batch) to the
+		// request, or says why it cannot take them.
+		fits := func(name string, shape []int64, itemBytes int64, ok bool) error {
+			var need int64
+			if ok {
+				need, ok = mulChecked(itemBytes, int64(batch))
+			}
+			if !ok || need > maxBytes-reqBytes {
+				return fmt.Errorf("input '%s' with shape %s (batch %d) makes a request of more than %d bytes of data: give a smaller --shape or -b",
+					name, kserve.FormatDims(shape), batch, maxBytes)
+			}
+			reqBytes += need
+			return nil
+		}
 		for _, in := range md.GetInputs() {
 			dims := modelDims(in, cfg)
 			datatype := in.GetDatatype()
@@ -137,7 +166,16 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 				if shape, err = itemShape(in.GetName(), dims, nil, opts.Shapes, model); err != nil {
 					return nil, err
 				}
-				item = generate(datatype, kserve.ElementCount(shape), opts.Data == InputDataZero, strLen, rng)
+				n, ok := elementCount(shape)
+				elemBytes := int64(kserve.ElementSize(datatype))
+				if datatype == "BYTES" {
+					elemBytes = int64(kserve.BytesLengthSize + strLen)
+				}
+				itemBytes, ok2 := mulChecked(n, elemBytes)
+				if err := fits(in.GetName(), shape, itemBytes, ok && ok2); err != nil {
+					return nil, err
+				}
+				item = generate(datatype, n, opts.Data == InputDataZero, strLen, rng)
 			} else {
 				iv, ok := data.Sets[s][in.GetName()]
 				if !ok {
@@ -147,7 +185,14 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 					return nil, err
 				}
 				where := fmt.Sprintf("input '%s' in data set %d", in.GetName(), s+1)
-				if item, err = encodeValues(iv, datatype, kserve.ElementCount(shape), where); err != nil {
+				n, ok := elementCount(shape)
+				if !ok {
+					return nil, fmt.Errorf("%s: shape %s has more elements than any request can hold", where, kserve.FormatDims(shape))
+				}
+				if item, err = encodeValues(iv, datatype, n, where); err != nil {
+					return nil, err
+				}
+				if err := fits(in.GetName(), shape, int64(len(item)), true); err != nil {
 					return nil, err
 				}
 			}
@@ -275,6 +320,32 @@ func generate(datatype string, n int64, zero bool, strLen int, rng *rand.Rand) [
 		}
 	}
 	return out
+}
+
+// elementCount is the product of non-negative dims, or false if it
+// overflows an int64.
+func elementCount(shape []int64) (int64, bool) {
+	n := int64(1)
+	for _, d := range shape {
+		if d < 0 {
+			return 0, false
+		}
+		var ok bool
+		if n, ok = mulChecked(n, d); !ok {
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+// mulChecked multiplies two non-negative int64s, or returns false if the
+// product overflows.
+func mulChecked(a, b int64) (int64, bool) {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(lo), true
 }
 
 func contains(list []string, s string) bool {
