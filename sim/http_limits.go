@@ -37,7 +37,7 @@ const (
 	DefaultHTTPReadHeaderTimeout = 10 * time.Second
 	// DefaultHTTPReadTimeout is how long a client has to send a whole
 	// request, headers and body: a 64 MB body at 1.1 MB/s. A larger
-	// --http-max-input-size lengthens it to 1 s per MiB of that size.
+	// --http-max-input-size lengthens it in proportion (60 s per 64 MB).
 	DefaultHTTPReadTimeout = 60 * time.Second
 	// DefaultHTTPIdleTimeout is how long a keep-alive connection may wait
 	// for its next request. A load test keeps its connections busy; one
@@ -90,7 +90,7 @@ func (l HTTPLimits) withDefaults() HTTPLimits {
 		l.ReadHeaderTimeout = DefaultHTTPReadHeaderTimeout
 	}
 	if l.ReadTimeout <= 0 {
-		l.ReadTimeout = max(DefaultHTTPReadTimeout, time.Duration(l.MaxInputSize>>20)*time.Second)
+		l.ReadTimeout = DefaultHTTPReadTimeout * time.Duration(max(1, l.MaxInputSize/DefaultHTTPMaxInputSize))
 	}
 	if l.IdleTimeout <= 0 {
 		l.IdleTimeout = DefaultHTTPIdleTimeout

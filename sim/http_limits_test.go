@@ -411,3 +411,24 @@ func TestHTTPLimitsCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPLimitsDefaults: the defaults, and those that follow a larger
+// MaxInputSize so that its bodies can pass.
+func TestHTTPLimitsDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		in            HTTPLimits
+		buffered      int64
+		readTimeout   time.Duration
+		headerTimeout time.Duration
+	}{
+		{HTTPLimits{}, 1 << 30, time.Minute, 10 * time.Second},
+		{HTTPLimits{MaxInputSize: 640 << 20}, 1 << 30, 10 * time.Minute, 10 * time.Second},
+		{HTTPLimits{MaxInputSize: MaxHTTPMaxInputSize}, MaxHTTPMaxInputSize, 31 * time.Minute, 10 * time.Second},
+		{HTTPLimits{MaxInputSize: 1 << 10, ReadTimeout: time.Second, ReadHeaderTimeout: time.Millisecond}, 1 << 30, time.Second, time.Millisecond},
+	} {
+		got := tc.in.withDefaults()
+		if got.MaxBufferedBytes != tc.buffered || got.ReadTimeout != tc.readTimeout || got.ReadHeaderTimeout != tc.headerTimeout || got.IdleTimeout != DefaultHTTPIdleTimeout {
+			t.Errorf("%+v with defaults = %+v", tc.in, got)
+		}
+	}
+}
