@@ -144,10 +144,8 @@ func TestSoak(t *testing.T) {
 	defer stop.Stop()
 
 	var samples []soakSample
-	var snaps []stats.Snapshot
 	err = col.Run(ctx, func(s stats.Snapshot) {
 		rec.Add(s)
-		snaps = append(snaps, s)
 		if s.Load.Drain {
 			return
 		}
