@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,10 +22,14 @@ import (
 type httpHandler struct {
 	engine   *Engine
 	settings *settingsStore
+	limits   HTTPLimits
+	budget   *byteBudget
 }
 
-func newHTTPHandler(e *Engine, settings *settingsStore) http.Handler {
-	return &httpHandler{engine: e, settings: settings}
+// newHTTPHandler serves e with limits (zero fields take their defaults).
+func newHTTPHandler(e *Engine, settings *settingsStore, limits HTTPLimits) *httpHandler {
+	limits = limits.withDefaults()
+	return &httpHandler{engine: e, settings: settings, limits: limits, budget: &byteBudget{limit: limits.MaxBufferedBytes}}
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -186,7 +189,7 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest st
 		var body struct {
 			Ready bool `json:"ready"`
 		}
-		if err := readOptionalJSON(r, &body); err != nil {
+		if err := h.readOptionalJSON(r, &body); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -198,7 +201,7 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest st
 		var body struct {
 			Parameters map[string]any `json:"parameters"`
 		}
-		if err := readOptionalJSON(r, &body); err != nil {
+		if err := h.readOptionalJSON(r, &body); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -219,11 +222,12 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest st
 }
 
 // readOptionalJSON decodes a request body if there is one.
-func readOptionalJSON(r *http.Request, v any) error {
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxInputSize))
+func (h *httpHandler) readOptionalJSON(r *http.Request, v any) error {
+	b, held, err := h.readBody(r)
 	if err != nil {
-		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to read the request body: %v", err)}
+		return err
 	}
+	defer h.budget.release(held)
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
@@ -257,7 +261,7 @@ func (h *httpHandler) sharedMemory(w http.ResponseWriter, r *http.Request, kind,
 		var body struct {
 			Key string `json:"key"`
 		}
-		if err := readOptionalJSON(r, &body); err != nil {
+		if err := h.readOptionalJSON(r, &body); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -290,7 +294,7 @@ func (h *httpHandler) traceSetting(w http.ResponseWriter, r *http.Request, model
 	upd := map[string][]string{}
 	if r.Method == http.MethodPost {
 		var body map[string]any
-		if err := readOptionalJSON(r, &body); err != nil {
+		if err := h.readOptionalJSON(r, &body); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -340,7 +344,7 @@ func (h *httpHandler) logging(w http.ResponseWriter, r *http.Request) {
 	}
 	upd := map[string]any{}
 	if r.Method == http.MethodPost {
-		if err := readOptionalJSON(r, &upd); err != nil {
+		if err := h.readOptionalJSON(r, &upd); err != nil {
 			writeError(w, err)
 			return
 		}

@@ -35,7 +35,7 @@ func FuzzHTTPInferBody(f *testing.F) {
 		f.Add(s.model, []byte(s.json), []byte(s.bin), s.hdr)
 	}
 	e := engNew(f, testRepository(), EngineOptions{})
-	h := newHTTPHandler(e, &settingsStore{})
+	h := newHTTPHandler(e, &settingsStore{}, HTTPLimits{})
 	f.Fuzz(func(t *testing.T, model string, jsonPart, bin []byte, hdr int) {
 		switch model {
 		case "simple", "nobatch", "strings", "batched":

@@ -17,9 +17,6 @@ import (
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
-// maxInputSize is Triton's default --http-max-input-size (64 MB).
-const maxInputSize = 64 << 20
-
 // errDecoupledHTTP is Triton's answer to HTTP infer on a decoupled model,
 // given before the body is read.
 var errDecoupledHTTP = &kserve.Error{Code: codes.Unimplemented,
@@ -49,11 +46,14 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		writeError(w, errDecoupledHTTP)
 		return
 	}
-	body, err := readBody(r)
+	body, held, err := h.readBody(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
+	// The body's bytes stay in use (raw inputs alias them) until the
+	// response is written.
+	defer h.budget.release(held)
 	headerLen := -1
 	if v := r.Header.Get(kserve.HeaderContentLength); v != "" {
 		// Triton reads the header with std::stoi.
@@ -103,49 +103,6 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		header = append(header, binary...)
 	}
 	writeCompressed(w, r, contentType, header)
-}
-
-// readBody reads a request body up to Triton's size limit, undoing a gzip
-// or deflate Content-Encoding.
-func readBody(r *http.Request) ([]byte, error) {
-	var src io.Reader = r.Body
-	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
-	case "", "identity":
-	case "gzip":
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			return nil, badRequest("failed to decompress the request body (gzip): %v", err)
-		}
-		defer zr.Close()
-		src = zr
-	case "deflate":
-		zr, err := zlib.NewReader(r.Body)
-		if err != nil {
-			return nil, badRequest("failed to decompress the request body (deflate): %v", err)
-		}
-		defer zr.Close()
-		src = zr
-	default:
-		return nil, &kserve.Error{Code: codes.Unimplemented, Message: fmt.Sprintf("Unsupported Content-Encoding: '%s'", enc)}
-	}
-	// A plain body of known length is read into one buffer of that size:
-	// io.ReadAll's doubling costs more than the rest of a large request
-	// (a resnet50 image is 600 KB).
-	var b []byte
-	var err error
-	if src == r.Body && r.ContentLength >= 0 && r.ContentLength <= maxInputSize {
-		b = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, b)
-	} else {
-		b, err = io.ReadAll(io.LimitReader(src, maxInputSize+1))
-	}
-	if err != nil {
-		return nil, badRequest("failed to read the request body: %v", err)
-	}
-	if len(b) > maxInputSize {
-		return nil, badRequest("Request JSON size of %d+ exceeds the maximum allowed value of %d bytes. Use --http-max-input-size to increase the limit.", len(b), maxInputSize)
-	}
-	return b, nil
 }
 
 // writeCompressed writes a response body, compressed when the client

@@ -44,6 +44,13 @@ type Config struct {
 	// (ClientAuth set for mutual TLS). Like Triton, only the gRPC endpoint
 	// speaks TLS: HTTP/REST and metrics stay plaintext.
 	GRPCTLS *tls.Config
+	// HTTP bounds what HTTP clients can make the simulator hold: body
+	// size, bytes of bodies held at once, read and idle timeouts. The
+	// metrics endpoint takes the same timeouts.
+	HTTP HTTPLimits
+	// GRPCMaxInputSize is the largest gRPC message received, in bytes;
+	// 0 means DefaultGRPCMaxInputSize (Triton's INT32_MAX).
+	GRPCMaxInputSize int
 }
 
 // Server is a running simulated Triton: an Engine behind Triton's gRPC,
@@ -68,6 +75,14 @@ type Server struct {
 // called or ctx is done. A port already in use fails with an error naming
 // the address and the flag that changes it.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
+	limits := cfg.HTTP.withDefaults()
+	if err := limits.check(); err != nil {
+		return nil, fmt.Errorf("simulator: %w", err)
+	}
+	grpcMax := cfg.GRPCMaxInputSize
+	if grpcMax <= 0 {
+		grpcMax = DefaultGRPCMaxInputSize
+	}
 	repo := cfg.Repository
 	if len(repo.Models) == 0 {
 		repo.Models = DemoRepository().Models
@@ -107,7 +122,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 
 	// Triton raises both limits to INT32_MAX so that large tensors pass.
 	grpcOpts := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(math.MaxInt32),
+		grpc.MaxRecvMsgSize(grpcMax),
 		grpc.MaxSendMsgSize(math.MaxInt32),
 	}
 	if cfg.GRPCTLS != nil {
@@ -118,8 +133,20 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	pb.RegisterGRPCInferenceServiceServer(s.grpc, &grpcService{engine: engine, settings: settings})
 	grpc_health_v1.RegisterHealthServer(s.grpc, &healthService{engine: engine})
 
-	s.http = &http.Server{Handler: newHTTPHandler(engine, settings), ReadHeaderTimeout: 30 * time.Second}
-	s.metrics = &http.Server{Handler: &metricsHandler{engine: engine, cpu: s.cpu}, ReadHeaderTimeout: 30 * time.Second}
+	// ReadTimeout covers headers and body; net/http clears the deadline
+	// once the body is read, so a long inference is not cut off by it.
+	s.http = &http.Server{
+		Handler:           newHTTPHandler(engine, settings, limits),
+		ReadHeaderTimeout: limits.ReadHeaderTimeout,
+		ReadTimeout:       limits.ReadTimeout,
+		IdleTimeout:       limits.IdleTimeout,
+	}
+	s.metrics = &http.Server{
+		Handler:           &metricsHandler{engine: engine, cpu: s.cpu},
+		ReadHeaderTimeout: limits.ReadHeaderTimeout,
+		ReadTimeout:       limits.ReadTimeout,
+		IdleTimeout:       limits.IdleTimeout,
+	}
 
 	s.served.Add(3)
 	go func() { defer s.served.Done(); _ = s.grpc.Serve(grpcLn) }()

@@ -211,7 +211,7 @@ func encodeValues(iv InputValues, datatype string, n int64, where string) ([]byt
 			}
 			return kserve.EncodeBytes([][]byte{iv.B64}), nil
 		}
-		if want := n * int64(size); int64(len(iv.B64)) != want {
+		if want, ok := mulChecked(n, int64(size)); !ok || int64(len(iv.B64)) != want {
 			return nil, fmt.Errorf("%s: b64 content has %d bytes, expected %d (%d %s elements)", where, len(iv.B64), want, n, datatype)
 		}
 		return iv.B64, nil

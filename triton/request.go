@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -15,6 +16,11 @@ import (
 // DefaultStringLength is the length of random BYTES elements, as
 // perf_analyzer's --string-length.
 const DefaultStringLength = 128
+
+// MaxRequestBytes is the most input data BuildRequests puts in one request
+// unless told otherwise: INT32_MAX, the largest message Triton receives
+// over gRPC. A larger request could never be sent.
+const MaxRequestBytes = math.MaxInt32
 
 // Input data sources for InputOptions.Data; anything else is a path to a
 // JSON file.
@@ -40,8 +46,8 @@ type InputOptions struct {
 	// Seed makes random data reproducible.
 	Seed uint64
 	// MaxBytes bounds the bytes of all the requests together (0:
-	// DefaultMaxRequestBytes): a shape or batch that would take more is
-	// refused before anything is allocated.
+	// MaxRequestBytes): a shape or batch that would take more is refused
+	// before anything is allocated.
 	MaxBytes int64
 
 	// Parameters are request parameters sent with every request
@@ -57,8 +63,6 @@ type InputOptions struct {
 	Streaming bool
 }
 
-// DefaultMaxRequestBytes is InputOptions.MaxBytes' default: 1 GiB.
-const DefaultMaxRequestBytes = 1 << 30
 
 // ParseShapes parses --shape values of the form "NAME:d1,d2,d3". The name may
 // itself contain colons; the dims follow the last one.
@@ -202,7 +206,11 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 					return nil, err
 				}
 				where := fmt.Sprintf("input '%s' in data set %d", in.GetName(), s+1)
-				if item, err = encodeValues(iv, datatype, kserve.ElementCount(shape), where); err != nil {
+				n, ok := elementCount(shape)
+				if !ok {
+					return nil, fmt.Errorf("%s: shape %s has more elements than any request can hold", where, kserve.FormatDims(shape))
+				}
+				if item, err = encodeValues(iv, datatype, n, where); err != nil {
 					return nil, err
 				}
 			}
@@ -229,7 +237,7 @@ func checkRequestBytes(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts I
 	nsets, batch, strLen int) error {
 	limit := opts.MaxBytes
 	if limit <= 0 {
-		limit = DefaultMaxRequestBytes
+		limit = MaxRequestBytes
 	}
 	var total float64 // float: shapes can overflow int64 when multiplied
 	for s := range nsets {
@@ -406,6 +414,32 @@ func generate(datatype string, n int64, zero bool, strLen int, rng *rand.Rand) [
 		}
 	}
 	return out
+}
+
+// elementCount is the product of non-negative dims, or false if it
+// overflows an int64.
+func elementCount(shape []int64) (int64, bool) {
+	n := int64(1)
+	for _, d := range shape {
+		if d < 0 {
+			return 0, false
+		}
+		var ok bool
+		if n, ok = mulChecked(n, d); !ok {
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+// mulChecked multiplies two non-negative int64s, or returns false if the
+// product overflows.
+func mulChecked(a, b int64) (int64, bool) {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(lo), true
 }
 
 func contains(list []string, s string) bool {

@@ -302,3 +302,37 @@ func TestParseShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildRequestsHugeShapes: shapes whose data could never be sent, or
+// whose element count overflows an int64, get an error naming the input
+// before anything is allocated (the overflow used to panic in make).
+func TestBuildRequestsHugeShapes(t *testing.T) {
+	md := &pb.ModelMetadataResponse{Name: "m", Inputs: []*pb.ModelMetadataResponse_TensorMetadata{
+		{Name: "X", Datatype: "FP32", Shape: []int64{-1, -1, -1}},
+	}}
+	cfg := &pb.ModelConfig{Name: "m", MaxBatchSize: 8}
+	for _, tc := range []struct {
+		shape []int64
+		batch int
+		max   int64
+		ok    bool
+	}{
+		{[]int64{3037000500, 3037000500}, 1, 0, false}, // elements overflow int64: was a negative make
+		{[]int64{1 << 31, 1 << 31}, 1, 0, false},       // bytes overflow int64
+		{[]int64{99999999999, 1}, 1, 0, false},         // the input_ids:99999999999
+		{[]int64{1 << 29, 1}, 1, 0, false},             // 2 GiB: over what Triton receives
+		{[]int64{1024, 1}, 1, 4096, true},              // exactly MaxBytes
+		{[]int64{1024, 1}, 2, 4096, false},             // the batch counts
+	} {
+		_, err := BuildRequests(md, cfg, InputOptions{Shapes: map[string][]int64{"X": tc.shape}, BatchSize: tc.batch, MaxBytes: tc.max, Data: InputDataZero})
+		if tc.ok {
+			if err != nil {
+				t.Errorf("shape %v batch %d max %d: %v", tc.shape, tc.batch, tc.max, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "input 'X' of model 'm' with shape") || !strings.Contains(err.Error(), "smaller --shape or -b") {
+			t.Errorf("shape %v batch %d: err %v", tc.shape, tc.batch, err)
+		}
+	}
+}

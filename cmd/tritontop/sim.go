@@ -37,6 +37,8 @@ type simOptions struct {
 	metricsIntervalMS                     int
 	seed                                  int64
 	cpuProfile                            string
+	httpMaxInputSize, httpMaxBuffered     int64
+	grpcMaxInputSize                      int64
 
 	grpcUseSSL, grpcUseSSLMutual             bool
 	grpcServerCert, grpcServerKey, grpcRoots string
@@ -79,6 +81,9 @@ func newSimFlags(o *simOptions) *flag.FlagSet {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the simulator to FILE")
 	fs.IntVar(&o.metricsIntervalMS, "metrics-interval-ms", 2000, "GPU and CPU metrics refresh interval in milliseconds")
 	fs.Int64Var(&o.seed, "seed", 1, "random seed for latency jitter and faults")
+	fs.Int64Var(&o.httpMaxInputSize, "http-max-input-size", sim.DefaultHTTPMaxInputSize, "largest HTTP request body in bytes, after decompression (Triton's flag and default); a larger one gets 400")
+	fs.Int64Var(&o.httpMaxBuffered, "http-max-buffered-bytes", 0, fmt.Sprintf("bytes of HTTP request bodies held at once across all connections; a request over it gets 503, retry later (simulator only; default %d, or --http-max-input-size if larger)", sim.DefaultHTTPMaxBufferedBytes))
+	fs.Int64Var(&o.grpcMaxInputSize, "grpc-max-input-size", sim.DefaultGRPCMaxInputSize, "largest gRPC message in bytes; a larger one gets RESOURCE_EXHAUSTED (simulator only: Triton's limit is fixed at this default, INT32_MAX)")
 	fs.BoolVar(&o.grpcUseSSL, "grpc-use-ssl", false, "serve gRPC over TLS (needs --grpc-server-cert and --grpc-server-key); HTTP and metrics stay plaintext, as in Triton")
 	fs.BoolVar(&o.grpcUseSSLMutual, "grpc-use-ssl-mutual", false, "serve gRPC over mutual TLS: clients must present a certificate signed by --grpc-root-cert (implies --grpc-use-ssl)")
 	fs.StringVar(&o.grpcServerCert, "grpc-server-cert", "", "PEM file of the gRPC server's certificate (chain)")
@@ -112,6 +117,12 @@ func (o *simOptions) check() error {
 		return errors.New("--stall-after needs --stall-for (how long the stall lasts)")
 	case o.metricsIntervalMS <= 0:
 		return fmt.Errorf("--metrics-interval-ms %d: must be positive", o.metricsIntervalMS)
+	case o.httpMaxInputSize < 1 || o.httpMaxInputSize > sim.MaxHTTPMaxInputSize:
+		return fmt.Errorf("--http-max-input-size %d: must be 1..%d bytes", o.httpMaxInputSize, sim.MaxHTTPMaxInputSize)
+	case o.grpcMaxInputSize < 1 || o.grpcMaxInputSize > sim.DefaultGRPCMaxInputSize:
+		return fmt.Errorf("--grpc-max-input-size %d: must be 1..%d bytes", o.grpcMaxInputSize, sim.DefaultGRPCMaxInputSize)
+	case o.httpMaxBuffered < 0 || o.httpMaxBuffered > 0 && o.httpMaxBuffered < o.httpMaxInputSize:
+		return fmt.Errorf("--http-max-buffered-bytes %d: must be at least --http-max-input-size (%d), or no request that large could pass", o.httpMaxBuffered, o.httpMaxInputSize)
 	}
 	mode, err := sim.ParseModelControlMode(o.modelControlMode)
 	if err != nil {
@@ -257,6 +268,11 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		MetricsAddr: net.JoinHostPort(or(o.metricsAddr, httpHost), strconv.Itoa(o.metricsPort)),
 		Repository:  repo,
 		GRPCTLS:     grpcTLS,
+		HTTP: sim.HTTPLimits{
+			MaxInputSize:     o.httpMaxInputSize,
+			MaxBufferedBytes: o.httpMaxBuffered,
+		},
+		GRPCMaxInputSize: int(o.grpcMaxInputSize),
 		Engine: sim.EngineOptions{
 			MetricsInterval: time.Duration(o.metricsIntervalMS) * time.Millisecond,
 			Seed:            o.seed,

@@ -169,6 +169,13 @@ func TestSimCommandBadFlags(t *testing.T) {
 		{"--model-control-mode", "sometimes"},
 		{"--load-model", "simple"},
 		{"--model-repository", "examples", "--model-control-mode", "explicit", "--load-model", "resnet"},
+		{"--http-max-input-size", "0"},
+		{"--http-max-input-size", "-1"},
+		{"--http-max-input-size", "4294967296"},
+		{"--http-max-buffered-bytes", "-5"},
+		{"--http-max-input-size", "1000", "--http-max-buffered-bytes", "999"},
+		{"--grpc-max-input-size", "0"},
+		{"--grpc-max-input-size", "2147483648"},
 	} {
 		var out, errOut strings.Builder
 		code := runSim(args, &out, &errOut)
