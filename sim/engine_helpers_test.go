@@ -61,7 +61,9 @@ func engFP32Request(model string, batch, n int) *pb.ModelInferRequest {
 }
 
 // engTimedModel is a batching FP32 model with a fixed execution time, for the
-// scheduler tests: capacity is instances × maxBatch / fixed.
+// scheduler tests. Its instances share GPU 0, so capacity is instances ×
+// maxBatch / fixed for one instance, less for more: executions running at
+// once each take longer (gpu_sharing.go).
 func engTimedModel(name string, fixed time.Duration, maxBatch, instances int, db *DynamicBatchingSpec) ModelSpec {
 	return ModelSpec{
 		Name:            name,

@@ -21,16 +21,18 @@ const (
 
 // gpu is one simulated GPU. Busy time is exact: it accumulates while at
 // least one instance on the GPU executes, as a GPU is busy while any kernel
-// runs. The gauges (utilization, power, energy) are refreshed every metrics
-// interval, like Triton's DCGM polling.
+// runs. The executions running at once share it (gpu_sharing.go), so each
+// runs slower than alone. The gauges (utilization, power, energy) are
+// refreshed every metrics interval, like Triton's DCGM polling.
 type gpu struct {
 	uuid, name         string
 	total, base        uint64
 	idleW, maxW, limit float64
+	overlap            float64      // see GPUSpec.Overlap
 	memory             atomic.Int64 // bytes allocated by loaded models
 
 	mu        sync.Mutex
-	active    int
+	active    int // executions running
 	busySince int64
 	busy      int64 // ns busy up to busySince (or now, when idle)
 	lastT     int64
@@ -38,6 +40,12 @@ type gpu struct {
 	util      float64
 	power     float64
 	energy    float64
+	// work is the compute time, in solo ns, that each running execution
+	// has received since the GPU last went idle, brought up to date at
+	// workAt; running are the instances whose executions run.
+	work    float64
+	workAt  int64
+	running []*instance
 }
 
 func newGPUs(specs []GPUSpec, start time.Time) []*gpu {
@@ -47,7 +55,10 @@ func newGPUs(specs []GPUSpec, start time.Time) []*gpu {
 	gpus := make([]*gpu, len(specs))
 	for i, s := range specs {
 		g := &gpu{uuid: s.UUID, name: s.Name, total: s.MemoryBytes, base: s.BaseMemoryBytes,
-			idleW: s.PowerIdleW, maxW: s.PowerMaxW, limit: s.PowerLimitW}
+			idleW: s.PowerIdleW, maxW: s.PowerMaxW, limit: s.PowerLimitW, overlap: DefaultGPUOverlap}
+		if s.Overlap != nil {
+			g.overlap = *s.Overlap
+		}
 		if g.uuid == "" {
 			g.uuid = gpuUUID(i)
 		}
@@ -79,26 +90,6 @@ func newGPUs(specs []GPUSpec, start time.Time) []*gpu {
 func gpuUUID(i int) string {
 	h := sha256.Sum256(fmt.Appendf(nil, "tritontop-sim-gpu-%d", i))
 	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
-}
-
-// begin marks an execution starting at t (engine clock).
-func (g *gpu) begin(t int64) {
-	g.mu.Lock()
-	if g.active == 0 {
-		g.busySince = t
-	}
-	g.active++
-	g.mu.Unlock()
-}
-
-// end marks an execution ending at t.
-func (g *gpu) end(t int64) {
-	g.mu.Lock()
-	g.active--
-	if g.active == 0 && t > g.busySince {
-		g.busy += t - g.busySince
-	}
-	g.mu.Unlock()
 }
 
 // sample refreshes the gauges at t: utilization is the busy fraction since

@@ -1,6 +1,7 @@
 package sim
 
-// DemoRepository returns the built-in models, on two default GPUs:
+// DemoRepository returns the built-in models, on two default GPUs, which
+// the models placed on them share (GPUSpec.Overlap):
 //
 //   - simple: Triton's add/sub example. INPUT0, INPUT1 INT32 [16] →
 //     OUTPUT0 = INPUT0+INPUT1, OUTPUT1 = INPUT0−INPUT1 (INT32 [16]);

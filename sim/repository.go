@@ -20,7 +20,8 @@ import (
 //	  "gpus": [                              // default: two simulated H100s
 //	    {"uuid": "GPU-...", "name": "NVIDIA H100 80GB HBM3",
 //	     "memory_bytes": 85899345920, "base_memory_bytes": 536870912,
-//	     "power_idle_w": 70, "power_max_w": 700, "power_limit_w": 700}
+//	     "power_idle_w": 70, "power_max_w": 700, "power_limit_w": 700,
+//	     "overlap": 0.2}                     // see GPUSpec.Overlap
 //	  ],
 //	  "models": [
 //	    {"name": "simple",                   // required
@@ -73,6 +74,11 @@ type GPUSpec struct {
 	PowerIdleW      float64 `json:"power_idle_w"`
 	PowerMaxW       float64 `json:"power_max_w"`
 	PowerLimitW     float64 `json:"power_limit_w"`
+	// Overlap (0..1) says how much executions running on the GPU at once,
+	// of any models and instances, slow each other: with n at once each
+	// takes 1 + (n−1)·(1−overlap) times as long as alone. 0 is pure time
+	// slicing, 1 no slowdown at all; nil means DefaultGPUOverlap.
+	Overlap *float64 `json:"overlap,omitempty"`
 }
 
 // ModelSpec describes one simulated model: what Triton's config.pbtxt would
@@ -209,6 +215,11 @@ func (r Repository) check() error {
 	}
 	if len(r.Models) == 0 {
 		return fmt.Errorf("models: no models; add at least one")
+	}
+	for i, g := range r.GPUs {
+		if o := g.Overlap; o != nil && !(*o >= 0 && *o <= 1) {
+			return fmt.Errorf("gpus[%d].overlap: %g is not in 0..1 (0: executions time-slice the GPU; 1: they do not slow each other)", i, *o)
+		}
 	}
 	seen := map[string]bool{}
 	for i, m := range r.Models {

@@ -84,6 +84,8 @@ func TestLoadRepositoryErrors(t *testing.T) {
 			"instance_group[0].gpus: GPU 5 does not exist (there are 2)"},
 		{"bad behaviour", `{"models": [{"name": "m", "inputs": [{"name": "x", "data_type": "FP32", "dims": [1]}], "outputs": [{"name": "y", "data_type": "FP32", "dims": [1]}], "behaviour": "magic"}]}`,
 			`behaviour: "magic" is not add_sub`},
+		{"bad overlap", `{"gpus": [{}, {"overlap": 1.5}], "models": [{"name": "m", "inputs": [{"name": "x", "data_type": "FP32", "dims": [1]}], "outputs": [{"name": "y", "data_type": "FP32", "dims": [1]}]}]}`,
+			"gpus[1].overlap: 1.5 is not in 0..1"},
 		{"duplicate", `{"models": [{"name": "m", "inputs": [{"name": "x", "data_type": "FP32", "dims": [1]}], "outputs": [{"name": "y", "data_type": "FP32", "dims": [1]}]}, {"name": "m"}]}`,
 			"duplicate model name"},
 	}

@@ -14,6 +14,8 @@ type instance struct {
 	s       *scheduler
 	gpu     *gpu // nil for CPU instances
 	gpuUUID string
+	wake    chan struct{} // GPU instances: another execution on the GPU ended
+	shared  bool          // guarded by gpu.mu: the execution shared the GPU
 	work    chan []*request
 	rng     *rand.Rand
 	sleeper *sleeper
@@ -45,17 +47,7 @@ func (in *instance) execute(batch []*request) {
 		cinf += f.SpikeDelay
 	}
 	t0 := s.e.now()
-	if in.gpu != nil {
-		in.gpu.begin(t0)
-	}
-	ok := true
-	if total := cin + cinf + cout; total > 0 {
-		ok = in.sleeper.sleep(total, nil, s.stop)
-	}
-	t1 := s.e.now()
-	if in.gpu != nil {
-		in.gpu.end(t1)
-	}
+	t1, _, ok := in.occupy(t0, cin+cinf+cout)
 	if !ok {
 		in.fail(batch, errStopping, reasonOther)
 		return
@@ -80,6 +72,8 @@ func (in *instance) execute(batch []*request) {
 		r.resp = resp
 	}
 	t2 := s.e.now()
+	// The copies keep their time and the kernels take the stretch of a
+	// shared GPU: compute_infer is the rest of the execution's wall time.
 	ts := execTimes{start: t0, inputEnd: t0 + int64(cin), outputStart: max(t0+int64(cin), t1-int64(cout)), end: t2}
 	s.mv.stats.recordExecution(batch, ts, in.gpuUUID, s.e.now(), time.Now().UnixMilli())
 	for _, r := range batch {

@@ -73,20 +73,17 @@ func (s *scheduler) runLLM(in *instance) {
 		if f.SpikeRate > 0 && f.SpikeDelay > 0 && in.rng.Float64() < f.SpikeRate {
 			iter += f.SpikeDelay
 		}
-		if in.gpu != nil {
-			in.gpu.begin(t0)
-		}
-		ok := in.sleeper.sleep(iter, nil, s.stop)
-		t1 := s.e.now()
-		if in.gpu != nil {
-			in.gpu.end(t1)
-		}
+		t1, shared, ok := in.occupy(t0, iter)
 		if !ok {
 			in.failLLM(running)
 			return
 		}
 		if len(admitted) > 0 {
-			// The iteration that took them in ran their prefill.
+			// The iteration that took them in ran their prefill, slowed
+			// as much as the iteration was on a shared GPU.
+			if shared && iter > 0 {
+				prefill = time.Duration(float64(prefill) * float64(t1-t0) / float64(iter))
+			}
 			pre := t0 + int64(prefill)
 			s.mv.stats.recordAdmission(len(admitted), execTimes{start: t0, inputEnd: t0, outputStart: min(pre, t1), end: min(pre, t1)},
 				in.gpuUUID, time.Now().UnixMilli())

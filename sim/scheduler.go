@@ -144,6 +144,7 @@ func newScheduler(e *Engine, mv *modelVersion) *scheduler {
 		if p.gpu >= 0 {
 			in.gpu = e.gpus[p.gpu]
 			in.gpuUUID = in.gpu.uuid
+			in.wake = make(chan struct{}, 1)
 		}
 		s.instances = append(s.instances, in)
 		s.wg.Add(1)

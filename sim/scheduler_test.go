@@ -124,7 +124,8 @@ func TestThroughputSaturatesAtCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test")
 	}
-	// Capacity: 2 instances × 4 per batch / 20 ms = 400 inferences/s.
+	// Capacity: 2 instances × 4 per batch / the batch time. Alone a batch
+	// takes 20 ms; the two instances share GPU 0, so they take longer.
 	const batchTime = 20 * time.Millisecond
 	repo := Repository{Models: []ModelSpec{
 		engTimedModel("timed", batchTime, 4, 2, &DynamicBatchingSpec{MaxQueueDelayMicroseconds: 1000}),

@@ -87,8 +87,12 @@ func TestReportCompareBadInput(t *testing.T) {
 			if code != exitUsage {
 				t.Errorf("exit %d, want %d; stderr %q", code, exitUsage, stderr)
 			}
+			// One error line, and the hint after a flag error.
 			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
-			last := lines[len(lines)-1]
+			last := lines[0]
+			if len(lines) > 2 || len(lines) == 2 && !strings.HasSuffix(lines[1], "-h for help") {
+				t.Errorf("stderr is not one line and a hint: %q", stderr)
+			}
 			if !strings.HasPrefix(last, "tritontop: ") {
 				t.Errorf("error line %q", last)
 			}

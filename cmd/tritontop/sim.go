@@ -50,6 +50,12 @@ Runs a simulated Triton Inference Server: Triton's gRPC, HTTP/REST and
 metrics endpoints in front of simulated models, a dynamic batcher and
 simulated GPUs. Stops on Ctrl-C (SIGINT) or SIGTERM.
 
+Models whose instances are on the same simulated GPU share it: n executions
+running at once each take 1 + (n-1)*(1-overlap) times as long as alone
+(overlap 0.2 unless a GPU of the repository file sets "overlap", 0..1), so
+one model's load raises another's compute and queue times and the GPU's
+utilization. KIND_CPU instances share nothing.
+
 Flags:
 `
 
