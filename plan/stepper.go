@@ -58,6 +58,14 @@ type Options struct {
 	// OnDone is called once, with what the run found, when the last level
 	// is measured and the load is about to stop.
 	OnDone func(record.Search)
+	// Lockstep makes every change of level depend on the count of ticks
+	// alone, so that several processes running the same schedule on
+	// aligned ticks (a distributed run's workers) change level on the same
+	// tick: a level that must let its requests in flight finish pauses for
+	// Drain (at most MaxSettle) rounded up to whole ticks, at least two,
+	// instead of until nothing is in flight, which each process would see
+	// at a different tick. It needs StepDuration.
+	Lockstep bool
 }
 
 // Stepper runs a stepped run: a Sink of the run's snapshots that measures
@@ -152,6 +160,9 @@ func NewStepper(o Options, d Driver, b Boundary) (*Stepper, error) {
 			return nil, fmt.Errorf("plan: SLO metric %q is not latency, ttft or itl", slo.Metric)
 		}
 	}
+	if o.Lockstep && o.StepDuration <= 0 {
+		return nil, errors.New("plan: a lockstep run needs fixed-length steps (StepDuration): stability is judged by each process on its own")
+	}
 	if o.StepDuration > 0 {
 		s.fticks = max(1, int(math.Round(float64(o.StepDuration)/float64(o.Tick))))
 		s.fixed = report.NewStepBuilder(stats.Load{})
@@ -194,6 +205,7 @@ type settling struct {
 	index  int
 	target load.Target
 	since  time.Time
+	paused int // paused ticks seen
 }
 
 // Add takes the next tick. Ticks of another step (the tick that ends while
@@ -481,7 +493,14 @@ func (s *Stepper) settled(snap stats.Snapshot, st *settling) {
 	if st.since.IsZero() {
 		st.since = snap.Time.Add(-snap.Interval)
 	}
-	if snap.Load.InFlight > 0 && snap.Time.Sub(st.since) < max(s.o.Drain, MaxSettle) {
+	st.paused++
+	if s.o.Lockstep {
+		// The tick after this one is paused too: the next level starts at
+		// its end.
+		if st.paused < s.settleTicks()-1 {
+			return
+		}
+	} else if snap.Load.InFlight > 0 && snap.Time.Sub(st.since) < max(s.o.Drain, MaxSettle) {
 		return
 	}
 	s.settle = nil
@@ -490,6 +509,14 @@ func (s *Stepper) settled(snap stats.Snapshot, st *settling) {
 		s.drv.SetStep(st.index, st.target)
 		s.drv.Resume()
 	})
+}
+
+// settleTicks is how many ticks a lockstep level stays paused for its
+// requests in flight (two at least: the one in which the stepper decides
+// and the one at whose end the next level starts).
+func (s *Stepper) settleTicks() int {
+	d := min(s.o.Drain, MaxSettle)
+	return max(2, int((d+s.o.Tick-1)/s.o.Tick))
 }
 
 // check is a step against one SLO. Goodput counts the requests whose own

@@ -197,3 +197,30 @@ func TestStepperSettlesAfterAnOpenLoop(t *testing.T) {
 		t.Errorf("calls %v, want %v", f.calls, want)
 	}
 }
+
+// In lockstep, an open-loop level pauses for the drain time in whole ticks,
+// whatever is still in flight, so that every process running the schedule
+// resumes on the same tick.
+func TestStepperLockstepSettlesByTicks(t *testing.T) {
+	rate := func(r float64) load.Target { return load.Target{Mode: load.Rate, Rate: r} }
+	for _, inFlight := range []int{0, 400} {
+		s, f := newStepper(t, Options{Search: Sweep{Levels: []load.Target{rate(100), rate(50)}},
+			StepDuration: 2 * time.Second, Drain: 2500 * time.Millisecond, Lockstep: true})
+		f.tick(s, 100, 1000, 3)
+		f.tick(s, 100, 1000, inFlight) // the level's last tick
+		f.tick(s, 100, 1000, inFlight) // paused at its end
+		for i := range 3 {             // 2.5 s of drain: three paused ticks
+			if !f.state.Paused || f.state.Step != 0 {
+				t.Fatalf("in flight %d: paused tick %d: %+v, calls %v", inFlight, i+1, f.state, f.calls)
+			}
+			f.tick(s, 0, 0, 0)
+		}
+		if f.state.Paused || f.state.Step != 1 {
+			t.Errorf("in flight %d: after three paused ticks: %+v, calls %v", inFlight, f.state, f.calls)
+		}
+	}
+	if _, err := NewStepper(Options{Search: Sweep{Levels: []load.Target{rate(1)}}, Tick: time.Second, Lockstep: true},
+		&fakeRun{}, &fakeRun{}); err == nil {
+		t.Error("lockstep without fixed steps accepted")
+	}
+}

@@ -19,7 +19,10 @@
 //	{"type":"step",...every Step field at top level...}      (stepped runs: one per measured step)
 //	{"type":"summary",...every Summary field at top level...}
 //
-// The first line is the header; schema is SchemaVersion. Secrets never reach
+// The first line is the header; schema is SchemaVersion. The header of one
+// worker's share of a distributed run (--workers) has a "worker" member, and
+// that of a file merged from the workers' files (tritontop merge) a "merged"
+// member: see Worker, Merged and Merge. Secrets never reach
 // the file: RedactArgs replaces the values of authorization-like -H/--header
 // flags, secret-named flags and TLS private key paths with "REDACTED". The
 // server and model metadata and the model config are the server's protobuf
@@ -81,6 +84,10 @@ type Header struct {
 	// Interval is the tick length and Window the "last N s" window length.
 	Interval time.Duration `json:"interval_ns"`
 	Window   time.Duration `json:"window_ns"`
+	// Worker is set on one worker's share of a load that several processes
+	// drive together (--workers); Merged on a file merged from such shares.
+	Worker *Worker `json:"worker,omitempty"`
+	Merged *Merged `json:"merged,omitempty"`
 }
 
 // ServerInfo identifies the server a run measured.

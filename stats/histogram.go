@@ -62,6 +62,11 @@ func encodeHistogram(h *hdrhistogram.Histogram) (string, error) {
 	return string(b), nil
 }
 
+// EncodeHistogram returns h in a Snapshot's histogram encoding
+// (hdrhistogram's V2 compressed encoding as base64 text), "" for an empty
+// histogram: what a merge of several runs' ticks writes back.
+func EncodeHistogram(h *hdrhistogram.Histogram) (string, error) { return encodeHistogram(h) }
+
 // DecodeHistogram decodes a Snapshot's Histogram or ScheduledHistogram
 // field. Values are microseconds. An empty string decodes to an empty
 // histogram, since a tick without successful requests stores none.

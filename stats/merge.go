@@ -109,6 +109,38 @@ func (m *LatencyMerge) Add(l Latency, encoded string) {
 	if l.Count <= 0 {
 		return
 	}
+	m.addSummary(l)
+	if m.missing {
+		return
+	}
+	h, err := DecodeHistogram(encoded)
+	if err != nil || encoded == "" || h.TotalCount() == 0 {
+		m.missing, m.hist = true, nil
+		return
+	}
+	m.AddHistogram(h)
+}
+
+// AddDecoded is Add with the span's histogram already decoded (nil when
+// the span stored none): merging the same spans into several sums (a
+// window and the whole run) then decodes each once.
+func (m *LatencyMerge) AddDecoded(l Latency, h *hdrhistogram.Histogram) {
+	if l.Count <= 0 {
+		return
+	}
+	m.addSummary(l)
+	if m.missing {
+		return
+	}
+	if h == nil || h.TotalCount() == 0 {
+		m.missing, m.hist = true, nil
+		return
+	}
+	m.AddHistogram(h)
+}
+
+// addSummary includes one span's count, extremes, mean and percentiles.
+func (m *LatencyMerge) addSummary(l Latency) {
 	if m.count == 0 || l.Min < m.min {
 		m.min = l.Min
 	}
@@ -119,15 +151,6 @@ func (m *LatencyMerge) Add(l Latency, encoded string) {
 	for i, p := range [...]time.Duration{l.P50, l.P90, l.P95, l.P99, l.P999} {
 		m.pct[i] += float64(p) * n
 	}
-	if m.missing {
-		return
-	}
-	h, err := DecodeHistogram(encoded)
-	if err != nil || encoded == "" || h.TotalCount() == 0 {
-		m.missing, m.hist = true, nil
-		return
-	}
-	m.AddHistogram(h)
 }
 
 // Count is the number of latencies added.

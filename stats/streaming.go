@@ -211,6 +211,39 @@ func (m *CountsMerge) Add(c Counts, encoded string) {
 	if c.Count <= 0 {
 		return
 	}
+	if m.missing {
+		m.addSummary(c)
+		return
+	}
+	h, err := DecodeHistogram(encoded)
+	if err != nil || encoded == "" {
+		h = nil
+	}
+	m.AddDecoded(c, h)
+}
+
+// AddDecoded is Add with the span's histogram already decoded (nil when
+// the span stored none).
+func (m *CountsMerge) AddDecoded(c Counts, h *hdrhistogram.Histogram) {
+	if c.Count <= 0 {
+		return
+	}
+	m.addSummary(c)
+	if m.missing {
+		return
+	}
+	if h == nil || h.TotalCount() == 0 {
+		m.missing, m.hist = true, nil
+		return
+	}
+	if m.hist == nil {
+		m.hist = newHistogram()
+	}
+	m.hist.Merge(h)
+}
+
+// addSummary includes one span's count, extremes, mean and percentiles.
+func (m *CountsMerge) addSummary(c Counts) {
 	if m.count == 0 || c.Min < m.min {
 		m.min = c.Min
 	}
@@ -221,18 +254,15 @@ func (m *CountsMerge) Add(c Counts, encoded string) {
 	for i, p := range [...]int64{c.P50, c.P90, c.P95, c.P99, c.P999} {
 		m.pct[i] += float64(p) * n
 	}
+}
+
+// Histogram returns the merged histogram of counts, nil when a span lacked
+// one or none was added. The caller must not modify it.
+func (m *CountsMerge) Histogram() *hdrhistogram.Histogram {
 	if m.missing {
-		return
+		return nil
 	}
-	h, err := DecodeHistogram(encoded)
-	if err != nil || encoded == "" || h.TotalCount() == 0 {
-		m.missing, m.hist = true, nil
-		return
-	}
-	if m.hist == nil {
-		m.hist = newHistogram()
-	}
-	m.hist.Merge(h)
+	return m.hist
 }
 
 // Counts returns the merged counts and whether the percentiles are

@@ -21,13 +21,18 @@ type schedule struct {
 
 // loadFromFlags turns the flags into the run's initial load and, for a
 // range, its search: every level in order, until the first past
-// --latency-threshold, or --binary-search.
-func loadFromFlags(f *loadFlags) (schedule, error) {
+// --latency-threshold, or --binary-search. With --workers, it is this
+// worker's share of them.
+func loadFromFlags(f *loadFlags) (sc schedule, err error) {
+	defer func() {
+		if err == nil {
+			sc, err = f.dist.share(sc)
+		}
+	}()
 	dist := load.Constant
 	if f.distribution == "poisson" {
 		dist = load.Poisson
 	}
-	var sc schedule
 	if f.latencyThreshold > 0 {
 		sc.slo = &plan.SLO{Percentile: f.percentile, Threshold: time.Duration(f.latencyThreshold * float64(time.Millisecond))}
 	}

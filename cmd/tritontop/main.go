@@ -9,6 +9,7 @@
 //	tritontop replay run.jsonl               the dashboard fed from a run file
 //	tritontop report run.jsonl -o run.html   a self-contained HTML report
 //	tritontop compare a.jsonl b.jsonl        two runs side by side
+//	tritontop merge w0.jsonl w1.jsonl -o all.jsonl  one run from many workers
 //
 // This package only parses flags and wires the library packages together.
 package main
@@ -48,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return runReport(args[1:], stdout, stderr)
 		case "compare":
 			return runCompare(args[1:], stdout, stderr)
+		case "merge":
+			return runMerge(args[1:], stdout, stderr)
 		case "version", "--version", "-version":
 			fmt.Fprintf(stdout, "tritontop %s\n", version)
 			return exitOK
@@ -77,6 +80,8 @@ Usage:
   tritontop report RUN.jsonl... -o report.html an HTML report of runs (--label NAME each)
   tritontop compare A.jsonl B.jsonl [--json | --markdown]
                                                two runs side by side, level by level
+  tritontop merge W0.jsonl W1.jsonl... -o all.jsonl
+                                               one run from the run files of --workers
   tritontop version
 
 "tritontop sim -h", "tritontop replay -h", "tritontop plan -h", "tritontop report -h" and

@@ -124,6 +124,11 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	if err != nil {
 		return err
 	}
+	prom, err := f.dist.servePrometheus(ctx, f.model, stderr)
+	if err != nil {
+		return err
+	}
+	defer prom.close()
 	if f.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
@@ -147,12 +152,13 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	if err != nil {
 		return usageError{err}
 	}
-	col, closeCol := newCollector(ctx, f, t, drv, stderr)
+	col, closeCol, restartCPU := newCollector(ctx, f, t, drv, stderr)
 	defer closeCol()
 	// Every change of load, by key or by step, starts a new tick.
 	drv.OnLoadChange(col.LoadChanged)
 
 	header := runHeader(f, args, t, stats.LoadOf(drv.State()))
+	f.dist.stamp(&header)
 	rec, err := openRecord(f.record, header, stdout)
 	if err != nil {
 		return err
@@ -199,7 +205,12 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		}
 		stepSink = stepper
 	}
-	outputs = report.NewOutputs(header, recSink, stepSink, view)
+	outputs = report.NewOutputs(header, recSink, stepSink, view, prom.sink())
+	if !f.dist.waitForStart(ctx, stderr) {
+		_, err := outputs.Close()
+		return err
+	}
+	restartCPU()
 
 	// The run ends on a signal, --duration, the end of a schedule, or q.
 	runCtx, endRun := context.WithCancel(ctx)
@@ -258,6 +269,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 			recErr = err
 		}
 	}
+	prom.finish(ctx, stderr)
 	switch {
 	case driveErr != nil:
 		return driveErr
@@ -280,7 +292,7 @@ func newStepper(f *loadFlags, sched schedule, drv *driver.Driver, col *stats.Col
 	opts := plan.Options{
 		Search: sched.search, Tick: f.tick, Window: time.Duration(f.intervalMS) * time.Millisecond,
 		StabilityPercent: f.stabilityPercent, MaxTrials: f.maxTrials, SLO: sched.slo, SLOs: sched.slos, Drain: f.drain,
-		OnStep: onStep, OnDone: onDone,
+		OnStep: onStep, OnDone: onDone, Lockstep: f.dist.distributed(),
 	}
 	if f.set["step-duration"] {
 		opts.StepDuration = f.stepDuration
@@ -293,8 +305,9 @@ func newStepper(f *loadFlags, sched schedule, drv *driver.Driver, col *stats.Col
 }
 
 // newCollector builds the run's measuring side: the server's statistics and
-// metrics, and the client's CPU. The returned func releases the sampler.
-func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driver, stderr io.Writer) (*stats.Collector, func()) {
+// metrics, and the client's CPU. The returned funcs release the sampler and
+// restart its count of the client's CPU (after a wait for --start-at).
+func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driver, stderr io.Writer) (*stats.Collector, func(), func()) {
 	interval := f.tick
 	poller := stats.NewServerPoller(t.client, f.model, f.modelVersion)
 	primeCtx, cancelPrime := context.WithTimeout(ctx, f.connectTimeout)
@@ -307,13 +320,14 @@ func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driv
 	if metricsURL == "" {
 		metricsURL = triton.MetricsURL(f.url)
 	}
-	closeSampler := func() {}
+	closeSampler, restart := func() {}, func() {}
 	sampler, err := stats.NewSystemSampler(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "tritontop: warning: client CPU unavailable: %s\n", oneLine(err.Error()))
 		sampler = nil
 	} else {
 		closeSampler = func() { sampler.Close() }
+		restart = func() { sampler.Sample(ctx, 0) }
 	}
 	col := stats.NewCollector(stats.CollectorOptions{
 		Interval: interval, Window: f.window,
@@ -322,7 +336,7 @@ func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driv
 		Metrics: stats.NewMetricsScraper(metricsURL, &http.Client{Timeout: 2 * interval}, f.model, f.modelVersion),
 		System:  sampler,
 	})
-	return col, closeSampler
+	return col, closeSampler, restart
 }
 
 // runHeader is the run file's first line: what is measured and how.

@@ -61,9 +61,11 @@ type check struct {
 // value and the range.
 func checkNumbers(f *loadFlags) error {
 	dur := func(d time.Duration) float64 { return float64(d) }
+	n := f.dist.processes()
 	checks := []check{
-		{flag: "--concurrency", v: float64(f.concurrency), lo: 1, hi: maxConcurrency, zeroOK: !f.set["concurrency"], allowed: fmt.Sprintf("1 to %d", maxConcurrency)},
-		{flag: "--request-rate", v: f.rate, lo: 1e-3, hi: maxRate, zeroOK: !f.set["request-rate"], allowed: "above 0, at most 1000000 requests per second"},
+		// The limits of one process's load, times the processes that share it.
+		{flag: "--concurrency", v: float64(f.concurrency), lo: 1, hi: float64(maxConcurrency * n), zeroOK: !f.set["concurrency"], allowed: fmt.Sprintf("1 to %d", maxConcurrency*n)},
+		{flag: "--request-rate", v: f.rate, lo: 1e-3, hi: maxRate * float64(n), zeroOK: !f.set["request-rate"], allowed: fmt.Sprintf("above 0, at most %v requests per second", maxRate*float64(n))},
 		{flag: "-b", v: float64(f.batch), lo: 1, hi: maxBatch, allowed: fmt.Sprintf("1 to %d", maxBatch)},
 		{flag: "--max-inflight", v: float64(f.maxInflight), lo: 1, hi: maxInflightCap, zeroOK: true, allowed: fmt.Sprintf("0 (no cap) or 1 to %d", maxInflightCap)},
 		{flag: "--streams", v: float64(f.streams), lo: 1, hi: maxStreams, zeroOK: !f.set["streams"], allowed: fmt.Sprintf("1 to %d", maxStreams)},
@@ -82,6 +84,9 @@ func checkNumbers(f *loadFlags) error {
 		{flag: "--max-trials", v: float64(f.maxTrials), lo: 1, hi: maxTrials, allowed: fmt.Sprintf("1 to %d", maxTrials)},
 		{flag: "--percentile", v: f.percentile, lo: 1e-9, hi: 99.999, zeroOK: true, allowed: "0 (the average) or above 0 and below 100"},
 		{flag: "--latency-threshold", v: f.latencyThreshold, lo: 1e-3, hi: float64(maxThreshold / time.Millisecond), zeroOK: true, allowed: "0 (none) or above 0, at most 3600000 ms"},
+		{flag: "--workers", v: float64(f.dist.count), lo: 1, hi: maxWorkers, zeroOK: !f.set["workers"], allowed: fmt.Sprintf("1 to %d", maxWorkers)},
+		{flag: "--worker-index", v: float64(f.dist.index), lo: 0, hi: maxWorkers - 1, allowed: fmt.Sprintf("0 to %d", maxWorkers-1)},
+		{flag: "--prometheus-scrape-interval", v: dur(f.dist.scrape), lo: 0, hi: dur(maxTimeout), allowed: "0 (stop at once) to 1h"},
 	}
 	for _, c := range checks {
 		if err := c.verify(); err != nil {
@@ -108,7 +113,7 @@ func (c check) verify() error {
 // show prints the value as the user gave it: durations as durations.
 func (c check) show() string {
 	switch c.flag {
-	case "--tick", "--window", "--duration", "--step-duration", "--drain", "--connect-timeout", "--timeout":
+	case "--tick", "--window", "--duration", "--step-duration", "--drain", "--connect-timeout", "--timeout", "--prometheus-scrape-interval":
 		return time.Duration(c.v).String()
 	}
 	return strconv.FormatFloat(c.v, 'g', -1, 64)
@@ -138,7 +143,7 @@ func checkCombinations(f *loadFlags) error {
 	if f.set["step-duration"] && f.stepDuration < f.tick {
 		return fmt.Errorf("--step-duration %v is shorter than a tick (%v): a step lasts at least one tick", f.stepDuration, f.tick)
 	}
-	return nil
+	return checkWorkers(f)
 }
 
 // checkAddresses validates -u, --metrics-url and the headers before any
@@ -235,10 +240,11 @@ func checkRanges(f *loadFlags) error {
 	}
 	for _, l := range levels {
 		switch {
+		// With --workers, the levels are this worker's share.
 		case !l.Open() && l.Concurrency > maxConcurrency:
-			return fmt.Errorf("--concurrency-range %q reaches concurrency %d: use at most %d", f.concRange, l.Concurrency, maxConcurrency)
+			return fmt.Errorf("--concurrency-range %q reaches concurrency %d%s: use at most %d", f.concRange, l.Concurrency, f.dist.perWorker(), maxConcurrency)
 		case l.Open() && l.Rate > maxRate:
-			return fmt.Errorf("--request-rate-range %q reaches %v requests per second: use at most %v", f.rateRange, l.Rate, maxRate)
+			return fmt.Errorf("--request-rate-range %q reaches %v requests per second%s: use at most %v", f.rateRange, l.Rate, f.dist.perWorker(), maxRate)
 		}
 	}
 	return nil

@@ -17,23 +17,28 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// cliFlags are the flags tritontop's run command accepts, and whether each
-// takes a value. --worker-index, --workers, --start-at and --prometheus-addr
-// are the distributed-run flags the Job relies on; keep this list in step
-// with cmd/tritontop's flag set.
-var cliFlags = map[string]bool{
-	"m": true, "x": true, "u": true, "i": true, "b": true,
-	"streaming": false, "streams": true, "shape": true, "input-data": true,
-	"concurrency": true, "concurrency-range": true,
-	"request-rate": true, "request-rate-range": true, "request-distribution": true,
-	"max-inflight": true, "step-duration": true, "connections": true,
-	"timeout": true, "retries": true, "H": true,
-	"ssl": false, "ssl-ca": true, "ssl-cert": true, "ssl-key": true,
-	"measurement-interval": true, "p": true, "window": true, "metrics-url": true,
-	"record": true, "duration": true, "f": true, "json": false, "headless": false,
-	"drain": true, "connect-timeout": true, "fps": true, "cpuprofile": true,
-	// Distributed runs.
-	"worker-index": true, "workers": true, "start-at": true, "prometheus-addr": true,
+// flagList is the file in which cmd/tritontop's tests keep the load
+// command's real flags, one per line: the name, then "value" or "bool"
+// (cmd/tritontop's TestLoadFlags checks it against the flag set itself).
+const flagList = "../../cmd/tritontop/testdata/TestLoadFlags.golden"
+
+// cliFlags are the flags tritontop's load command accepts, and whether each
+// takes a value, as flagList lists them.
+func cliFlags(t *testing.T) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile(flagList)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		name, kind, ok := strings.Cut(line, " ")
+		if !ok || kind != "value" && kind != "bool" {
+			t.Fatalf("%s: bad line %q", flagList, line)
+		}
+		flags[name] = kind == "value"
+	}
+	return flags
 }
 
 // readStrict parses a manifest strictly (unknown or repeated fields are
@@ -56,8 +61,9 @@ type parsedFlag struct {
 }
 
 // parseArgs splits args as Go's flag package does (-x v, --x v, --x=v),
-// against cliFlags, and says what it could not accept.
-func parseArgs(args []string) ([]parsedFlag, []error) {
+// against the flags known (name: takes a value), and says what it could
+// not accept.
+func parseArgs(args []string, known map[string]bool) ([]parsedFlag, []error) {
 	var out []parsedFlag
 	var errs []error
 	for i := 0; i < len(args); i++ {
@@ -71,8 +77,8 @@ func parseArgs(args []string) ([]parsedFlag, []error) {
 		if k, v, ok := strings.Cut(name, "="); ok {
 			name, value, inline = k, v, true
 		}
-		takesValue, known := cliFlags[name]
-		if !known {
+		takesValue, ok := known[name]
+		if !ok {
 			errs = append(errs, fmt.Errorf("flag %s is not one tritontop accepts", a))
 			continue
 		}
@@ -165,7 +171,7 @@ func TestJob(t *testing.T) {
 		}
 	}
 
-	flags, errs := parseArgs(c.Args)
+	flags, errs := parseArgs(c.Args, cliFlags(t))
 	for _, err := range errs {
 		t.Error(err)
 	}
@@ -262,14 +268,24 @@ func TestJob(t *testing.T) {
 	}
 }
 
-// TestParseArgs checks the args splitter the Job test relies on.
+// TestParseArgs checks the args splitter the Job test relies on, against
+// the real flags.
 func TestParseArgs(t *testing.T) {
-	got, errs := parseArgs([]string{"-m", "a", "--workers=4", "--headless", "--record", "/out/x"})
+	known := cliFlags(t)
+	for _, name := range []string{"worker-index", "workers", "start-at", "prometheus-addr", "m", "u", "record"} {
+		if !known[name] {
+			t.Errorf("%s does not list --%s as a flag with a value", flagList, name)
+		}
+	}
+	if v, ok := known["headless"]; !ok || v {
+		t.Errorf("%s does not list --headless as a bool flag", flagList)
+	}
+	got, errs := parseArgs([]string{"-m", "a", "--workers=4", "--headless", "--record", "/out/x"}, known)
 	want := []parsedFlag{{"m", "a", true}, {"workers", "4", true}, {"headless", "", false}, {"record", "/out/x", true}}
 	if !slices.Equal(got, want) || len(errs) != 0 {
 		t.Errorf("parseArgs = %v, %v, want %v", got, errs, want)
 	}
-	if _, errs := parseArgs([]string{"--no-such-flag", "1", "--record"}); len(errs) != 3 {
+	if _, errs := parseArgs([]string{"--no-such-flag", "1", "--record"}, known); len(errs) != 3 {
 		t.Errorf("unknown flag, stray argument and missing value gave %v, want 3 errors", errs)
 	}
 }

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/plan"
+	"github.com/tritontop/tritontop/promexport"
+	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/report"
+	"github.com/tritontop/tritontop/stats"
+)
+
+// maxWorkers bounds --workers: far more machines than any cluster lends a
+// load test.
+const maxWorkers = 10000
+
+// defaultScrapeInterval is Prometheus' default scrape interval: how long a
+// worker keeps serving its metrics after the run.
+const defaultScrapeInterval = 15 * time.Second
+
+// workerFlags are the flags of one worker of a load that several tritontop
+// processes drive together (a Kubernetes Indexed Job), and of the
+// Prometheus endpoint through which a fleet is watched live.
+type workerFlags struct {
+	count     int    // --workers; 0 without
+	index     int    // --worker-index
+	startText string // --start-at as given
+	start     time.Time
+	promAddr  string
+	scrape    time.Duration // --prometheus-scrape-interval
+
+	// whole is the load of all the workers at the start, set by share.
+	whole load.Target
+}
+
+// registerWorkerFlags adds the distributed-run flags to a load run's flags.
+func registerWorkerFlags(fs *flag.FlagSet, w *workerFlags) {
+	fs.IntVar(&w.count, "workers", 0, "run as one of N workers that drive the load together (with --worker-index): this process drives its share of --concurrency or --request-rate, and of each level of a range; merge their run files with tritontop merge")
+	fs.IntVar(&w.index, "worker-index", 0, "which of the --workers this process is, 0 to N-1 (a Kubernetes Indexed Job's $(JOB_COMPLETION_INDEX))")
+	fs.StringVar(&w.startText, "start-at", "", "wait until this wall-clock time, RFC 3339 (2026-05-04T12:00:00Z), before starting: workers given the same time start, tick and step together")
+	fs.StringVar(&w.promAddr, "prometheus-addr", "", "serve the run's client statistics for Prometheus at http://ADDR/metrics (such as :9099) while it runs, and for one --prometheus-scrape-interval after it ends (unless interrupted) so that the last ticks are scraped")
+	fs.DurationVar(&w.scrape, "prometheus-scrape-interval", defaultScrapeInterval, "Prometheus' scrape interval: how long --prometheus-addr keeps serving after the run (0: stop at once)")
+}
+
+// distributed reports whether the run is one worker's share.
+func (w *workerFlags) distributed() bool { return w.count > 0 }
+
+// checkWorkers refuses worker flags that contradict each other or the
+// load: each error is one line that says what to do.
+func checkWorkers(f *loadFlags) error {
+	w := &f.dist
+	if w.startText != "" {
+		t, err := time.Parse(time.RFC3339Nano, w.startText)
+		if err != nil {
+			return fmt.Errorf("--start-at %q is not an RFC 3339 time: give one such as 2026-05-04T12:00:00Z", w.startText)
+		}
+		w.start = t
+	}
+	if w.promAddr != "" {
+		if _, port, err := net.SplitHostPort(w.promAddr); err != nil || !validPort(port) {
+			return fmt.Errorf("--prometheus-addr %q is not HOST:PORT: give one such as :9099 or 0.0.0.0:9099", w.promAddr)
+		}
+	}
+	if !w.distributed() {
+		if f.set["worker-index"] {
+			return errors.New("--worker-index needs --workers N, the number of workers that share the load")
+		}
+		return nil
+	}
+	ranged := f.concRange != "" || f.rateRange != ""
+	switch {
+	case w.index >= w.count:
+		return fmt.Errorf("--worker-index %d is not one of --workers %d: use 0 to %d", w.index, w.count, w.count-1)
+	case ranged && !f.set["step-duration"]:
+		return errors.New("--workers with a range needs --step-duration: a stability check judged by each worker on its own share would end its steps at different times, so every worker steps on the same tick only with fixed-length steps")
+	case f.binarySearch:
+		return errors.New("--binary-search cannot run on --workers: each worker would pick its next level from its own share; scan the range with --step-duration and read the merged run")
+	case ranged && f.latencyThreshold > 0:
+		return errors.New("--latency-threshold cannot end a range run on --workers: each worker would stop at the first level its own share passes it; drop it and read the merged run's steps")
+	case !f.set["concurrency"] && !ranged && !f.set["request-rate"]:
+		return errors.New("--workers shares a load among processes: give the whole load with --concurrency, --request-rate or a range (tritontop plan and demo run from one process)")
+	}
+	return nil
+}
+
+// validPort reports whether p is a port number (0 picks a free one).
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 0 && n <= 65535
+}
+
+// processes is how many processes drive the load: the limits of one
+// process's load flags scale with it.
+func (w *workerFlags) processes() int { return max(w.count, 1) }
+
+// perWorker qualifies a level of a range in an error: with --workers it is
+// one worker's share.
+func (w *workerFlags) perWorker() string {
+	if w.distributed() {
+		return " per worker"
+	}
+	return ""
+}
+
+// share turns the whole load of a schedule into this worker's share: a
+// concurrency split as evenly as whole numbers allow (the first c mod N
+// workers take one more), a rate split N ways, and each level of a range
+// split the same way.
+func (w *workerFlags) share(sc schedule) (schedule, error) {
+	w.whole = sc.initial
+	if !w.distributed() {
+		return sc, nil
+	}
+	var levels []load.Target
+	switch s := sc.search.(type) {
+	case nil:
+	case plan.Sweep:
+		levels = s.Levels
+	default:
+		return sc, usageError{errors.New("--workers shares a load or a range of levels, not a search: tritontop plan runs from one process")}
+	}
+	first := sc.initial
+	if len(levels) > 0 {
+		first = levels[0]
+	}
+	if !first.Open() && first.Concurrency < w.count {
+		return sc, usageError{fmt.Errorf("concurrency %d over --workers %d leaves a worker with nothing in flight: give each worker at least one request in flight (%d or more), or fewer workers",
+			first.Concurrency, w.count, w.count)}
+	}
+	sc.initial = shareOf(sc.initial, w.count, w.index)
+	if len(levels) > 0 {
+		shared := make([]load.Target, len(levels))
+		for i, l := range levels {
+			shared[i] = shareOf(l, w.count, w.index)
+		}
+		sw := sc.search.(plan.Sweep)
+		sw.Levels = shared
+		sc.search = sw
+	}
+	return sc, nil
+}
+
+// shareOf is worker i's share of n of the load t.
+func shareOf(t load.Target, n, i int) load.Target {
+	if t.Open() {
+		t.Rate /= float64(n)
+		return t
+	}
+	c := t.Concurrency
+	t.Concurrency = c / n
+	if i < c%n {
+		t.Concurrency++
+	}
+	return t
+}
+
+// stamp writes into a run's header which worker of how many it is, the
+// whole load, and the shared start as the run's start time.
+func (w *workerFlags) stamp(h *record.Header) {
+	if !w.start.IsZero() && w.start.After(h.StartTime) {
+		h.StartTime = w.start
+	}
+	if !w.distributed() {
+		return
+	}
+	h.Worker = &record.Worker{Index: w.index, Count: w.count, Load: stats.LoadOf(load.State{Target: w.whole}), StartAt: w.start}
+}
+
+// waitForStart waits for --start-at, saying so; a time past starts at once
+// with a note. It returns false when a signal came first.
+func (w *workerFlags) waitForStart(ctx context.Context, stderr io.Writer) bool {
+	if w.start.IsZero() {
+		return true
+	}
+	who := "tritontop"
+	if w.distributed() {
+		who = fmt.Sprintf("worker %d of %d", w.index, w.count)
+	}
+	wait := time.Until(w.start)
+	if wait <= 0 {
+		fmt.Fprintf(stderr, "tritontop: --start-at %s was %v ago: %s starts now, out of step with workers that started on time\n",
+			w.start.Format(time.RFC3339), (-wait).Round(time.Millisecond), who)
+		return true
+	}
+	fmt.Fprintf(stderr, "tritontop: %s waits until %s (%v) to start\n", who, w.start.Format(time.RFC3339Nano), wait.Round(time.Millisecond))
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		fmt.Fprintln(stderr, "tritontop: interrupted while waiting for --start-at: nothing was measured")
+		return false
+	}
+}
+
+// promEndpoint is a run's Prometheus endpoint: an exporter fed as one more
+// sink of the run's snapshots, and the server it is scraped through.
+type promEndpoint struct {
+	exp    *promexport.Exporter
+	srv    *promexport.Server
+	linger time.Duration
+}
+
+// servePrometheus binds --prometheus-addr before the run, so that a port in
+// use is a usage error and not a run without its metrics; nil without it.
+func (w *workerFlags) servePrometheus(ctx context.Context, model string, stderr io.Writer) (*promEndpoint, error) {
+	if w.promAddr == "" {
+		return nil, nil
+	}
+	opts := promexport.Options{Model: model}
+	if w.distributed() {
+		opts.Worker = strconv.Itoa(w.index)
+	}
+	exp, err := promexport.New(opts)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--prometheus-addr: %w", err)}
+	}
+	srv, err := exp.Serve(ctx, w.promAddr)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	fmt.Fprintf(stderr, "tritontop: serving Prometheus metrics at http://%s%s\n", srv.Addr(), promexport.MetricsPath)
+	return &promEndpoint{exp: exp, srv: srv, linger: w.scrape}, nil
+}
+
+// sink is the exporter as a sink of the run, nil without an endpoint.
+func (p *promEndpoint) sink() report.Sink {
+	if p == nil {
+		return nil
+	}
+	return p.exp
+}
+
+// finish keeps serving for one scrape interval after the run, so that
+// Prometheus reads the last ticks, unless a signal ended the run; then it
+// closes the endpoint.
+func (p *promEndpoint) finish(ctx context.Context, stderr io.Writer) {
+	if p == nil {
+		return
+	}
+	defer p.close()
+	if p.linger <= 0 || ctx.Err() != nil {
+		return
+	}
+	fmt.Fprintf(stderr, "tritontop: serving Prometheus metrics %v more, so that the last ticks are scraped (Ctrl-C ends it)\n", p.linger)
+	t := time.NewTimer(p.linger)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// close stops the endpoint; it may be called more than once.
+func (p *promEndpoint) close() {
+	if p != nil {
+		_ = p.srv.Close()
+	}
+}
