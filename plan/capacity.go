@@ -8,6 +8,7 @@ import (
 
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/stats"
 )
 
 // Capacity searches one replica's capacity in requests per second: a
@@ -160,6 +161,10 @@ func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 	}
 	p.Autoscaling, p.AutoscalingTarget = autoscalingName(metric), target
 	p.Assumptions = assumptions(p, o, gpuMax, metric)
+	if clientLimited(levels, best) {
+		p.Assumptions = append([]string{"the client limited the measurement (tritontop or its host near full CPU): the capacity is a lower bound; measure from a bigger client machine, or from several (--workers)"},
+			p.Assumptions...)
+	}
 	yaml, err := HPAYAML(HPAOptions{
 		Deployment: o.Deployment, Namespace: o.Namespace, Model: o.Model,
 		MinReplicas: p.MinReplicas, MaxReplicas: p.MaxReplicas, Metric: metric, Target: target,
@@ -171,6 +176,23 @@ func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 	}
 	p.HPA = string(yaml)
 	return p, nil
+}
+
+// clientLimited reports whether the diagnosis named the client as the limit
+// at the capacity's level or the failing level above it.
+func clientLimited(levels []Level, best int) bool {
+	b := levels[best].Target.Level()
+	for i, l := range levels {
+		if i != best && (l.Pass || l.Target.Level() <= b) {
+			continue
+		}
+		for _, f := range l.Step.Diagnosis {
+			if f.Verdict == stats.ClientBound {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func autoscalingName(m HPAMetric) string {

@@ -257,7 +257,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		}
 		if f.plan != nil {
 			var p *record.Plan
-			if p, planErr = makePlan(f, stepper); planErr == nil {
+			if p, planErr = makePlan(f, stepper, outputs.Summary().Steps); planErr == nil {
 				outputs.Summarizer().SetPlan(p)
 			}
 		}
@@ -413,8 +413,14 @@ func printSummary(f *loadFlags, sum record.Summary, stdout, stderr io.Writer) {
 }
 
 // makePlan turns a capacity search into the plan.
-func makePlan(f *loadFlags, st *plan.Stepper) (*record.Plan, error) {
+// The summary's steps carry their diagnosis, which the plan's limit names.
+func makePlan(f *loadFlags, st *plan.Stepper, steps []record.Step) (*record.Plan, error) {
 	levels := st.Levels()
+	if len(steps) == len(levels) {
+		for i := range levels {
+			levels[i].Step = steps[i]
+		}
+	}
 	res := st.Result()
 	return plan.MakePlan(levels, res.Best, plan.PlanOptions{
 		TargetRate: f.plan.targetRate, SLO: f.plan.parsed,
