@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -47,14 +48,31 @@ func llmHistory(b *testing.B) ([]stats.Snapshot, HeaderInfo) {
 }
 
 // BenchmarkViewStreaming draws the whole 120x40 screen of a decoupled
-// model (the streaming pane and the server's response line) from a full
-// history.
+// model from a full history, the work of one frame: with the streaming
+// pane and the server's response line ("streaming"), and from the same
+// history stripped of its streaming statistics, so that the latency pane
+// draws it ("latency"): the same data both ways.
 func BenchmarkViewStreaming(b *testing.B) {
 	snaps, info := llmHistory(b)
-	m := loaded(b, Options{Control: newFakeControl(14), Header: info}, snaps, 120, 40)
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = m.View()
+	plain := slices.Clone(snaps)
+	for i := range plain {
+		s := &plain[i]
+		s.Tick.Streaming, s.Window.Streaming, s.Run.Streaming, s.Server.Responses = nil, nil, nil, nil
+	}
+	plainInfo := info
+	plainInfo.Decoupled = false
+	for _, c := range []struct {
+		name  string
+		snaps []stats.Snapshot
+		info  HeaderInfo
+	}{{"streaming", snaps, info}, {"latency", plain, plainInfo}} {
+		b.Run(c.name, func(b *testing.B) {
+			m := loaded(b, Options{Control: newFakeControl(14), Header: c.info}, c.snaps, 120, 40)
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = m.View()
+			}
+		})
 	}
 }
 
