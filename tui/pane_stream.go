@@ -158,18 +158,15 @@ func streamTable(st *Styles, ws *stats.ClientStats, iw int) []string {
 		label, request = 5, "req"
 	}
 	col := min(9, max(5, (iw-label)/5))
-	count := label+5*col <= iw
+	// The counts (up to five cells, "3,842") need a column of six.
+	count := col >= 6 && label+5*col <= iw
 	var hdr strings.Builder
 	hdr.WriteString(st.Dim.Render(fit("ms", label)))
 	for _, name := range [...]string{"p50", "p90", "p99", "avg"} {
 		hdr.WriteString(st.Label.Render(padLeft(name, col)))
 	}
 	if count {
-		name := "count"
-		if col < 6 {
-			name = "n"
-		}
-		hdr.WriteString(st.Label.Render(padLeft(name, col)))
+		hdr.WriteString(st.Label.Render(padLeft("count", col)))
 	}
 	row := func(name string, l *stats.Latency, none string) string {
 		var b strings.Builder
@@ -245,9 +242,10 @@ func serverResponses(st *Styles, s *stats.Snapshot, iw int) string {
 	if d <= 0 {
 		d = s.Interval
 	}
-	rate := ""
+	rate, rated := "", ""
 	if d > 0 {
 		rate = st.Value.Render(fmtRate(float64(r.Success)/d.Seconds())) + "/s"
+		rated = st.Label.Render("responses ") + rate
 	}
 	val := func(d time.Duration) string { return st.Value.Render(fmtDur(d)) }
 	count := func(name string, n int64, always bool) string {
@@ -274,7 +272,7 @@ func serverResponses(st *Styles, s *stats.Snapshot, iw int) string {
 		st.Label.Render("per response"),
 		infer+paren(strings.Join(split, ", ")),
 		st.Label.Render("output ")+val(r.ComputeOutput),
-		st.Label.Render("responses ")+rate,
+		rated,
 		count("empty", r.Empty, true), count("cancelled", r.Cancel, true), count("failed", r.Fail, false),
 	)
 	if cellWidth(wide) <= iw {
