@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -15,7 +16,9 @@ import (
 // level, and the whole runs, with A, B and the change from A to B for the
 // numbers that decide between two set-ups (a synchronous client against an
 // asynchronous one, gRPC against HTTP, batch 1 against batch 8, a model
-// config before and after a change).
+// config before and after a change). When both runs are of a decoupled
+// model (an LLM), each level also compares responses per second and the
+// time to the first response and between responses (p50 and p99).
 type Comparison struct {
 	A ComparedRun `json:"a"`
 	B ComparedRun `json:"b"`
@@ -134,6 +137,48 @@ var comparedMetrics = []compared{
 	}},
 }
 
+// streamingMetrics are the numbers of a comparison of two decoupled
+// models' runs (LLMs, say), which follow the request latency: responses
+// per second (output tokens per second when a response is a token), and
+// the time to the first response and between responses.
+var streamingMetrics = []compared{
+	{"responses_per_s", "responses", "resp/s", func(n levelNumbers) (float64, bool) {
+		sc := n.client.Streaming
+		if sc == nil {
+			return 0, false
+		}
+		return sc.ResponsesPerS, n.client.Duration > 0
+	}},
+	{"ttft_p50", "TTFT p50", "ms", streamingLatency(func(sc *stats.StreamingStats) (stats.Latency, time.Duration) { return sc.TTFT, sc.TTFT.P50 })},
+	{"ttft_p99", "TTFT p99", "ms", streamingLatency(func(sc *stats.StreamingStats) (stats.Latency, time.Duration) { return sc.TTFT, sc.TTFT.P99 })},
+	{"itl_p50", "ITL p50", "ms", streamingLatency(func(sc *stats.StreamingStats) (stats.Latency, time.Duration) { return sc.ITL, sc.ITL.P50 })},
+	{"itl_p99", "ITL p99", "ms", streamingLatency(func(sc *stats.StreamingStats) (stats.Latency, time.Duration) { return sc.ITL, sc.ITL.P99 })},
+}
+
+// streamingLatency reads one percentile of a decoupled model's response
+// timing, in milliseconds; missing when no request was timed.
+func streamingLatency(pick func(*stats.StreamingStats) (stats.Latency, time.Duration)) func(levelNumbers) (float64, bool) {
+	return func(n levelNumbers) (float64, bool) {
+		sc := n.client.Streaming
+		if sc == nil {
+			return 0, false
+		}
+		l, d := pick(sc)
+		return millis(d), l.Count > 0
+	}
+}
+
+// metricsFor are the metrics of a comparison: comparedMetrics, with
+// streamingMetrics after the request latency when both runs are of a
+// decoupled model.
+func metricsFor(streaming bool) []compared {
+	if !streaming {
+		return comparedMetrics
+	}
+	i := slices.IndexFunc(comparedMetrics, func(c compared) bool { return c.metric == "p99_latency" }) + 1
+	return slices.Concat(comparedMetrics[:i], streamingMetrics, comparedMetrics[i:])
+}
+
 // busiestGPU is the highest average utilization of any GPU that reported
 // one: the GPU that limits a model spread over several.
 func busiestGPU(m record.MetricsSummary) (float64, bool) {
@@ -162,6 +207,7 @@ func Compare(a, b record.Summary, labelA, labelB string) (*Comparison, error) {
 		return nil, fmt.Errorf("compare: %s ran %s and %s ran %s: compare two runs of the same load mode", labelA, modeWords(ma), labelB, modeWords(mb))
 	}
 	c := &Comparison{A: comparedRun(a, labelA), B: comparedRun(b, labelB), Mode: ma}
+	metrics := metricsFor(a.Client.Streaming != nil && b.Client.Streaming != nil)
 
 	// Match the k-th occurrence of a level in A with its k-th in B.
 	type key struct {
@@ -183,7 +229,7 @@ func Compare(a, b record.Summary, labelA, labelB string) (*Comparison, error) {
 		j := inB[k][0]
 		inB[k] = inB[k][1:]
 		usedB[j] = true
-		c.Steps = append(c.Steps, compareLevel(st.Load.String(), stepNumbers(st), stepNumbers(b.Steps[j])))
+		c.Steps = append(c.Steps, compareLevel(metrics, st.Load.String(), stepNumbers(st), stepNumbers(b.Steps[j])))
 	}
 	for j, st := range b.Steps {
 		if !usedB[j] {
@@ -191,7 +237,7 @@ func Compare(a, b record.Summary, labelA, labelB string) (*Comparison, error) {
 		}
 	}
 
-	c.Overall = compareLevel(wholeRun,
+	c.Overall = compareLevel(metrics, wholeRun,
 		levelNumbers{a.Client, a.Server, a.Metrics, a.ClientCPU},
 		levelNumbers{b.Client, b.Server, b.Metrics, b.ClientCPU})
 	if len(a.Steps) > 1 || len(b.Steps) > 1 {
@@ -229,9 +275,9 @@ func comparedRun(s record.Summary, label string) ComparedRun {
 		Steps: len(s.Steps), Duration: s.Duration}
 }
 
-func compareLevel(level string, a, b levelNumbers) LevelComparison {
+func compareLevel(metrics []compared, level string, a, b levelNumbers) LevelComparison {
 	lc := LevelComparison{Level: level}
-	for _, m := range comparedMetrics {
+	for _, m := range metrics {
 		va, okA := m.value(a)
 		vb, okB := m.value(b)
 		lc.Metrics = append(lc.Metrics, newChange(m.metric, m.name, m.unit, va, okA, vb, okB))
@@ -279,7 +325,7 @@ func (c Change) cell(v *float64) string {
 		return "-"
 	}
 	switch c.Unit {
-	case "infer/s", "%":
+	case "infer/s", "resp/s", "%":
 		return strconv.FormatFloat(*v, 'f', 1, 64)
 	case "ms":
 		return strconv.FormatFloat(*v, 'f', 2, 64)

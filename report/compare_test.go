@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,5 +138,100 @@ func TestCompareRejects(t *testing.T) {
 	c, err := Compare(open, open, "x", "y")
 	if err != nil || len(c.Steps) != 1 || *c.Steps[0].Metrics[0].Percent != 0 {
 		t.Errorf("a rate run against itself: %v, %+v", err, c)
+	}
+}
+
+// TestCompareStreaming compares the frozen LLM runs with prompts of 550
+// and 2000 words (concurrency 2, 6, 10 and 14 each): every level adds
+// responses per second, TTFT and ITL p50 and p99, with the steps' own
+// numbers; the text, Markdown and JSON are golden. A run of a model that
+// is not decoupled has no such rows.
+func TestCompareStreaming(t *testing.T) {
+	a, b := SummarizeRun(frozenRun(t, "llm-steps")), SummarizeRun(frozenRun(t, "llm-long"))
+	c, err := Compare(a, b, "prompt 550", "prompt 2000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Steps) != 4 || len(c.OnlyA)+len(c.OnlyB) != 0 {
+		t.Fatalf("matched %d levels (only A %v, only B %v), want the 4 both ran", len(c.Steps), c.OnlyA, c.OnlyB)
+	}
+	var names []string
+	for _, m := range c.Steps[0].Metrics {
+		names = append(names, m.Metric)
+	}
+	want := []string{"throughput", "p50_latency", "p99_latency", "responses_per_s", "ttft_p50", "ttft_p99", "itl_p50", "itl_p99",
+		"queue", "compute", "batch_size", "gpu_utilization", "client_cpu_per_request"}
+	if !slices.Equal(names, want) {
+		t.Errorf("metrics %v, want %v", names, want)
+	}
+	get := func(lc LevelComparison, metric string) Change {
+		for _, m := range lc.Metrics {
+			if m.Metric == metric {
+				return m
+			}
+		}
+		t.Fatalf("no metric %s at %s", metric, lc.Level)
+		return Change{}
+	}
+	for i, lc := range c.Steps {
+		sa, sb := a.Steps[i].Client.Streaming, b.Steps[i].Client.Streaming
+		for _, w := range []struct {
+			metric string
+			a, b   float64
+		}{
+			{"responses_per_s", sa.ResponsesPerS, sb.ResponsesPerS},
+			{"ttft_p50", millis(sa.TTFT.P50), millis(sb.TTFT.P50)},
+			{"ttft_p99", millis(sa.TTFT.P99), millis(sb.TTFT.P99)},
+			{"itl_p50", millis(sa.ITL.P50), millis(sb.ITL.P50)},
+			{"itl_p99", millis(sa.ITL.P99), millis(sb.ITL.P99)},
+		} {
+			m := get(lc, w.metric)
+			if m.A == nil || m.B == nil || *m.A != w.a || *m.B != w.b || m.Percent == nil {
+				t.Errorf("%s %s: %+v, want A %v B %v", lc.Level, w.metric, m, w.a, w.b)
+			}
+		}
+	}
+	// The longer prompt takes longer to the first token at every level:
+	// the prefill grows with the prompt.
+	for _, lc := range c.Steps {
+		if m := get(lc, "ttft_p50"); *m.Percent <= 0 {
+			t.Errorf("%s: TTFT p50 %v → %v ms with the longer prompt", lc.Level, *m.A, *m.B)
+		}
+	}
+	if m := get(c.Overall, "ttft_p99"); m.A == nil || *m.A != millis(a.Client.Streaming.TTFT.P99) {
+		t.Errorf("whole run TTFT p99: %+v", m)
+	}
+	if m := get(c.Steps[0], "responses_per_s"); m.cell(m.A) != fixed(a.Steps[0].Client.Streaming.ResponsesPerS, 1) {
+		t.Errorf("responses per second cell %q", m.cell(m.A))
+	}
+
+	for _, f := range []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"compare-llm.txt.golden", func(b *bytes.Buffer) error { return c.WriteText(b) }},
+		{"compare-llm.md.golden", func(b *bytes.Buffer) error { return c.WriteMarkdown(b) }},
+		{"compare-llm.json.golden", func(b *bytes.Buffer) error { return c.WriteJSON(b) }},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := f.write(&buf); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, f.name, buf.Bytes())
+		})
+	}
+
+	// One run of a decoupled model, one not: nothing to compare them by.
+	mixed, err := Compare(a, SummarizeRun(frozenRun(t, "grpc")), "llm", "grpc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lc := range append(mixed.Steps, mixed.Overall) {
+		for _, m := range lc.Metrics {
+			if strings.HasPrefix(m.Metric, "ttft") || strings.HasPrefix(m.Metric, "itl") || m.Metric == "responses_per_s" {
+				t.Errorf("%s: a streaming row %s when one run is not streaming", lc.Level, m.Metric)
+			}
+		}
 	}
 }

@@ -53,8 +53,11 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 // series over the runs with the load changes marked: throughput, latency
 // percentiles from the send and from the schedule, Triton's queue and
 // compute times stacked, batch size, GPU utilization, memory and power per
-// GPU, server and client CPU, and errors. Several runs overlay on the same
-// charts, each in its own colour under its label.
+// GPU, server and client CPU, and errors. A decoupled model's run (an LLM)
+// adds its responses to the header, responses per second and time to the
+// first response and between responses to the step table, and the
+// percentiles of those two times as charts, with their SLOs. Several runs
+// overlay on the same charts, each in its own colour under its label.
 //
 // The page is inline CSS and SVG, with no script and nothing fetched, so it
 // opens from a mail attachment on a machine without a network. Charts are
@@ -122,8 +125,10 @@ type htmlRunView struct {
 	Notes  []string
 	Steps  []htmlStepRow
 	Search []string
-	// StepsNote explains the latency columns.
+	// StepsNote explains the latency columns; Streaming adds a decoupled
+	// model's columns to the step table.
 	StepsNote string
+	Streaming bool
 	Diagnosis []stats.Finding
 	Errors    []stats.ErrorCount
 	Plan      *htmlPlan
@@ -215,6 +220,7 @@ func runView(i int, r HTMLRun, sum record.Summary) *htmlRunView {
 	}
 	add("length", fmt.Sprintf("%s, %d ticks of %s", sum.Duration.Round(time.Millisecond), sum.Ticks, h.Interval))
 	add("requests", fmt.Sprintf("%d, %s, %s infer/s over the run", sum.Client.Requests, errorsText(sum.Client.Errors, sum.Client.Requests), fixed(sum.Client.InferPerS, 1)))
+	add("responses", responsesSummary(sum))
 	add("tritontop", h.TritontopVersion)
 	if len(h.Args) > 0 {
 		v.Meta = append(v.Meta, htmlField{Name: "command", Value: commandLine(h.Args), Code: true})
@@ -231,11 +237,15 @@ func runView(i int, r HTMLRun, sum record.Summary) *htmlRunView {
 	if h.Server.InProcess {
 		v.Notes = append(v.Notes, "The simulator ran inside tritontop's process: tritontop's CPU includes the server's.")
 	}
-	v.Steps = stepRows(sum)
+	v.Streaming = slices.ContainsFunc(sum.Steps, func(st record.Step) bool { return st.Client.Streaming != nil })
+	v.Steps = stepRows(sum, v.Streaming)
 	v.Search = searchLines(sum)
 	v.StepsNote = "Latency in ms from the send"
 	if sum.Load.Open() {
 		v.StepsNote = "Latency in ms from the scheduled send (open loop)"
+	}
+	if v.Streaming {
+		v.StepsNote += ", to the final response; resp/s is responses per second, TTFT the time to the first response, ITL the time between responses"
 	}
 	v.StepsNote += "; queue and compute are Triton's own, per request; GPU is the busiest GPU's average; CPU/req is tritontop's CPU time per request."
 	if sum.Plan != nil {
@@ -406,9 +416,45 @@ func loadSummary(sum record.Summary) string {
 	return s
 }
 
+// responsesSummary is a decoupled model's responses over the run in words,
+// "" for other models.
+func responsesSummary(sum record.Summary) string {
+	sc := sum.Client.Streaming
+	if sc == nil {
+		return ""
+	}
+	s := fmt.Sprintf("%d, %s per request, %s per second", sc.Responses, fixed(sc.PerRequest.Mean, 1), fixed(sc.ResponsesPerS, 1))
+	if r := sum.Server.Responses; r != nil {
+		s += fmt.Sprintf("; Triton counted %d (empty %d, failed %d, cancelled %d), %s ms of compute per response", r.Success, r.Empty, r.Fail, r.Cancel, fixed(millis(r.ComputeInfer), 2))
+	}
+	return s
+}
+
+// streamingStepCells are a decoupled model's cells of a step: responses
+// per second, TTFT p50 and p99, ITL p50 and p99, each titled with more.
+func streamingStepCells(st record.Step) []htmlCell {
+	sc := st.Client.Streaming
+	if sc == nil {
+		return []htmlCell{dash(), dash(), dash(), dash(), dash()}
+	}
+	cells := []htmlCell{{Text: fixed(sc.ResponsesPerS, 1),
+		Title: fmt.Sprintf("%d responses in %s, %s per request", sc.Responses, st.Client.Duration.Round(time.Millisecond), fixed(sc.PerRequest.Mean, 1))}}
+	timing := func(l stats.Latency, what, of string) []htmlCell {
+		if l.Count == 0 {
+			return []htmlCell{dash(), dash()}
+		}
+		title := fmt.Sprintf("%s: avg %s, p50 %s, p90 %s, p95 %s, p99 %s ms over %d %s", what,
+			fixed(millis(l.Mean), 2), fixed(millis(l.P50), 2), fixed(millis(l.P90), 2), fixed(millis(l.P95), 2), fixed(millis(l.P99), 2), l.Count, of)
+		return []htmlCell{{Text: fixed(millis(l.P50), 2), Title: title}, {Text: fixed(millis(l.P99), 2), Title: title}}
+	}
+	cells = append(cells, timing(sc.TTFT, "time to first response", "requests")...)
+	return append(cells, timing(sc.ITL, "time between responses", "gaps")...)
+}
+
 // stepRows is the step table: every step's numbers at full precision, the
-// knee and the best level under the SLO marked.
-func stepRows(sum record.Summary) []htmlStepRow {
+// knee and the best level under the SLO marked; with streaming, a
+// decoupled model's columns after the latency.
+func stepRows(sum record.Summary, streaming bool) []htmlStepRow {
 	knee, best := -1, -1
 	if sr := sum.Search; sr != nil {
 		knee, best = sr.Knee, sr.Best
@@ -435,6 +481,9 @@ func stepRows(sum record.Summary) []htmlStepRow {
 			cells = append(cells, msc(l.P50), msc(l.P90), msc(l.P95), msc(l.P99))
 		} else {
 			cells = append(cells, dash(), dash(), dash(), dash())
+		}
+		if streaming {
+			cells = append(cells, streamingStepCells(st)...)
 		}
 		if sv := st.Server; sv.Available {
 			cells = append(cells, msc(sv.Queue), htmlCell{

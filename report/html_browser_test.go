@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,26 +51,7 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Errorf("%d script elements", n)
 	}
 
-	for _, id := range sweepCharts {
-		sel := "svg.svgplot#" + id
-		if n := p.Count(sel); n != 1 {
-			t.Errorf("%d charts %s, want 1", n, sel)
-			continue
-		}
-		legend := p.Attrs(sel+" g.legend-item", "data-legend")
-		if len(legend) == 0 {
-			t.Errorf("chart %s has no legend", id)
-		}
-		for _, name := range legend {
-			d := p.Attrs(sel+` path[data-series="`+strings.ReplaceAll(name, `"`, `\"`)+`"]`, "d")
-			if len(d) != 1 || !strings.HasPrefix(d[0], "M") || len(d[0]) < 12 {
-				t.Errorf("chart %s, series %q: path data %q, want one drawn path", id, name, d)
-			}
-		}
-		if n := p.Count(sel + " .pts circle > title"); n == 0 {
-			t.Errorf("chart %s has no hover titles", id)
-		}
-	}
+	checkChartsDrawn(t, p, sweepCharts)
 	if got := p.Attrs("#curve path.ref", "data-label"); len(got) != 1 || got[0] != "SLO p99 < 80.0 ms" {
 		t.Errorf("SLO lines on the curve: %q", got)
 	}
@@ -100,6 +82,64 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 		t.Logf("wrote %s", docs)
 	}
+}
+
+// checkChartsDrawn fails unless the page has exactly the charts ids, each
+// once, each with a legend, a drawn path for every series and hover titles.
+func checkChartsDrawn(t *testing.T, p *browsertest.Page, ids []string) {
+	t.Helper()
+	if n := p.Count("svg.svgplot"); n != len(ids) {
+		t.Errorf("%d charts, want %d: %v", n, len(ids), ids)
+	}
+	for _, id := range ids {
+		sel := "svg.svgplot#" + id
+		if n := p.Count(sel); n != 1 {
+			t.Errorf("%d charts %s, want 1", n, sel)
+			continue
+		}
+		legend := p.Attrs(sel+" g.legend-item", "data-legend")
+		if len(legend) == 0 {
+			t.Errorf("chart %s has no legend", id)
+		}
+		for _, name := range legend {
+			d := p.Attrs(sel+` path[data-series="`+strings.ReplaceAll(name, `"`, `\"`)+`"]`, "d")
+			if len(d) != 1 || !strings.HasPrefix(d[0], "M") || len(d[0]) < 12 {
+				t.Errorf("chart %s, series %q: path data %q, want one drawn path", id, name, d)
+			}
+		}
+		if n := p.Count(sel + " .pts circle > title"); n == 0 {
+			t.Errorf("chart %s has no hover titles", id)
+		}
+	}
+}
+
+// TestStreamingInChromium opens the report of a decoupled LLM's recorded
+// sweep in headless Chromium: every chart drawn, the time to first
+// response and between responses among them, and the responses' columns
+// of the step table on screen.
+func TestStreamingInChromium(t *testing.T) {
+	page := renderHTML(t, HTMLRun{Label: "llm", File: "testdata/llm-steps.jsonl", Run: frozenRun(t, "llm-steps")})
+	p := browsertest.Open(t, writePage(t, "llm.html", page))
+	if errs := p.Errors(); len(errs) > 0 {
+		t.Errorf("console errors: %v", errs)
+	}
+	if ext := p.ExternalRequests(); len(ext) > 0 {
+		t.Errorf("the report made network requests: %v", ext)
+	}
+	checkChartsDrawn(t, p, llmCharts)
+	for _, id := range []string{"ttft", "itl"} {
+		if got := p.Texts("#" + id + " g.legend-item text"); strings.Join(got, ",") != "p50,p90,p99" {
+			t.Errorf("chart %s: legend %q", id, got)
+		}
+	}
+	head := p.Texts("table.steps-table thead th")
+	if i := slices.Index(head, "TTFT p50 ms"); i < 2 || !slices.Equal(head[i-2:i+4], []string{"p99 ms", "resp/s", "TTFT p50 ms", "TTFT p99 ms", "ITL p50 ms", "ITL p99 ms"}) {
+		t.Errorf("step table heading %q", head)
+	}
+	if n := p.Count("table.steps-table tbody tr"); n != 4 {
+		t.Errorf("%d step rows, want 4", n)
+	}
+	checkPNG(t, p.Screenshot(browsertest.ArtifactDir(t), "llm", 1280, 2000), 1280, 2000)
 }
 
 // TestTwoRunsInChromium: the report of concurrency 1 and concurrency 16 on

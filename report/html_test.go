@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"html"
 	"math"
 	"math/rand/v2"
@@ -411,4 +412,102 @@ func BenchmarkWriteHTMLOneHour(b *testing.B) {
 		size = buf.Len()
 	}
 	b.ReportMetric(float64(size), "bytes/report")
+}
+
+// llmCharts are the charts of a decoupled model's sweep: the sweep's, with
+// the time to first response and between responses.
+var llmCharts = []string{"curve", "throughput", "latency", "ttft", "itl", "server-time", "batch", "gpu-utilization", "gpu-memory", "gpu-power", "cpu", "errors"}
+
+// TestHTMLOfStreaming renders the report of a decoupled LLM's recorded
+// sweep (concurrency 2 to 14): the time to first response and between
+// responses charted as p50, p90 and p99 with the load changes, each SLO
+// on the chart of its latency, the responses' columns in the step table
+// with the steps' numbers, and the responses in the run's header.
+func TestHTMLOfStreaming(t *testing.T) {
+	run := frozenRun(t, "llm-steps")
+	// Objectives on the three latencies, as tritontop plan --slo sets them.
+	slos := []record.SLOCheck{
+		{Metric: "ttft", Percentile: 99, Threshold: 300 * time.Millisecond},
+		{Metric: "itl", Percentile: 99, Threshold: 50 * time.Millisecond},
+		{Percentile: 99, Threshold: 5 * time.Second},
+	}
+	run.Summary.Search = &record.Search{Mode: "linear", SLO: &slos[0], SLOs: slos, Best: 3, Knee: -1}
+	page := renderHTML(t, HTMLRun{Label: "llm", File: "testdata/llm-steps.jsonl", Run: run})
+	selfContained(t, page)
+
+	charts := readCharts(t, page)
+	var ids []string
+	for id := range charts {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	want := slices.Clone(llmCharts)
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Fatalf("charts %v, want %v", ids, want)
+	}
+	for _, id := range []string{"ttft", "itl"} {
+		c := charts[id]
+		checkDrawn(t, c)
+		if !slices.Equal(c.legend, []string{"p50", "p90", "p99"}) {
+			t.Errorf("chart %s: legend %q", id, c.legend)
+		}
+		if !slices.Equal(c.markers, []string{"c=2", "c=6", "c=10", "c=14", "drain"}) {
+			t.Errorf("chart %s: markers %q, want the four levels and the drain", id, c.markers)
+		}
+	}
+	for id, ref := range map[string]string{
+		"ttft": "SLO TTFT p99 < 300 ms", "itl": "SLO ITL p99 < 50.0 ms", "latency": "SLO p99 < 5000 ms", "curve": "SLO p99 < 5000 ms",
+	} {
+		if got := charts[id].refs; !slices.Equal(got, []string{ref}) {
+			t.Errorf("chart %s: SLO lines %q, want %q", id, got, ref)
+		}
+	}
+
+	sum := SummarizeRun(run)
+	if !strings.Contains(page, "<th>p99 ms</th><th>resp/s</th><th>TTFT p50 ms</th><th>TTFT p99 ms</th><th>ITL p50 ms</th><th>ITL p99 ms</th><th>queue ms</th>") {
+		t.Error("the step table has no responses' columns after the latency")
+	}
+	for i, st := range sum.Steps {
+		sc := st.Client.Streaming
+		if sc == nil || sc.TTFT.Count == 0 || sc.ITL.Count == 0 {
+			t.Fatalf("step %d of the frozen LLM run: %+v", i+1, sc)
+		}
+		cells := ">" + fixed(millis(st.Client.Latency.P99), 2) + "</td><td title=\"" + fmt.Sprintf("%d responses in ", sc.Responses)
+		if !strings.Contains(page, cells) {
+			t.Errorf("step %d: the p99 cell is not followed by the responses' cell %q", i+1, cells)
+		}
+		for _, v := range []float64{millis(sc.TTFT.P50), millis(sc.TTFT.P99), millis(sc.ITL.P50), millis(sc.ITL.P99)} {
+			if !strings.Contains(page, "\">"+fixed(v, 2)+"</td>") {
+				t.Errorf("step %d: no cell %s", i+1, fixed(v, 2))
+			}
+		}
+	}
+	sc := sum.Client.Streaming
+	for _, want := range []string{
+		fmt.Sprintf("%d, %s per request, %s per second; Triton counted %d (empty 0, failed 0, cancelled 0)", sc.Responses,
+			fixed(sc.PerRequest.Mean, 1), fixed(sc.ResponsesPerS, 1), sum.Server.Responses.Success),
+		"to the final response; resp/s is responses per second",
+		"<title>llm · c=14",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+// TestHTMLOfTwoStreamingRuns overlays the LLM's runs with prompts of 550
+// and 2000 words: each run's TTFT and ITL p50 and p99 on one chart.
+func TestHTMLOfTwoStreamingRuns(t *testing.T) {
+	page := renderHTML(t,
+		HTMLRun{Label: "prompt 550", File: "llm-steps.jsonl", Run: frozenRun(t, "llm-steps")},
+		HTMLRun{Label: "prompt 2000", File: "llm-long.jsonl", Run: frozenRun(t, "llm-long")})
+	charts := readCharts(t, page)
+	for _, id := range []string{"ttft", "itl"} {
+		c := charts[id]
+		checkDrawn(t, c)
+		if want := []string{"prompt 550 p50", "prompt 550 p99", "prompt 2000 p50", "prompt 2000 p99"}; !slices.Equal(c.legend, want) {
+			t.Errorf("chart %s: legend %q, want %q", id, c.legend, want)
+		}
+	}
 }

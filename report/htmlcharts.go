@@ -148,19 +148,41 @@ func shortLevel(l stats.Load) string {
 	return "c=" + strconv.Itoa(l.Concurrency)
 }
 
-// sloRefs are the latency SLOs of the runs' searches, each once.
-func (c *chartSet) sloRefs() []svgplot.RefLine {
+// sloRefs are the SLOs of the runs' searches on one latency, each once:
+// metric "" is the request latency, "ttft" and "itl" a decoupled model's
+// time to first response and between responses.
+func (c *chartSet) sloRefs(metric string) []svgplot.RefLine {
 	var out []svgplot.RefLine
 	for _, s := range c.sums {
-		if s.Search == nil || s.Search.SLO == nil {
-			continue
-		}
-		r := svgplot.RefLine{Y: millis(s.Search.SLO.Threshold), Label: "SLO " + sloName(s.Search.SLO)}
-		if !slices.Contains(out, r) {
-			out = append(out, r)
+		for _, slo := range searchSLOs(s.Search) {
+			if slo.Metric != metric {
+				continue
+			}
+			r := svgplot.RefLine{Y: millis(slo.Threshold), Label: "SLO " + sloName(slo)}
+			if !slices.Contains(out, r) {
+				out = append(out, r)
+			}
 		}
 	}
 	return out
+}
+
+// searchSLOs are every objective of a search: SLOs when there are several,
+// else SLO; none for a plain sweep.
+func searchSLOs(sr *record.Search) []*record.SLOCheck {
+	switch {
+	case sr == nil:
+		return nil
+	case len(sr.SLOs) > 0:
+		out := make([]*record.SLOCheck, len(sr.SLOs))
+		for i := range sr.SLOs {
+			out[i] = &sr.SLOs[i]
+		}
+		return out
+	case sr.SLO != nil:
+		return []*record.SLOCheck{sr.SLO}
+	}
+	return nil
 }
 
 // render writes a chart's SVG into an htmlChart.
@@ -194,6 +216,8 @@ func (c *chartSet) timeCharts() ([]htmlChart, error) {
 		c.throughputChart,
 		func() (*svgplot.TimeChart, string) { return c.latencyChart(false) },
 		func() (*svgplot.TimeChart, string) { return c.latencyChart(true) },
+		func() (*svgplot.TimeChart, string) { return c.streamingChart(false) },
+		func() (*svgplot.TimeChart, string) { return c.streamingChart(true) },
 	}
 	for _, b := range builders {
 		if err := add(b()); err != nil {
@@ -227,7 +251,7 @@ func (c *chartSet) throughputChart() (*svgplot.TimeChart, string) {
 // latencyChart is the latency percentiles of each tick, from the send or
 // (scheduled) from the scheduled send of an open loop.
 func (c *chartSet) latencyChart(scheduled bool) (*svgplot.TimeChart, string) {
-	tc := &svgplot.TimeChart{ID: "latency", Title: "Latency from the send", YLabel: "latency", YUnit: "ms", Refs: c.sloRefs()}
+	tc := &svgplot.TimeChart{ID: "latency", Title: "Latency from the send", YLabel: "latency", YUnit: "ms", Refs: c.sloRefs("")}
 	if scheduled {
 		tc.ID, tc.Title = "latency-scheduled", "Latency from the scheduled send (open loop)"
 	}
@@ -240,6 +264,42 @@ func (c *chartSet) latencyChart(scheduled bool) (*svgplot.TimeChart, string) {
 		}
 		return s.Tick.Latency, s.Tick.Latency.Count > 0
 	}
+	return tc, c.percentiles(tc, pick)
+}
+
+// streamingChart is a decoupled model's time to first response (or, itl,
+// between responses) of each tick, over the requests that ended in it; no
+// series for other models.
+func (c *chartSet) streamingChart(itl bool) (*svgplot.TimeChart, string) {
+	tc := &svgplot.TimeChart{ID: "ttft", Title: "Time to first response", YLabel: "time to first response", YUnit: "ms", Refs: c.sloRefs("ttft")}
+	if itl {
+		tc.ID, tc.Title, tc.YLabel, tc.Refs = "itl", "Time between responses", "time between responses", c.sloRefs("itl")
+	}
+	pick := func(s stats.Snapshot) (stats.Latency, bool) {
+		sc := s.Tick.Streaming
+		if sc == nil {
+			return stats.Latency{}, false
+		}
+		l := sc.TTFT
+		if itl {
+			l = sc.ITL
+		}
+		return l, l.Count > 0
+	}
+	note := "Over the requests that ended in each tick."
+	if itl {
+		note = "Each gap between two responses of a request, over the requests that ended in each tick."
+	}
+	if more := c.percentiles(tc, pick); more != "" {
+		note += " " + more
+	}
+	return tc, note
+}
+
+// percentiles adds p50, p90 and p99 of pick's distribution over each run's
+// ticks to tc (p50 and p99 when there are several runs), and says how to
+// read them.
+func (c *chartSet) percentiles(tc *svgplot.TimeChart, pick func(stats.Snapshot) (stats.Latency, bool)) string {
 	type pct struct {
 		name   string
 		color  int
@@ -270,7 +330,7 @@ func (c *chartSet) latencyChart(scheduled bool) (*svgplot.TimeChart, string) {
 			tc.Series = append(tc.Series, svgplot.Series{Name: c.name(r, p.name), Color: color, Dashed: dashed, Points: pts})
 		}
 	}
-	return tc, note
+	return note
 }
 
 // serverChart is Triton's time per request of one run, its parts stacked.
@@ -425,12 +485,15 @@ func (c *chartSet) errorsChart() (*svgplot.TimeChart, string) {
 	return tc, ""
 }
 
-// curveLatency is the latency the curve plots: the SLO's percentile of the
-// first run that searched against one, else p99.
+// curveLatency is the latency the curve plots: the percentile of the
+// first run's SLO on the request latency, else p99.
 func (c *chartSet) curveLatency() (percentile float64, label string) {
 	for _, s := range c.sums {
-		if s.Search != nil && s.Search.SLO != nil {
-			p := s.Search.SLO.Percentile
+		for _, slo := range searchSLOs(s.Search) {
+			if slo.Metric != "" {
+				continue // the time to first response or between responses
+			}
+			p := slo.Percentile
 			if p == 0 {
 				return 0, "average latency"
 			}
@@ -464,9 +527,18 @@ func stepLatency(st record.Step, percentile float64) (time.Duration, bool) {
 	case 99.9:
 		return l.P999, true
 	}
-	// A percentile the summary does not keep: the SLO check measured it.
-	if m := st.Measurement; m != nil && m.SLO != nil && m.SLO.Percentile == percentile {
-		return m.SLO.Latency, true
+	// A percentile the summary does not keep: the SLO check on the
+	// request latency measured it.
+	if m := st.Measurement; m != nil {
+		checks := m.SLOs
+		if len(checks) == 0 && m.SLO != nil {
+			checks = []record.SLOCheck{*m.SLO}
+		}
+		for _, slo := range checks {
+			if slo.Metric == "" && slo.Percentile == percentile {
+				return slo.Latency, true
+			}
+		}
 	}
 	return 0, false
 }
@@ -484,7 +556,7 @@ func (c *chartSet) curve() (*htmlChart, error) {
 		XLabel: "throughput", XUnit: "infer/s", YLabel: ylabel, YUnit: "ms",
 		Width: htmlWideWidth, Height: htmlWideHeight,
 	}
-	xy.Refs = c.sloRefs()
+	xy.Refs = c.sloRefs("")
 	for r, sum := range c.sums {
 		order := make([]int, len(sum.Steps))
 		for i := range order {

@@ -3,11 +3,13 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/stats"
 )
 
 // WriteMarkdown writes a run's summary as Markdown, for an issue or a wiki
@@ -15,8 +17,10 @@ import (
 // a table of its numbers (throughput, latency percentiles, Triton's
 // breakdown, batch size, GPUs, CPU, errors), and for a run of several
 // levels the whole run's counts and one table row per step with what the
-// search found; last, what limited the load. Numbers are the ones WriteText
-// prints.
+// search found; last, what limited the load. A decoupled model's run adds
+// its responses: per second and per request, time to first response and
+// between responses, and Triton's response statistics; its step table
+// adds their columns. Numbers are the ones WriteText prints.
 func WriteMarkdown(w io.Writer, s record.Summary) error {
 	var b strings.Builder
 	model := orDash(s.Model)
@@ -61,16 +65,29 @@ func mdLevel(b *strings.Builder, s record.Summary) {
 	if c.InferPerS != c.RequestsPerS {
 		rows = append(rows, [2]string{"Request throughput", g6(c.RequestsPerS) + " req/s"})
 	}
-	addLatency := func(what string, mean, p50, p90, p95, p99 time.Duration) {
+	addLatency := func(what string, l stats.Latency) {
 		rows = append(rows,
-			[2]string{"Latency" + what + " avg / p50 / p90 / p95 / p99",
-				msCell(mean) + " / " + msCell(p50) + " / " + msCell(p90) + " / " + msCell(p95) + " / " + msCell(p99) + " ms"})
+			[2]string{what + " avg / p50 / p90 / p95 / p99",
+				msCell(l.Mean) + " / " + msCell(l.P50) + " / " + msCell(l.P90) + " / " + msCell(l.P95) + " / " + msCell(l.P99) + " ms"})
 	}
 	if l := c.Latency; l.Count > 0 {
-		addLatency("", l.Mean, l.P50, l.P90, l.P95, l.P99)
+		addLatency("Latency", l)
 	}
 	if l := c.Scheduled; l != nil && l.Count > 0 {
-		addLatency(" from schedule", l.Mean, l.P50, l.P90, l.P95, l.P99)
+		addLatency("Latency from schedule", *l)
+	}
+	if sc := c.Streaming; sc != nil {
+		pr := sc.PerRequest
+		rows = append(rows,
+			[2]string{"Response throughput", g6(sc.ResponsesPerS) + " responses/s"},
+			[2]string{"Responses", fmt.Sprintf("%d (%s per request: min %d, p50 %d, p90 %d, p99 %d, max %d)",
+				sc.Responses, strconv.FormatFloat(pr.Mean, 'f', 1, 64), pr.Min, pr.P50, pr.P90, pr.P99, pr.Max)})
+		if sc.TTFT.Count > 0 {
+			addLatency("Time to first response", sc.TTFT)
+		}
+		if sc.ITL.Count > 0 {
+			addLatency("Inter-response latency", sc.ITL)
+		}
 	}
 	if c.Late > 0 {
 		rows = append(rows, [2]string{"Late sends", fmt.Sprintf("%d (%s%%)", c.Late, fixed(100*c.LateShare, 1))})
@@ -82,6 +99,12 @@ func mdLevel(b *strings.Builder, s record.Summary) {
 			[2]string{"Triton counts", fmt.Sprintf("%d inferences, %d executions, %d successful requests", sv.InferenceCount, sv.ExecutionCount, sv.SuccessCount)})
 		if sv.ExecutionCount > 0 {
 			rows = append(rows, [2]string{"Average batch size", strconv.FormatFloat(sv.AvgBatch, 'f', 2, 64)})
+		}
+		if r := sv.Responses; r != nil {
+			rows = append(rows,
+				[2]string{"Triton responses", fmt.Sprintf("%d successful (empty %d, failed %d, cancelled %d)", r.Success, r.Empty, r.Fail, r.Cancel)},
+				[2]string{"Triton time per response", fmt.Sprintf("infer %s ms (first response %s, later responses %s), output %s ms",
+					msCell(r.ComputeInfer), msCell(r.FirstComputeInfer), msCell(r.LaterComputeInfer), msCell(r.ComputeOutput))})
 		}
 	} else {
 		rows = append(rows, [2]string{"Triton statistics", "not available"})
@@ -131,16 +154,31 @@ func mdSweep(b *strings.Builder, s record.Summary) {
 // mdSteps is the step table (the columns of WriteText's) and the search's
 // findings.
 func mdSteps(b *strings.Builder, s record.Summary) {
-	b.WriteString("| step | load | infer/s | p50 ms | p90 ms | p95 ms | p99 ms | queue ms | compute ms | batch | GPU | CPU/req | stable | SLO | limit |\n")
-	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n")
+	streaming := slices.ContainsFunc(s.Steps, func(st record.Step) bool { return st.Client.Streaming != nil })
+	head := []string{"step", "load", "infer/s", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "queue ms", "compute ms", "batch", "GPU", "CPU/req", "stable", "SLO", "limit"}
+	align := []string{"---:", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---", "---", "---"}
+	if streaming {
+		// The responses' columns after the latency, as in the text table.
+		head = slices.Insert(head, 7, "resp/s", "TTFT p50 ms", "TTFT p99 ms", "ITL p50 ms", "ITL p99 ms")
+		align = slices.Insert(align, 7, "---:", "---:", "---:", "---:", "---:")
+	}
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n")
+	b.WriteString("|" + strings.Join(align, "|") + "|\n")
 	for i, st := range s.Steps {
 		row := stepRow(i, st)
+		if streaming {
+			row = slices.Insert(row, 7, streamingCells(st.Client.Streaming)...)
+		}
 		for j := range row {
 			row[j] = mdCell(row[j])
 		}
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
-	b.WriteString("\nLatency from the send in closed loop, from the schedule in open loop; queue and compute are Triton's, per request.\n")
+	b.WriteString("\nLatency from the send in closed loop, from the schedule in open loop; queue and compute are Triton's, per request.")
+	if streaming {
+		b.WriteString(" resp/s is responses per second; TTFT is the time to the first response, ITL the time between responses; the latency is to the final response.")
+	}
+	b.WriteString("\n")
 	if lines := searchLines(s); len(lines) > 0 {
 		b.WriteString("\n")
 		for _, l := range lines {

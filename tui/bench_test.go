@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/tritontop/tritontop/stats"
 )
@@ -28,5 +30,68 @@ func BenchmarkDrain(b *testing.B) {
 			ch <- s
 		}
 		m.drain()
+	}
+}
+
+// llmHistory is testdata/llm.jsonl's ticks before the drain, repeated to
+// fill the dashboard's history.
+func llmHistory(b *testing.B) ([]stats.Snapshot, HeaderInfo) {
+	rec, info := llmRunning(b)
+	snaps := make([]stats.Snapshot, HistoryLength)
+	for i := range snaps {
+		s := rec[i%len(rec)]
+		s.Seq = i + 1
+		s.Elapsed = time.Duration(i+1) * s.Interval
+		snaps[i] = s
+	}
+	return snaps, info
+}
+
+// BenchmarkViewStreaming draws the whole 120x40 screen of a decoupled
+// model from a full history, the work of one frame: with the streaming
+// pane and the server's response line ("streaming"), and from the same
+// history stripped of its streaming statistics, so that the latency pane
+// draws it ("latency"): the same data both ways.
+func BenchmarkViewStreaming(b *testing.B) {
+	snaps, info := llmHistory(b)
+	plain := slices.Clone(snaps)
+	for i := range plain {
+		s := &plain[i]
+		s.Tick.Streaming, s.Window.Streaming, s.Run.Streaming, s.Server.Responses = nil, nil, nil, nil
+	}
+	plainInfo := info
+	plainInfo.Decoupled = false
+	for _, c := range []struct {
+		name  string
+		snaps []stats.Snapshot
+		info  HeaderInfo
+	}{{"streaming", snaps, info}, {"latency", plain, plainInfo}} {
+		b.Run(c.name, func(b *testing.B) {
+			m := loaded(b, Options{Control: newFakeControl(14), Header: c.info}, c.snaps, 120, 40)
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = m.View()
+			}
+		})
+	}
+}
+
+// BenchmarkLatencySlot draws the pane in the latency pane's place at
+// 120x40 both ways from the same decoupled model's full history: the
+// latency pane a model that is not decoupled gets, and the streaming pane.
+func BenchmarkLatencySlot(b *testing.B) {
+	snaps, info := llmHistory(b)
+	m := loaded(b, Options{Control: newFakeControl(14), Header: info}, snaps, 120, 40)
+	slot := m.panes[focusLatency].(*latencySlot)
+	for _, p := range []struct {
+		name string
+		pane pane
+	}{{"latency", &slot.latency}, {"streaming", &slot.stream}} {
+		b.Run(p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = p.pane.View()
+			}
+		})
 	}
 }

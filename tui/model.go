@@ -90,7 +90,7 @@ func New(o Options) Model {
 		noColor: noColor,
 	}
 	m.panes = [paneCount]pane{
-		&throughputPane{b: b}, &latencyPane{b: b}, &serverPane{b: b},
+		&throughputPane{b: b}, newLatencySlot(b), &serverPane{b: b},
 		&gpuPane{b: b}, &cpuPane{b: b}, &errorsPane{b: b}, &sweepPane{b: b},
 	}
 	m.setStyles(c.Styles)

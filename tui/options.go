@@ -72,6 +72,10 @@ type HeaderInfo struct {
 	Version         string
 	MaxBatch        int
 	DynamicBatching bool
+	// Decoupled says that the model is decoupled (an LLM streaming its
+	// tokens): the streaming pane replaces the latency pane from the start,
+	// before any request has finished.
+	Decoupled bool
 	// Simulated marks a run against tritontop's own simulator.
 	Simulated bool
 	// SharedProcess says that the server runs inside this process (as in

@@ -81,6 +81,9 @@ func (p *serverPane) View() string {
 		if pend := pending(st, s); pend != "" {
 			lines = append(lines, pend)
 		}
+		if r := serverResponses(st, s, iw); r != "" {
+			lines = append(lines, r)
+		}
 		return box(st, title, focused, p.w, p.h, history(lines))
 	}
 
@@ -114,6 +117,9 @@ func (p *serverPane) View() string {
 		batchShares(st, sv.Batches),
 		pending(st, s),
 	))
+	if r := serverResponses(st, s, iw); r != "" {
+		lines = append(lines, r)
+	}
 	return box(st, title, focused, p.w, p.h, history(lines))
 }
 

@@ -88,6 +88,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	if cfg, err := kserve.ParseConfigJSON(h.Model.Config); err == nil {
 		info.MaxBatch = int(cfg.GetMaxBatchSize())
 		info.DynamicBatching = cfg.GetDynamicBatching() != nil
+		info.Decoupled = cfg.GetModelTransactionPolicy().GetDecoupled()
 	}
 	p := tea.NewProgram(tui.New(tui.Options{Snapshots: frames, Replay: rp, Header: info, FPS: *fps}),
 		tea.WithContext(ctx), tea.WithOutput(stdout))

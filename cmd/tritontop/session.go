@@ -386,7 +386,7 @@ func runDashboard(ctx, runCtx context.Context, f *loadFlags, t *target, drv *dri
 		Header: tui.HeaderInfo{
 			Server: f.url, Protocol: protocolName(f), Model: f.model, Version: f.modelVersion,
 			MaxBatch: int(t.config.GetMaxBatchSize()), DynamicBatching: t.config.GetDynamicBatching() != nil,
-			Simulated: t.simulated, SharedProcess: f.inProcessServer, Recording: f.record,
+			Simulated: t.simulated, SharedProcess: f.inProcessServer, Recording: f.record, Decoupled: t.decoupled(),
 		},
 	}
 	if stepper != nil { // a nil *plan.Stepper in the interface would not be nil
