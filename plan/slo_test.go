@@ -62,12 +62,13 @@ type nowBoundary struct{}
 
 func (nowBoundary) AtNextTick(f func()) { f() }
 
-// llmTick is a tick of a decoupled model at load level step: 10 requests,
+// llmTick is a tick of a decoupled model at load level step: 50 requests
+// (a full measurement window, MinWindowRequests),
 // each with its first response after ttft and 4 more itl apart.
 func llmTick(t *testing.T, a *stats.Aggregator, seq, step int, ttft, itl time.Duration) stats.Snapshot {
 	t.Helper()
 	var batch []driver.Result
-	for range 10 {
+	for range MinWindowRequests {
 		r := driver.Result{Decoupled: true, Responses: 5, Inferences: 1,
 			Timing: &driver.ResponseTiming{First: ttft, Gaps: []time.Duration{itl, itl, itl, itl}}}
 		r.Done = ttft + 4*itl
@@ -132,7 +133,7 @@ func TestStepperTTFTAndITLSLOs(t *testing.T) {
 	}
 	// Goodput counts requests by their own time to first response; an
 	// SLO on the time between responses has none.
-	if m1.SLOs[0].Goodput != 10 || m2.SLOs[0].Goodput != 0 || m1.SLOs[1].Goodput != 0 {
+	if m1.SLOs[0].Goodput != MinWindowRequests || m2.SLOs[0].Goodput != 0 || m1.SLOs[1].Goodput != 0 {
 		t.Errorf("goodput: level 1 TTFT %v, level 2 TTFT %v, level 1 ITL %v", m1.SLOs[0].Goodput, m2.SLOs[0].Goodput, m1.SLOs[1].Goodput)
 	}
 }

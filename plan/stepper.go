@@ -233,7 +233,7 @@ func (s *Stepper) Add(snap stats.Snapshot) {
 		s.preschedule()
 	}
 	s.cur = append(s.cur, snap)
-	if len(s.cur) == s.wticks {
+	if s.windowFull() {
 		s.closeWindow()
 	}
 	if s.levelDone() {
@@ -263,6 +263,32 @@ func (s *Stepper) preschedule() {
 		s.bound.AtNextTick(func() { s.drv.SetStep(i, next) })
 	}
 	s.prescheduled = true
+}
+
+// Measurement windows of a level measured until stable last at least the
+// measurement interval and hold at least MinWindowRequests finished
+// requests (perf_analyzer's count windows hold 50), up to
+// MaxWindowStretch intervals: a window of a few long requests (an LLM's
+// take seconds each) says nothing about stability.
+const (
+	MinWindowRequests = 50
+	MaxWindowStretch  = 10
+)
+
+// windowFull reports whether the window being filled is long enough.
+func (s *Stepper) windowFull() bool {
+	n := len(s.cur)
+	if n < s.wticks {
+		return false
+	}
+	if s.fixed != nil || n >= MaxWindowStretch*s.wticks {
+		return true
+	}
+	var finished int64
+	for _, t := range s.cur {
+		finished += t.Tick.Requests
+	}
+	return finished >= MinWindowRequests
 }
 
 // closeWindow ends the window being filled.

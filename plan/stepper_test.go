@@ -224,3 +224,22 @@ func TestStepperLockstepSettlesByTicks(t *testing.T) {
 		t.Error("lockstep without fixed steps accepted")
 	}
 }
+
+// TestStepperWindowsHoldEnoughRequests: a window of a few long requests
+// stretches until it holds MinWindowRequests, at most MaxWindowStretch
+// intervals, so that an LLM's level is judged on enough of them.
+func TestStepperWindowsHoldEnoughRequests(t *testing.T) {
+	s, f := newStepper(t, Options{Search: Sweep{Levels: []load.Target{conc(1), conc(2)}}, Window: time.Second})
+	for range 4 {
+		f.tick(s, 20, 1000, 1) // 20 requests a tick: a window is 3 ticks
+	}
+	if got := len(s.trials); got != 1 {
+		t.Fatalf("%d windows after 80 requests in 4 ticks, want 1 (of 60 requests)", got)
+	}
+	for range MaxWindowStretch {
+		f.tick(s, 1, 1000, 1) // one request a tick: the window stops stretching
+	}
+	if got := len(s.trials); got != 2 {
+		t.Errorf("%d windows; a window of %d ticks did not close at the stretch limit", got, MaxWindowStretch)
+	}
+}
