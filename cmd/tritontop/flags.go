@@ -70,6 +70,7 @@ type loadFlags struct {
 	fps              int
 	cpuProfile       string
 	llm              llmFlags
+	seq              seqFlags
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -168,6 +169,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&f.fps, "fps", 10, "dashboard frames per second")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of tritontop itself to FILE")
 	registerLLMFlags(fs, &f.llm)
+	registerSequenceFlags(fs, &f.seq)
 	return fs
 }
 

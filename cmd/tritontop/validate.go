@@ -82,6 +82,9 @@ func checkNumbers(f *loadFlags) error {
 		{flag: "--max-trials", v: float64(f.maxTrials), lo: 1, hi: maxTrials, allowed: fmt.Sprintf("1 to %d", maxTrials)},
 		{flag: "--percentile", v: f.percentile, lo: 1e-9, hi: 99.999, zeroOK: true, allowed: "0 (the average) or above 0 and below 100"},
 		{flag: "--latency-threshold", v: f.latencyThreshold, lo: 1e-3, hi: float64(maxThreshold / time.Millisecond), zeroOK: true, allowed: "0 (none) or above 0, at most 3600000 ms"},
+		{flag: "--sequence-length", v: float64(f.seq.length), lo: 1, hi: maxSequenceLength, allowed: fmt.Sprintf("1 to %d requests", maxSequenceLength)},
+		{flag: "--sequence-length-variation", v: f.seq.variation, lo: 0, hi: 100, allowed: "0 to 100 (percent)"},
+		{flag: "--num-of-sequences", v: float64(f.seq.count), lo: 1, hi: maxConcurrency, allowed: fmt.Sprintf("1 to %d", maxConcurrency)},
 	}
 	for _, c := range checks {
 		if err := c.verify(); err != nil {
@@ -220,7 +223,8 @@ func removeEmptyCSV(f *loadFlags) {
 
 // checkRanges reads the ranges as the run will, so that a bad one is a
 // usage error before any connection, and holds their levels to the limits
-// of --concurrency and --request-rate.
+// of --concurrency and --request-rate, and --sequence-id-range to the most
+// sequences they may keep live at once.
 func checkRanges(f *loadFlags) error {
 	sc, err := loadFromFlags(f)
 	if err != nil {
@@ -233,6 +237,7 @@ func checkRanges(f *loadFlags) error {
 	case plan.Binary:
 		levels = s.Levels
 	}
+	live := max(f.concurrency, 1)
 	for _, l := range levels {
 		switch {
 		case !l.Open() && l.Concurrency > maxConcurrency:
@@ -240,6 +245,11 @@ func checkRanges(f *loadFlags) error {
 		case l.Open() && l.Rate > maxRate:
 			return fmt.Errorf("--request-rate-range %q reaches %v requests per second: use at most %v", f.rateRange, l.Rate, maxRate)
 		}
+		live = max(live, l.Concurrency)
 	}
-	return nil
+	open := sc.initial.Open() || f.plan != nil
+	if open {
+		live = f.seq.count
+	}
+	return checkSequenceFlags(f, live, open)
 }
