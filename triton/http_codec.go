@@ -11,6 +11,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/tritontop/tritontop/triton/kserve"
 )
@@ -33,6 +34,10 @@ type httpPrepared struct {
 	jsonLen   int
 	paramsAt  int
 	hasParams bool
+	// seqHeaders are the headers of its sequences' requests by the
+	// length of their sequence parameters (see seqHeader).
+	seqMu      sync.Mutex
+	seqHeaders map[int]http.Header
 }
 
 // Size implements Prepared.

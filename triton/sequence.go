@@ -154,25 +154,43 @@ func (c *httpClient) PrepareSequence(p Prepared, id uint64) (Sequence, error) {
 		return nil, errors.New("prepare sequence: the request's JSON has no place for parameters")
 	}
 	s := &httpSequence{}
-	headers := map[int]http.Header{}
+	// The four heads in one buffer: the JSON up to the parameters, then
+	// the sequence's own.
+	const insMax = 128
+	buf := make([]byte, 0, 4*(hp.paramsAt+insMax))
+	rest := hp.body[hp.paramsAt:]
 	for i := range s.reqs {
-		ins := appendSequenceJSON(nil, id, i&1 != 0, i&2 != 0, hp.hasParams)
-		head := make([]byte, 0, hp.paramsAt+len(ins))
-		head = append(append(head, hp.body[:hp.paramsAt]...), ins...)
+		from := len(buf)
+		buf = append(buf, hp.body[:hp.paramsAt]...)
+		buf = appendSequenceJSON(buf, id, i&1 != 0, i&2 != 0, hp.hasParams)
+		head := buf[from:len(buf):len(buf)]
 		h := hp.header
 		if hp.jsonLen >= 0 {
-			// The binary tensor data extension counts the JSON part.
-			if h = headers[len(ins)]; h == nil {
-				h = hp.header.Clone()
-				h.Set(kserve.HeaderContentLength, strconv.Itoa(hp.jsonLen+len(ins)))
-				headers[len(ins)] = h
-			}
+			h = hp.seqHeader(len(head) - hp.paramsAt)
 		}
-		rest := hp.body[hp.paramsAt:]
 		s.reqs[i] = httpPrepared{url: hp.url, body: head, rest: rest, header: h, jsonLen: -1, paramsAt: -1,
 			getBody: func() (io.ReadCloser, error) { return &bodyParts{a: head, b: rest}, nil }}
 	}
 	return s, nil
+}
+
+// seqHeader returns the headers of the prepared request's sequence
+// requests whose sequence parameters take n bytes: the binary tensor data
+// extension counts the JSON part. They are made once for each n, a
+// handful of lengths, and shared by every sequence.
+func (p *httpPrepared) seqHeader(n int) http.Header {
+	p.seqMu.Lock()
+	defer p.seqMu.Unlock()
+	if h := p.seqHeaders[n]; h != nil {
+		return h
+	}
+	if p.seqHeaders == nil {
+		p.seqHeaders = map[int]http.Header{}
+	}
+	h := p.header.Clone()
+	h.Set(kserve.HeaderContentLength, strconv.Itoa(p.jsonLen+n))
+	p.seqHeaders[n] = h
+	return h
 }
 
 // appendSequenceJSON appends the sequence parameters as members of a JSON
