@@ -225,8 +225,9 @@ func (q *sequencer) release(id uint64) {
 }
 
 // take returns the slot's next request, starting a new sequence when none
-// runs; ok is false when no id was free (wait on the channel). The caller
-// owns the slot (holds its lock in open loop).
+// runs. When every id is held it returns instead a channel to wait on
+// before trying again. The caller owns the slot (holds its lock in open
+// loop).
 func (q *sequencer) take(sl *seqSlot, now time.Duration) (sr seqRequest, wait <-chan struct{}, err error) {
 	if !sl.running {
 		id, wait := q.acquire(sl.id)
