@@ -53,8 +53,11 @@ type SequenceOptions struct {
 	// Serial keeps an open loop to one request in flight per sequence
 	// (--serial-sequences): a request whose sequences are all busy waits,
 	// and counts the wait as lateness. Without it a sequence's requests
-	// may overlap in open loop (so reach the server in another order), as
-	// perf_analyzer's do.
+	// overlap in open loop, as perf_analyzer's do, except its first and
+	// last: the first is answered before the others go out, and the last
+	// goes out once the others are answered, so that the server never
+	// sees a request outside its sequence. A request passes over a
+	// sequence that must wait and waits (late) only when all must.
 	Serial bool
 }
 
@@ -109,6 +112,12 @@ type seqSlot struct {
 	pos     int  // requests of the sequence taken so far
 	running bool // started and its last request not yet taken
 	began   time.Duration
+	// Open loop without Serial: the sequence's requests in flight,
+	// whether its first is one of them, and a channel closed when one of
+	// them ends while a request waits for it.
+	inFlight int
+	startOut bool
+	changed  chan struct{}
 }
 
 // seqRequest is a request of a sequence on its way: what the worker sends
@@ -225,10 +234,17 @@ func (q *sequencer) release(id uint64) {
 }
 
 // take returns the slot's next request, starting a new sequence when none
-// runs. When every id is held it returns instead a channel to wait on
-// before trying again. The caller owns the slot (holds its lock in open
-// loop).
-func (q *sequencer) take(sl *seqSlot, now time.Duration) (sr seqRequest, wait <-chan struct{}, err error) {
+// runs. When every id is held, or (gated: in open loop without Serial) the
+// request must wait for others of its sequence, it returns instead a
+// channel to wait on before trying again. The caller owns the slot (holds
+// its lock in open loop).
+func (q *sequencer) take(sl *seqSlot, now time.Duration, gated bool) (sr seqRequest, wait <-chan struct{}, err error) {
+	if gated && sl.running && (sl.startOut || sl.pos == sl.length-1 && sl.inFlight > 0) {
+		if sl.changed == nil {
+			sl.changed = make(chan struct{})
+		}
+		return seqRequest{}, sl.changed, nil
+	}
 	if !sl.running {
 		id, wait := q.acquire(sl.id)
 		if id == 0 {
@@ -243,11 +259,16 @@ func (q *sequencer) take(sl *seqSlot, now time.Duration) (sr seqRequest, wait <-
 		sl.set = (sl.set + 1) % len(q.d.prepared)
 		sl.id, sl.seq, sl.gen = id, seq, sl.gen+1
 		sl.length, sl.pos, sl.running, sl.began = q.drawLength(sl.rng), 0, true, now
+		sl.inFlight, sl.startOut = 0, false
 	}
 	sr = seqRequest{slot: sl, id: sl.id, gen: sl.gen, start: sl.pos == 0, end: sl.pos == sl.length-1, began: sl.began}
 	sr.p = sl.seq.Request(sr.start, sr.end)
 	sl.pos++
 	sl.running = !sr.end
+	if gated {
+		sl.inFlight++
+		sl.startOut = sr.start
+	}
 	return sr, nil, nil
 }
 
@@ -264,24 +285,34 @@ func (sl *seqSlot) finish() bool {
 // ended accounts for a sequence's request that ended with res: its last
 // request releases the id and gives the sequence's latency; a first
 // request that failed abandons the sequence, which the server never
-// started, unless its last request is already on its way.
-func (q *sequencer) ended(sr *seqRequest, res *Result, open bool) {
+// started, unless its last request is already on its way. In open loop
+// without Serial (gated) it lets the requests waiting for it go.
+func (q *sequencer) ended(sr *seqRequest, res *Result, open, gated bool) {
 	if sr.end {
 		if res.OK() {
 			res.SequenceLatency = max(res.Done-sr.began, 1)
 		}
 		q.release(sr.id)
-		return
-	}
-	if !sr.start || res.OK() {
-		return
 	}
 	sl := sr.slot
 	if open {
 		sl.mu.Lock()
 		defer sl.mu.Unlock()
 	}
-	if sl.running && sl.gen == sr.gen {
+	if sl.gen != sr.gen {
+		return // a sequence already followed by another in the slot
+	}
+	if gated {
+		sl.inFlight--
+		if sr.start {
+			sl.startOut = false
+		}
+		if sl.changed != nil {
+			close(sl.changed)
+			sl.changed = nil
+		}
+	}
+	if sr.start && !sr.end && !res.OK() && sl.running {
 		sl.running = false
 		q.release(sr.id)
 	}

@@ -12,8 +12,9 @@ import (
 
 // TestSequencesAgainstSimulator drives Triton's example stateful model
 // simple_sequence on the simulator over gRPC, a gRPC stream and HTTP, in
-// closed loop and in serial open loop: its sequence batcher sees every
-// sequence start, run in order with all its requests executed, and end.
+// closed loop and in open loop, serial and not: its sequence batcher sees
+// every sequence start, run in order with all its requests executed, and
+// end, and no request fails.
 func TestSequencesAgainstSimulator(t *testing.T) {
 	s, err := sim.Start(context.Background(), sim.Config{GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
 		MetricsAddr: "127.0.0.1:0", Repository: sim.ExampleRepository()})
@@ -32,6 +33,8 @@ func TestSequencesAgainstSimulator(t *testing.T) {
 		{"gRPC stream", "grpc", true, load.Target{Mode: load.Concurrency, Concurrency: 4}, false},
 		{"HTTP", "http", false, load.Target{Mode: load.Concurrency, Concurrency: 4}, false},
 		{"HTTP open loop", "http", false, load.Target{Mode: load.Rate, Rate: 300}, true},
+		// Overlapping requests, but never one outside its sequence.
+		{"gRPC open loop", "grpc", false, load.Target{Mode: load.Rate, Rate: 1000}, false},
 	}
 	var before sim.SequenceStats
 	for i, tc := range cases {

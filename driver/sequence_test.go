@@ -27,7 +27,12 @@ type seqClient struct {
 	mu       sync.Mutex
 	sends    []seqSend
 	inFlight map[uint64]int
-	overlaps int // requests sent while their sequence had one in flight
+	starting map[uint64]bool // sequences whose first request is in flight
+	overlaps int             // requests sent while their sequence had one in flight
+	// misordered counts requests that could reach a server out of their
+	// sequence: sent while its first request was in flight, or a last
+	// request sent while others were.
+	misordered int
 }
 
 type seqSend struct {
@@ -76,11 +81,15 @@ func (c *seqClient) Send(ctx context.Context, p triton.Prepared) (int, error) {
 	fail := sp.start && c.failStart != nil && c.failStart(sp.id)
 	c.mu.Lock()
 	if c.inFlight == nil {
-		c.inFlight = map[uint64]int{}
+		c.inFlight, c.starting = map[uint64]int{}, map[uint64]bool{}
 	}
 	if c.inFlight[sp.id] > 0 {
 		c.overlaps++
 	}
+	if c.starting[sp.id] || sp.end && c.inFlight[sp.id] > 0 {
+		c.misordered++
+	}
+	c.starting[sp.id] = sp.start
 	c.inFlight[sp.id]++
 	c.sends = append(c.sends, seqSend{id: sp.id, start: sp.start, end: sp.end, failed: fail, at: time.Now()})
 	c.mu.Unlock()
@@ -92,6 +101,9 @@ func (c *seqClient) Send(ctx context.Context, p triton.Prepared) (int, error) {
 	}
 	c.mu.Lock()
 	c.inFlight[sp.id]--
+	if sp.start {
+		c.starting[sp.id] = false
+	}
 	c.mu.Unlock()
 	if fail {
 		return 0, &triton.Error{Code: codes.InvalidArgument, Message: "refused"}
@@ -263,7 +275,9 @@ func TestOpenLoopSerialSequences(t *testing.T) {
 
 // TestOpenLoopSequencesOverlap: without Serial the open loop's sequences
 // take requests as they come, several in flight at once, as
-// perf_analyzer's do; still at most Count live, each started and ended.
+// perf_analyzer's do; still at most Count live, each started and ended,
+// its first request answered before the others go out and its last sent
+// alone.
 func TestOpenLoopSequencesOverlap(t *testing.T) {
 	c := &seqClient{delay: 20 * time.Millisecond}
 	runSequences(t, c, 500*time.Millisecond, load.Target{Mode: load.Rate, Rate: 400},
@@ -274,6 +288,9 @@ func TestOpenLoopSequencesOverlap(t *testing.T) {
 	}
 	if c.overlaps == 0 {
 		t.Error("no sequence had two requests in flight at 400/s against 20 ms answers")
+	}
+	if c.misordered > 0 {
+		t.Errorf("%d requests sent beside their sequence's first, or last requests beside others", c.misordered)
 	}
 	if live > 2 || len(lengths) < 4 {
 		t.Errorf("%d sequences, %d live at most; want several, 2", len(lengths), live)

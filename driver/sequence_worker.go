@@ -8,12 +8,12 @@ import (
 // nextInSequence puts the worker's next request of a sequence in w.cur,
 // unless endSequence put one there already: in closed loop the next of
 // the worker's own sequence, in open loop the next of one of the shared
-// sequences, picked at random as perf_analyzer does, or with Serial the
-// one whose last request ended longest ago. It waits while every shared
-// sequence has a request in flight (Serial) or every correlation id is
-// held, and then moves *sent to the end of the wait. It reports false when
-// the load changed or the run stopped first, or with the error that kept
-// a sequence from being prepared.
+// sequences, picked at random as perf_analyzer does (passing over those
+// whose next request must wait for others), or with Serial the one whose
+// last request ended longest ago. It waits while every shared sequence is
+// busy or every correlation id is held, and then moves *sent to the end
+// of the wait. It reports false when the load changed or the run stopped
+// first, or with the error that kept a sequence from being prepared.
 func (w *worker) nextInSequence(sent *time.Duration) (bool, error) {
 	if w.cur.slot != nil {
 		return true, nil
@@ -45,13 +45,14 @@ func (w *worker) nextInSequence(sent *time.Duration) (bool, error) {
 		if w.pick == nil {
 			w.pick = rand.New(rand.NewPCG(r.d.opts.Seed^0x7069636b, uint64(w.id)))
 		}
-		sl = q.open[w.pick.IntN(len(q.open))]
+		return w.nextShared(sent)
 	}
 	for {
 		if w.open {
 			sl.mu.Lock()
 		}
-		sr, wait, err := q.take(sl, *sent)
+		// The slot is this worker's alone: its own, or taken off q.free.
+		sr, wait, err := q.take(sl, *sent, false)
 		if w.open {
 			sl.mu.Unlock()
 		}
@@ -60,12 +61,42 @@ func (w *worker) nextInSequence(sent *time.Duration) (bool, error) {
 			return true, nil
 		}
 		if err != nil || !w.waitFor(wait) {
-			if w.open && q.serial {
+			if w.open {
 				q.free <- sl
 			}
 			return false, err
 		}
 		*sent = r.now()
+	}
+}
+
+// nextShared is nextInSequence in open loop without Serial: from a random
+// sequence on, the first whose next request may go now; when none may,
+// it waits for the random one.
+func (w *worker) nextShared(sent *time.Duration) (bool, error) {
+	q := w.r.seqs
+	first := w.pick.IntN(len(q.open))
+	for {
+		var wait <-chan struct{}
+		for i := range q.open {
+			sl := q.open[(first+i)%len(q.open)]
+			sl.mu.Lock()
+			sr, ch, err := q.take(sl, *sent, true)
+			sl.mu.Unlock()
+			switch {
+			case err != nil:
+				return false, err
+			case ch == nil:
+				w.cur = sr
+				return true, nil
+			case i == 0:
+				wait = ch
+			}
+		}
+		if !w.waitFor(wait) {
+			return false, nil
+		}
+		*sent = w.r.now()
 	}
 }
 
@@ -89,7 +120,7 @@ func (w *worker) waitFor(ch <-chan struct{}) bool {
 func (w *worker) endedInSequence(res *Result) {
 	q := w.r.seqs
 	sr := &w.cur
-	q.ended(sr, res, w.open)
+	q.ended(sr, res, w.open, w.open && !q.serial)
 	if w.open && q.serial {
 		q.free <- sr.slot
 	}
@@ -138,21 +169,33 @@ func (w *worker) endSequence() bool {
 }
 
 // endSlot sends the last request of the shared sequence in sl if one is
-// running.
+// running, once the sequence's other requests in flight are answered.
 func (w *worker) endSlot(sl *seqSlot, now time.Duration) bool {
-	sl.mu.Lock()
-	if !sl.finish() {
+	q := w.r.seqs
+	for {
+		sl.mu.Lock()
+		if !sl.finish() {
+			sl.mu.Unlock()
+			return false
+		}
+		sr, wait, err := q.take(sl, now, !q.serial)
 		sl.mu.Unlock()
-		return false
+		switch {
+		case err != nil:
+			return false
+		case wait != nil:
+			select {
+			case <-wait:
+				now = w.r.now()
+				continue
+			case <-w.r.reqCtx.Done():
+				return false
+			}
+		}
+		w.cur = sr
+		w.do(now, now)
+		return true
 	}
-	sr, _, err := w.r.seqs.take(sl, now)
-	sl.mu.Unlock()
-	if err != nil {
-		return false
-	}
-	w.cur = sr
-	w.do(now, now)
-	return true
 }
 
 // endSequences ends every sequence endSequence can reach, when the run
