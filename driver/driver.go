@@ -204,7 +204,9 @@ func (d *Driver) Epoch() time.Time { return d.epoch }
 func (d *Driver) Results() <-chan []Result { return d.results }
 
 // Stop stops issuing requests, lets those in flight finish for up to drain,
-// then cancels the rest; they are delivered as Cancelled results. Stop
+// then cancels the rest; they are delivered as Cancelled results. A
+// stateful model's running sequences get their last request within the
+// drain (see SequenceOptions). Stop
 // returns at once: Run returns (and Results closes) when the drain is over.
 // Like Triton's client WaitForCallbacks, but bounded.
 func (d *Driver) Stop(drain time.Duration) {

@@ -30,7 +30,10 @@ const (
 // sequence_start and the last sequence_end. In closed loop each of the
 // Concurrency requests in flight runs its own sequence, so a sequence
 // never has two requests in flight; in open loop Count sequences share
-// the requests.
+// the requests. When the load no longer drives a sequence (Stop, Pause,
+// a lower concurrency, the other loop), its last request goes out at
+// once, as perf_analyzer completes its sequences, so that none is left
+// to the server's idle timeout.
 type SequenceOptions struct {
 	// Length is a sequence's base length in requests (perf_analyzer's
 	// --sequence-length); 0 means DefaultSequenceLength.
