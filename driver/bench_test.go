@@ -85,3 +85,18 @@ func BenchmarkStreamingDecoupledNop(b *testing.B) {
 	benchDriver(b, &nopClient{responses: 16}, Options{Load: load.Target{Mode: load.Concurrency, Concurrency: 8},
 		Streaming: true, Streams: 2, Decoupled: true})
 }
+
+// BenchmarkClosedLoopSequencesNop is BenchmarkClosedLoopNop for a stateful
+// model: every request picks its place in its worker's sequence, and every
+// 20th or so starts a new one (an id, a length, its prepared variants).
+func BenchmarkClosedLoopSequencesNop(b *testing.B) {
+	benchDriver(b, &nopSeqClient{}, Options{Load: load.Target{Mode: load.Concurrency, Concurrency: 4},
+		Sequences: &SequenceOptions{Length: 20, Variation: 20}})
+}
+
+// BenchmarkOpenLoopSequencesNop is BenchmarkOpenLoopNop over 4 shared
+// sequences, each request taking one at random under its lock.
+func BenchmarkOpenLoopSequencesNop(b *testing.B) {
+	benchDriver(b, &nopSeqClient{}, Options{Load: load.Target{Mode: load.Rate, Rate: 1e9},
+		Sequences: &SequenceOptions{Length: 20, Variation: 20}})
+}

@@ -74,8 +74,11 @@ type Options struct {
 	// long, a worker collects before sending them on Results (0: defaults).
 	ResultBatch  int
 	ResultMaxAge time.Duration
-	// Seed seeds the Poisson pacer.
+	// Seed seeds the Poisson pacer and the sequences' lengths.
 	Seed uint64
+	// Sequences drives a stateful model in sequences, as perf_analyzer
+	// does; nil for other models. The Client must be a SequenceClient.
+	Sequences *SequenceOptions
 }
 
 // Driver generates load. Create one with New, change it with its Control
@@ -84,6 +87,7 @@ type Driver struct {
 	opts     Options
 	prepared []triton.Prepared
 	sizes    []int32
+	seqs     *sequencer // nil unless Options.Sequences
 	results  chan []Result
 	// epoch is the instant Result offsets count from; it is fixed in New
 	// so that a consumer can relate offsets to wall time before Run.
@@ -166,6 +170,12 @@ func New(opts Options) (*Driver, error) {
 		d.prepared = append(d.prepared, p)
 		d.sizes = append(d.sizes, int32(min(p.Size(), math.MaxInt32)))
 	}
+	if opts.Sequences != nil {
+		var err error
+		if d.seqs, err = newSequencer(d, *opts.Sequences); err != nil {
+			return nil, err
+		}
+	}
 	d.state.Store(&runState{load: initial, wake: make(chan struct{})})
 	return d, nil
 }
@@ -194,7 +204,9 @@ func (d *Driver) Epoch() time.Time { return d.epoch }
 func (d *Driver) Results() <-chan []Result { return d.results }
 
 // Stop stops issuing requests, lets those in flight finish for up to drain,
-// then cancels the rest; they are delivered as Cancelled results. Stop
+// then cancels the rest; they are delivered as Cancelled results. A
+// stateful model's running sequences get their last request within the
+// drain (see SequenceOptions). Stop
 // returns at once: Run returns (and Results closes) when the drain is over.
 // Like Triton's client WaitForCallbacks, but bounded.
 func (d *Driver) Stop(drain time.Duration) {
@@ -286,6 +298,10 @@ func (d *Driver) Resume() { d.change(func(s *runState) { s.paused = false }) }
 func (d *Driver) State() load.State { return d.stateOf(d.state.Load()) }
 
 func (d *Driver) stateOf(s *runState) load.State {
-	return load.State{Target: s.load, Paused: s.paused, InFlight: int(d.inFlight.Load()), Step: s.step,
+	st := load.State{Target: s.load, Paused: s.paused, InFlight: int(d.inFlight.Load()), Step: s.step,
 		Draining: s.draining}
+	if d.seqs != nil {
+		st.Sequences = int(d.seqs.active.Load())
+	}
+	return st
 }

@@ -82,3 +82,15 @@ func (s *nopStream) Recv() (triton.StreamResponse, error) {
 }
 
 func (s *nopStream) CloseSend() error { return nil }
+
+// nopSeqClient is nopClient for a stateful model: its sequences' requests
+// are answered at once, like any other.
+type nopSeqClient struct{ nopClient }
+
+func (c *nopSeqClient) PrepareSequence(p triton.Prepared, id uint64) (triton.Sequence, error) {
+	return nopSequence{}, nil
+}
+
+type nopSequence struct{}
+
+func (nopSequence) Request(start, end bool) triton.Prepared { return nopPrepared{size: 140} }

@@ -14,7 +14,7 @@ import (
 
 // Result is what the driver knows about one finished request. Times are
 // offsets from the run's start on the monotonic clock, which keeps a Result
-// small and comparisons cheap: 72 bytes, its fields ordered so that a
+// small and comparisons cheap: 80 bytes, its fields ordered so that a
 // decoupled model's count and flag fill what would be padding.
 type Result struct {
 	// Scheduled is when the request was meant to be sent: the pacer's time in
@@ -56,6 +56,10 @@ type Result struct {
 	// Timing is when a decoupled model's responses arrived, nil for other
 	// models and for a request without responses with outputs.
 	Timing *ResponseTiming
+	// SequenceLatency is set on the last request of a stateful model's
+	// sequence (Options.Sequences) when it succeeded: the time from the
+	// sequence's first send to this response. 0 on every other result.
+	SequenceLatency time.Duration
 }
 
 // ResponseTiming is when a decoupled model's responses arrived: the first

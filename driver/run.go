@@ -29,6 +29,8 @@ type run struct {
 
 	streams  []*stream
 	streamWG sync.WaitGroup // stream receivers
+
+	seqs *sequencer // the driver's, nil unless it runs sequences
 }
 
 // segment is a stretch of open-loop pacing with one rate; any change of the
@@ -56,6 +58,7 @@ func (d *Driver) Run(ctx context.Context) error {
 		start:   d.epoch,
 		quit:    make(chan struct{}),
 		tickets: make(chan time.Duration),
+		seqs:    d.seqs,
 	}
 	r.reqCtx, r.cancelReq = context.WithCancel(ctx)
 	defer r.cancelReq()

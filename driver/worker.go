@@ -3,6 +3,8 @@ package driver
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +45,13 @@ type worker struct {
 	pending atomic.Uint64 // seq of the request awaiting its response; 0: none
 	reply   chan streamReply
 	last    streamReply // the last try's reply, decoupled models only
+
+	// Sequences only: a closed-loop worker's own sequence slot, the
+	// random pick of an open-loop one (without Serial), and the request
+	// taken for the next send.
+	slot *seqSlot
+	pick *rand.Rand
+	cur  seqRequest
 }
 
 // The closed-loop pause after an UNAVAILABLE answer starts at
@@ -71,6 +80,9 @@ func newWorker(r *run, id, index int, open bool) *worker {
 		w.stream = r.streams[id%len(r.streams)]
 		w.reply = make(chan streamReply, 1)
 	}
+	if r.seqs != nil && !open {
+		w.slot = r.seqs.newSlot(r.d.opts.Seed, index)
+	}
 	return w
 }
 
@@ -85,13 +97,20 @@ func (w *worker) loop() {
 		st := r.d.state.Load()
 		select {
 		case <-r.quit:
+			w.endSequences()
 			return
 		default:
 		}
 		if !w.wanted(st) {
+			// Sequences end before the worker rests, as perf_analyzer
+			// completes them when its load stops.
+			if r.seqs != nil && w.endSequence() {
+				continue
+			}
 			select {
 			case <-st.wake:
 			case <-r.quit:
+				w.endSequences()
 				return
 			}
 			continue
@@ -122,6 +141,7 @@ func (w *worker) loop() {
 			r.idle.Add(-1)
 		case <-r.quit:
 			r.idle.Add(-1)
+			w.endSequences()
 			return
 		}
 	}
@@ -142,20 +162,34 @@ func (w *worker) wanted(st *runState) bool {
 func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 	r := w.r
 	d := r.d
-	d.inFlight.Add(1)
 	i := w.next
 	if w.next++; w.next == len(d.prepared) {
 		w.next = 0
 	}
+	p, size := d.prepared[i], d.sizes[i]
+	var sr *seqRequest
+	if r.seqs != nil {
+		if ok, err := w.nextInSequence(&sent); !ok {
+			if err == nil {
+				return codes.OK // the load changed while waiting: nothing sent
+			}
+			w.add(Result{Scheduled: scheduled, Sent: sent, Done: r.now(), Code: codes.Internal, Err: err,
+				Inferences: int32(d.opts.BatchSize)})
+			return codes.Internal
+		}
+		sr = &w.cur
+		p, size = sr.p, int32(min(sr.p.Size(), math.MaxInt32))
+	}
+	d.inFlight.Add(1)
 	res := Result{
 		Scheduled:  scheduled,
 		Sent:       sent,
-		BytesSent:  d.sizes[i],
+		BytesSent:  size,
 		Inferences: int32(d.opts.BatchSize),
 		Late:       w.open && sent-scheduled > d.opts.LateThreshold,
 	}
 	for attempt := 0; ; attempt++ {
-		n, err := w.try(d.prepared[i])
+		n, err := w.try(p)
 		if err == nil {
 			res.BytesReceived = int32(min(n, 1<<31-1))
 			break
@@ -186,6 +220,9 @@ func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 			}
 		}
 		w.last = streamReply{}
+	}
+	if sr != nil {
+		w.endedInSequence(&res)
 	}
 	d.inFlight.Add(-1)
 	w.add(res)

@@ -82,6 +82,9 @@ type State struct {
 	// Draining is set once the generator has stopped issuing requests and
 	// waits for those in flight: what finishes then belongs to no load.
 	Draining bool
+	// Sequences counts a stateful model's sequences started and not yet
+	// ended; 0 for other models.
+	Sequences int
 }
 
 // Change is a change of load: the new state, and when it took effect as an

@@ -23,9 +23,11 @@ type StepBuilder struct {
 	latency   stats.LatencyMerge
 	scheduled stats.LatencyMerge
 	// A decoupled model's responses.
-	ttft    stats.LatencyMerge
-	itl     stats.LatencyMerge
-	perReq  stats.CountsMerge
+	ttft   stats.LatencyMerge
+	itl    stats.LatencyMerge
+	perReq stats.CountsMerge
+	// A stateful model's sequences.
+	seq     stats.LatencyMerge
 	server  serverAcc
 	metrics metricsAcc
 	cpu     cpuAcc
@@ -63,6 +65,9 @@ func (p *StepBuilder) Add(s stats.Snapshot) {
 		p.ttft.Add(st.TTFT, s.TTFTHistogram)
 		p.itl.Add(st.ITL, s.ITLHistogram)
 		p.perReq.Add(st.PerRequest, s.ResponsesHistogram)
+	}
+	if sq := t.Sequences; sq != nil {
+		p.seq.Add(sq.Latency, s.SequenceHistogram)
 	}
 	p.server.add(&s.Server)
 	p.metrics.add(&s.Metrics)
@@ -110,6 +115,10 @@ func (p *StepBuilder) Step() record.Step {
 		sc := *c.Streaming
 		c.Streaming = &sc
 	}
+	if c.Sequences != nil {
+		sq := *c.Sequences
+		c.Sequences = &sq
+	}
 	c.SetRates()
 	st := record.Step{
 		Load:      p.load,
@@ -133,6 +142,11 @@ func (p *StepBuilder) Step() record.Step {
 		sc.ITL, a2 = p.itl.Latency()
 		sc.PerRequest, a3 = p.perReq.Counts()
 		st.Approximate = st.Approximate || a1 || a2 || a3
+	}
+	if sq := c.Sequences; sq != nil {
+		var a bool
+		sq.Latency, a = p.seq.Latency()
+		st.Approximate = st.Approximate || a
 	}
 	st.Client = c
 	return st

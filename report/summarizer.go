@@ -107,6 +107,7 @@ func (z *Summarizer) remember(s stats.Snapshot) {
 	// the copies small.
 	s.Histogram, s.ScheduledHistogram = "", ""
 	s.TTFTHistogram, s.ITLHistogram, s.ResponsesHistogram = "", "", ""
+	s.SequenceHistogram = ""
 	z.recent = append(z.recent, s)
 }
 

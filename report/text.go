@@ -65,6 +65,7 @@ func writeLevel(b *strings.Builder, s record.Summary) {
 		writeLatency(b, "from schedule", *c.Scheduled)
 	}
 	writeStreaming(b, c.Streaming)
+	writeSequences(b, c.Sequences)
 	if c.Late > 0 {
 		fmt.Fprintf(b, "    Late sends: %d (%s%%)\n", c.Late, g6(100*c.LateShare))
 	}
@@ -389,6 +390,17 @@ func writeStreaming(b *strings.Builder, st *stats.StreamingStats) {
 		st.Responses, strconv.FormatFloat(pr.Mean, 'f', 1, 64), pr.Min, pr.P50, pr.P90, pr.P99, pr.Max)
 	writeDistribution(b, "time to first response", st.TTFT)
 	writeDistribution(b, "inter-response latency", st.ITL)
+}
+
+// writeSequences writes a stateful model's sequences that ended and their
+// latency, from a sequence's first send to its last response, in
+// writeLatency's words.
+func writeSequences(b *strings.Builder, sq *stats.SequenceStats) {
+	if sq == nil {
+		return
+	}
+	fmt.Fprintf(b, "    Sequence count: %d (%s seq/sec)\n", sq.Ended, g6(sq.EndedPerS))
+	writeDistribution(b, "sequence latency", sq.Latency)
 }
 
 // writeDistribution writes "Avg NAME: N usec" and its percentiles.

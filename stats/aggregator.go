@@ -35,7 +35,8 @@ type Aggregator struct {
 	runDur    time.Duration
 	runHist   *hdrhistogram.Histogram
 	runSched  *hdrhistogram.Histogram
-	runStream *streamHists // nil until a decoupled model's results come
+	runStream *streamHists            // nil until a decoupled model's results come
+	runSeq    *hdrhistogram.Histogram // nil until a sequence ends
 
 	// decoupled makes every span report StreamingStats, even one in which
 	// no request of the decoupled model finished.
@@ -96,7 +97,8 @@ type span struct {
 	t      tally
 	hist   *hdrhistogram.Histogram
 	sched  *hdrhistogram.Histogram
-	stream *streamHists // nil until the span counts a decoupled model's result
+	stream *streamHists            // nil until the span counts a decoupled model's result
+	seq    *hdrhistogram.Histogram // nil until a sequence ends in the span
 }
 
 func newSpan() *span { return &span{hist: newHistogram(), sched: newHistogram()} }
@@ -116,6 +118,9 @@ func (sp *span) add(r *driver.Result, samples *errorSamples) {
 	if r.Decoupled {
 		sp.addStream(r)
 	}
+	if r.SequenceLatency > 0 {
+		sp.addSequence(r)
+	}
 }
 
 // reset empties the span for reuse.
@@ -125,6 +130,9 @@ func (sp *span) reset() {
 	sp.sched.Reset()
 	if sp.stream != nil {
 		sp.stream.reset()
+	}
+	if sp.seq != nil {
+		sp.seq.Reset()
 	}
 }
 
@@ -161,7 +169,7 @@ func (a *Aggregator) Tick(d time.Duration, rateMode bool, s *Snapshot) error {
 	cur.t.openLoop = cur.t.openLoop || rateMode
 	a.samples.drain(&a.msgs)
 
-	s.Tick = a.stats(&cur.t, d, cur.hist, cur.sched, cur.stream)
+	s.Tick = a.stats(&cur.t, d, cur.hist, cur.sched, cur.stream, cur.seq)
 	hist, err := encodeHistogram(cur.hist)
 	var schedHist string
 	if err == nil && cur.t.openLoop {
@@ -171,10 +179,13 @@ func (a *Aggregator) Tick(d time.Duration, rateMode bool, s *Snapshot) error {
 	if err == nil && cur.t.stream.seen {
 		s.TTFTHistogram, s.ITLHistogram, s.ResponsesHistogram, err = encodeStream(cur.stream)
 	}
+	if err == nil && cur.t.seq.count > 0 {
+		s.SequenceHistogram, err = encodeHistogram(cur.seq)
+	}
 
-	slot := a.win.push(d, &cur.t, cur.hist, cur.sched, cur.stream)
+	slot := a.win.push(d, &cur.t, cur.hist, cur.sched, cur.stream, cur.seq)
 	wd, wt := a.win.merge()
-	s.Window = a.stats(&wt, wd, a.win.hist, a.win.sched, a.win.stream)
+	s.Window = a.stats(&wt, wd, a.win.hist, a.win.sched, a.win.stream, a.win.seq)
 	s.WindowLength = a.winLength
 
 	a.run.merge(&cur.t)
@@ -187,7 +198,13 @@ func (a *Aggregator) Tick(d time.Duration, rateMode bool, s *Snapshot) error {
 		}
 		slot.stream.mergeInto(a.runStream)
 	}
-	s.Run = a.stats(&a.run, a.runDur, a.runHist, a.runSched, a.runStream)
+	if slot.seq != nil {
+		if a.runSeq == nil {
+			a.runSeq = newHistogram()
+		}
+		slot.seq.MergeInto(a.runSeq)
+	}
+	s.Run = a.stats(&a.run, a.runDur, a.runHist, a.runSched, a.runStream, a.runSeq)
 
 	cur.reset()
 	if a.splitting {
@@ -213,11 +230,15 @@ func (a *Aggregator) applyControls() {
 		if a.runStream != nil {
 			a.runStream.reset()
 		}
+		if a.runSeq != nil {
+			a.runSeq.Reset()
+		}
 	}
 }
 
 // stats builds ClientStats for a span from its counters and histograms.
-func (a *Aggregator) stats(t *tally, d time.Duration, hist, sched *hdrhistogram.Histogram, stream *streamHists) ClientStats {
+func (a *Aggregator) stats(t *tally, d time.Duration, hist, sched *hdrhistogram.Histogram, stream *streamHists,
+	seq *hdrhistogram.Histogram) ClientStats {
 	s := t.clientStats(d, &a.msgs)
 	s.Latency = latency(hist, t.latency)
 	if t.openLoop {
@@ -227,5 +248,6 @@ func (a *Aggregator) stats(t *tally, d time.Duration, hist, sched *hdrhistogram.
 	if t.stream.seen || a.decoupled.Load() {
 		s.Streaming = t.stream.streamingStats(d, stream)
 	}
+	s.Sequences = sequenceStats(t.seq, d, seq)
 	return s
 }

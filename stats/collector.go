@@ -516,9 +516,10 @@ func (r *collection) cut(now time.Time, end time.Duration, at load.State) (*Snap
 	s := &Snapshot{Seq: r.seq, Time: now, Elapsed: now.Sub(r.start), Interval: d}
 	ctrl := r.c.opts.Control
 	if ctrl != nil {
-		// The in-flight count and the pause are as at the tick's end.
+		// The in-flight and sequence counts and the pause are as at the
+		// tick's end.
 		cur := ctrl.State()
-		at.InFlight, at.Paused = cur.InFlight, cur.Paused
+		at.InFlight, at.Paused, at.Sequences = cur.InFlight, cur.Paused, cur.Sequences
 	}
 	err := r.c.agg.Tick(d, ctrl != nil && at.Target.Open(), s)
 	s.Load = loadOf(at, ctrl != nil, s.Tick.Scheduled != nil)

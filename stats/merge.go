@@ -9,8 +9,8 @@ import (
 )
 
 // Add adds o's counters to s: duration, requests, successes, errors,
-// inferences, cancellations, retries, late sends, bytes, errors by code and
-// a decoupled model's request and response counts.
+// inferences, cancellations, retries, late sends, bytes, errors by code, a
+// decoupled model's request and response counts and the sequences ended.
 // Rates are left alone (SetRates derives them once the adding is done) and
 // so is latency, which only histograms can add (see LatencyMerge). Spans of
 // the same run add up: ticks into a step, workers' ticks into one tick.
@@ -33,6 +33,12 @@ func (s *ClientStats) Add(o *ClientStats) {
 			s.Streaming = &StreamingStats{}
 		}
 		s.Streaming.Add(o.Streaming)
+	}
+	if o.Sequences != nil {
+		if s.Sequences == nil {
+			s.Sequences = &SequenceStats{}
+		}
+		s.Sequences.Add(o.Sequences)
 	}
 }
 
@@ -61,18 +67,24 @@ func sortErrors(errs []ErrorCount) {
 	})
 }
 
-// SetRates derives RequestsPerS, InferPerS and Streaming.ResponsesPerS
-// from the counters over Duration, and LateShare from Late over Requests.
+// SetRates derives RequestsPerS, InferPerS, Streaming.ResponsesPerS and
+// Sequences.EndedPerS from the counters over Duration, and LateShare from Late over Requests.
 func (s *ClientStats) SetRates() {
 	s.RequestsPerS, s.InferPerS, s.LateShare = 0, 0, 0
 	if s.Streaming != nil {
 		s.Streaming.ResponsesPerS = 0
+	}
+	if s.Sequences != nil {
+		s.Sequences.EndedPerS = 0
 	}
 	if secs := s.Duration.Seconds(); secs > 0 {
 		s.RequestsPerS = float64(s.Requests) / secs
 		s.InferPerS = float64(s.Inferences) / secs
 		if s.Streaming != nil {
 			s.Streaming.ResponsesPerS = float64(s.Streaming.Responses) / secs
+		}
+		if s.Sequences != nil {
+			s.Sequences.EndedPerS = float64(s.Sequences.Ended) / secs
 		}
 	}
 	if s.Requests > 0 {

@@ -54,6 +54,9 @@ type Snapshot struct {
 	TTFTHistogram      string `json:"ttft_histogram,omitempty"`
 	ITLHistogram       string `json:"itl_histogram,omitempty"`
 	ResponsesHistogram string `json:"responses_histogram,omitempty"`
+	// SequenceHistogram is the same for the latency of a stateful
+	// model's sequences that ended in the tick (ClientStats.Sequences).
+	SequenceHistogram string `json:"sequence_histogram,omitempty"`
 }
 
 // Load is the load profile that held during a tick and the driver's state at
@@ -69,12 +72,16 @@ type Load struct {
 	// Drain marks the ticks after the load stopped, while requests in
 	// flight finish: they belong to no load level.
 	Drain bool `json:"drain,omitempty"`
+	// Sequences counts a stateful model's sequences started and not yet
+	// ended at the tick's end; 0 for other models.
+	Sequences int `json:"sequences,omitempty"`
 }
 
 // LoadOf is the run-file form of a load generator's state. Only the fields
 // of its mode are kept: a closed loop has no rate or distribution.
 func LoadOf(st load.State) Load {
-	l := Load{Mode: st.Target.Mode, InFlight: st.InFlight, Paused: st.Paused, Step: st.Step, Drain: st.Draining}
+	l := Load{Mode: st.Target.Mode, InFlight: st.InFlight, Paused: st.Paused, Step: st.Step, Drain: st.Draining,
+		Sequences: st.Sequences}
 	if l.Mode == "" {
 		l.Mode = load.Concurrency
 	}
@@ -137,6 +144,9 @@ type ClientStats struct {
 	// second); nil for other models. Latency is then the latency to the
 	// final response.
 	Streaming *StreamingStats `json:"streaming,omitempty"`
+	// Sequences is a stateful model's sequences that ended in the span
+	// and their latency; nil for other models and when none ended.
+	Sequences *SequenceStats `json:"sequences,omitempty"`
 }
 
 // Latency is a latency distribution's summary, over successful requests.

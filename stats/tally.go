@@ -38,6 +38,8 @@ type tally struct {
 	errCount [codeSlots]int64
 	// stream counts a decoupled model's responses.
 	stream streamTally
+	// seq is the latency of a stateful model's sequences that ended.
+	seq extremes
 }
 
 // merge adds o's counters to t.
@@ -55,6 +57,7 @@ func (t *tally) merge(o *tally) {
 	t.latency.merge(o.latency)
 	t.sched.merge(o.sched)
 	t.stream.merge(&o.stream)
+	t.seq.merge(o.seq)
 	for i, c := range o.errCount {
 		t.errCount[i] += c
 	}

@@ -14,7 +14,8 @@ type windowSlot struct {
 	t      tally
 	hist   *hdrhistogram.PackedHistogram
 	sched  *hdrhistogram.PackedHistogram
-	stream *packedStreamHists // nil until a tick had a decoupled model's results
+	stream *packedStreamHists            // nil until a tick had a decoupled model's results
+	seq    *hdrhistogram.PackedHistogram // nil until a sequence ended in a tick
 }
 
 // window is a ring of the last ticks. Merging its slots gives exactly the
@@ -30,6 +31,7 @@ type window struct {
 	hist   *hdrhistogram.Histogram
 	sched  *hdrhistogram.Histogram
 	stream *streamHists
+	seq    *hdrhistogram.Histogram
 }
 
 // newWindow returns an empty window of the given number of ticks (at least 1).
@@ -59,7 +61,8 @@ func (w *window) resize(ticks int) {
 
 // push adds a finished tick, dropping the oldest slot when the ring is full,
 // and returns the slot it filled.
-func (w *window) push(dur time.Duration, t *tally, hist, sched *hdrhistogram.Histogram, stream *streamHists) *windowSlot {
+func (w *window) push(dur time.Duration, t *tally, hist, sched *hdrhistogram.Histogram, stream *streamHists,
+	seq *hdrhistogram.Histogram) *windowSlot {
 	s := &w.slots[w.next]
 	if s.hist == nil {
 		s.hist, s.sched = newPacked(), newPacked()
@@ -76,6 +79,7 @@ func (w *window) push(dur time.Duration, t *tally, hist, sched *hdrhistogram.His
 	if s.stream != nil {
 		s.stream.set(stream)
 	}
+	s.seq = packedInto(s.seq, seq)
 	w.next = (w.next + 1) % len(w.slots)
 	w.n = min(w.n+1, len(w.slots))
 	return s
@@ -97,6 +101,9 @@ func (w *window) merge() (time.Duration, tally) {
 	if w.stream != nil {
 		w.stream.reset()
 	}
+	if w.seq != nil {
+		w.seq.Reset()
+	}
 	for i := range w.n {
 		s := &w.slots[(w.next-1-i+2*len(w.slots))%len(w.slots)]
 		d += s.dur
@@ -108,6 +115,12 @@ func (w *window) merge() (time.Duration, tally) {
 				w.stream = newStreamHists()
 			}
 			s.stream.mergeInto(w.stream)
+		}
+		if s.seq != nil {
+			if w.seq == nil {
+				w.seq = newHistogram()
+			}
+			s.seq.MergeInto(w.seq)
 		}
 	}
 	return d, t

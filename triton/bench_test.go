@@ -211,3 +211,63 @@ func BenchmarkStreamReplyParseToken(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGRPCSendSequence is BenchmarkGRPCSend for a request in the
+// middle of a sequence: the prepared bytes and the sequence's parameter
+// entries go out as two buffers.
+func BenchmarkGRPCSendSequence(b *testing.B) {
+	c := dialGRPC(b, grpcServerProcess(b), Options{})
+	seq, err := c.PrepareSequence(mustPrepare(b, c, simpleRequest(1)), 42)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := seq.Request(false, false)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Send(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHTTPSendSequence is BenchmarkHTTPSend for a request in the
+// middle of a sequence: a body in two parts.
+func BenchmarkHTTPSendSequence(b *testing.B) {
+	s := startHTTPServer(b)
+	c := dialHTTP(b, s.URL, Options{})
+	seq, err := c.PrepareSequence(mustPrepare(b, c, simpleRequest(1)), 42)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := seq.Request(false, false)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Send(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPrepareSequence is what starting a sequence costs: its four
+// requests' parameters encoded once, over gRPC and HTTP.
+func BenchmarkPrepareSequence(b *testing.B) {
+	for _, c := range []Client{&grpcClient{}, &httpClient{base: "http://h:8000", header: map[string][]string{}}} {
+		p := mustPrepare(b, c, simpleRequest(1))
+		name := "gRPC"
+		if _, ok := c.(*httpClient); ok {
+			name = "HTTP"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			id := uint64(0)
+			for b.Loop() {
+				id++
+				if _, err := c.PrepareSequence(p, id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -41,6 +41,11 @@ type Client interface {
 	// body in bytes without decoding the tensors. This is the driver's hot
 	// path.
 	Send(ctx context.Context, p Prepared) (int, error)
+	// PrepareSequence makes a request prepared by this client into the
+	// requests of one sequence of a stateful model, with correlation id
+	// id (at least 1): the sequence parameters are encoded once, and the
+	// tensors are neither encoded nor copied again.
+	PrepareSequence(p Prepared, id uint64) (Sequence, error)
 	// OpenStream opens a bidirectional ModelStreamInfer stream. Only the gRPC
 	// client supports streaming; HTTP returns an error.
 	OpenStream(ctx context.Context) (Stream, error)

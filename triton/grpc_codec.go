@@ -34,6 +34,10 @@ func (c rawCodec) Marshal(v any) (mem.BufferSlice, error) {
 	case *grpcPrepared:
 		return m.wire, nil
 	case *streamRequest:
+		// A sequence's request is two buffers (see PrepareSequence).
+		if len(m.p.wire) == 2 {
+			return mem.BufferSlice{m.p.wire[0], m.p.wire[1], mem.SliceBuffer(m.idField)}, nil
+		}
 		return mem.BufferSlice{m.p.wire[0], mem.SliceBuffer(m.idField)}, nil
 	}
 	return c.fallback.Marshal(v)

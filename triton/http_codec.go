@@ -11,6 +11,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/tritontop/tritontop/triton/kserve"
 )
@@ -21,10 +22,26 @@ type httpPrepared struct {
 	url    string
 	body   []byte
 	header http.Header
+	// rest, when set, is the rest of the body after body: the part a
+	// sequence's request shares with the request it was prepared from
+	// (see PrepareSequence); getBody reads both again for a retry.
+	rest    []byte
+	getBody func() (io.ReadCloser, error)
+	// jsonLen is the JSON part's length (-1: the body is all JSON);
+	// paramsAt is where sequence parameters go in it, inside the
+	// "parameters" object when hasParams, else where one goes; -1 when
+	// they cannot go in.
+	jsonLen   int
+	paramsAt  int
+	hasParams bool
+	// seqHeaders are the headers of its sequences' requests by the
+	// length of their sequence parameters (see seqHeader).
+	seqMu      sync.Mutex
+	seqHeaders map[int]http.Header
 }
 
 // Size implements Prepared.
-func (p *httpPrepared) Size() int { return len(p.body) }
+func (p *httpPrepared) Size() int { return len(p.body) + len(p.rest) }
 
 // Prepare implements Client.
 func (c *httpClient) Prepare(req *InferRequest) (Prepared, error) {
@@ -40,13 +57,17 @@ func (c *httpClient) prepare(req *InferRequest) (*httpPrepared, error) {
 		return nil, fmt.Errorf("infer request for %q: %w", req.Model, err)
 	}
 	h := c.header.Clone()
+	head := body
 	if jsonLen >= 0 {
 		h.Set("Content-Type", "application/octet-stream")
 		h.Set(kserve.HeaderContentLength, strconv.Itoa(jsonLen))
+		head = body[:jsonLen]
 	} else {
 		h.Set("Content-Type", "application/json")
 	}
-	return &httpPrepared{url: c.base + modelPath(req.Model, req.Version) + "/infer", body: body, header: h}, nil
+	hasParams := len(req.Parameters) > 0 || jsonLen >= 0 && len(req.Outputs) == 0
+	return &httpPrepared{url: c.base + modelPath(req.Model, req.Version) + "/infer", body: body, header: h,
+		jsonLen: jsonLen, paramsAt: parametersAt(head, req.ID, hasParams), hasParams: hasParams}, nil
 }
 
 // encodeHTTPInfer builds an infer body. With req.JSON the tensors are JSON
@@ -151,7 +172,18 @@ func (c *httpClient) Send(ctx context.Context, p Prepared) (int, error) {
 }
 
 func (c *httpClient) post(ctx context.Context, hp *httpPrepared) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hp.url, bytes.NewReader(hp.body))
+	var req *http.Request
+	var err error
+	if hp.rest == nil {
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, hp.url, bytes.NewReader(hp.body))
+	} else {
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, hp.url, nil)
+		if err == nil {
+			req.Body = &bodyParts{a: hp.body, b: hp.rest}
+			req.ContentLength = int64(hp.Size())
+			req.GetBody = hp.getBody
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("infer request: %w", err)
 	}

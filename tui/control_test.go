@@ -19,6 +19,14 @@ func newFakeControl(n int) *fakeControl {
 	return &fakeControl{state: load.State{Target: load.Target{Mode: load.Concurrency, Concurrency: n}, InFlight: n}}
 }
 
+// newFakeSequenceControl is a closed loop at n driving a stateful model:
+// n sequences running.
+func newFakeSequenceControl(n int) *fakeControl {
+	f := newFakeControl(n)
+	f.state.Sequences = n
+	return f
+}
+
 func newFakeRateControl(r float64) *fakeControl {
 	return &fakeControl{state: load.State{Target: load.Target{Mode: load.Rate, Rate: r,
 		Distribution: load.Poisson}, InFlight: 24}}

@@ -88,6 +88,7 @@ func (p *headerPane) View() string {
 		line2 = joinFit(p.w-1,
 			field{p.loadText(), 5},
 			field{"in flight " + st.Value.Render(strconv.Itoa(p.b.ui.load.InFlight)), 1},
+			field{p.sequences(), 1},
 			field{st.Value.Render(fmtElapsed(s.Elapsed)), 3},
 			field{p.state(s), 4},
 			field{p.b.verdictTag(compact), 5},
@@ -95,6 +96,16 @@ func (p *headerPane) View() string {
 		)
 	}
 	return fit(" "+line1, p.w) + "\n" + fit(" "+line2, p.w)
+}
+
+// sequences is a stateful model's running sequences, "" for other models
+// and while none runs.
+func (p *headerPane) sequences() string {
+	n := p.b.ui.load.Sequences
+	if n <= 0 {
+		return ""
+	}
+	return "sequences " + p.b.common.Styles.Value.Render(strconv.Itoa(n)) + " active"
 }
 
 // processShare is tritontop's CPU as the CPU pane gives it: a share of

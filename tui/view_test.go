@@ -85,6 +85,9 @@ func TestScreen(t *testing.T) {
 		{"shared", Options{Control: newFakeRateControl(800), Header: sharedHeader}, openLoopRun(64)},
 		// A range 4:64 at its fourth step, three steps measured.
 		{"sweep", Options{Control: newFakeControl(32), Sweep: sweepAt(sweepRun(64))}, sweepRun(64)},
+		// A stateful model: each of the 32 requests in flight runs a
+		// sequence.
+		{"sequences", Options{Control: newFakeSequenceControl(32)}, closedLoopRun(64)},
 	}
 	for _, c := range cases {
 		for _, sz := range sizes {

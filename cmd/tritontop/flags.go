@@ -71,6 +71,7 @@ type loadFlags struct {
 	cpuProfile       string
 	llm              llmFlags
 	dist             workerFlags // --workers, --start-at, --prometheus-addr
+	seq              seqFlags
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -170,6 +171,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of tritontop itself to FILE")
 	registerLLMFlags(fs, &f.llm)
 	registerWorkerFlags(fs, &f.dist)
+	registerSequenceFlags(fs, &f.seq)
 	return fs
 }
 

@@ -142,12 +142,16 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	}
 	defer t.client.Close()
 	planProbe(&sched, t.config)
+	seqs, err := sequenceOptions(f, t.config)
+	if err != nil {
+		return usageError{err}
+	}
 
 	drv, err := driver.New(driver.Options{
 		Client: t.client, Requests: t.requests, BatchSize: f.batch,
 		Load:      sched.initial,
 		Streaming: f.streaming, Streams: f.streams, Decoupled: t.decoupled(),
-		Timeout: f.timeout, Retries: f.retries,
+		Timeout: f.timeout, Retries: f.retries, Sequences: seqs,
 	})
 	if err != nil {
 		return usageError{err}

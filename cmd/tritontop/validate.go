@@ -87,6 +87,9 @@ func checkNumbers(f *loadFlags) error {
 		{flag: "--workers", v: float64(f.dist.count), lo: 1, hi: maxWorkers, zeroOK: !f.set["workers"], allowed: fmt.Sprintf("1 to %d", maxWorkers)},
 		{flag: "--worker-index", v: float64(f.dist.index), lo: 0, hi: maxWorkers - 1, allowed: fmt.Sprintf("0 to %d", maxWorkers-1)},
 		{flag: "--prometheus-scrape-interval", v: dur(f.dist.scrape), lo: 0, hi: dur(maxTimeout), allowed: "0 (stop at once) to 1h"},
+		{flag: "--sequence-length", v: float64(f.seq.length), lo: 1, hi: maxSequenceLength, allowed: fmt.Sprintf("1 to %d requests", maxSequenceLength)},
+		{flag: "--sequence-length-variation", v: f.seq.variation, lo: 0, hi: 100, allowed: "0 to 100 (percent)"},
+		{flag: "--num-of-sequences", v: float64(f.seq.count), lo: 1, hi: maxConcurrency, allowed: fmt.Sprintf("1 to %d", maxConcurrency)},
 	}
 	for _, c := range checks {
 		if err := c.verify(); err != nil {
@@ -225,7 +228,8 @@ func removeEmptyCSV(f *loadFlags) {
 
 // checkRanges reads the ranges as the run will, so that a bad one is a
 // usage error before any connection, and holds their levels to the limits
-// of --concurrency and --request-rate.
+// of --concurrency and --request-rate, and --sequence-id-range to the most
+// sequences they may keep live at once.
 func checkRanges(f *loadFlags) error {
 	sc, err := loadFromFlags(f)
 	if err != nil {
@@ -238,6 +242,7 @@ func checkRanges(f *loadFlags) error {
 	case plan.Binary:
 		levels = s.Levels
 	}
+	live := max(f.concurrency, 1)
 	for _, l := range levels {
 		switch {
 		// With --workers, the levels are this worker's share.
@@ -246,6 +251,11 @@ func checkRanges(f *loadFlags) error {
 		case l.Open() && l.Rate > maxRate:
 			return fmt.Errorf("--request-rate-range %q reaches %v requests per second%s: use at most %v", f.rateRange, l.Rate, f.dist.perWorker(), maxRate)
 		}
+		live = max(live, l.Concurrency)
 	}
-	return nil
+	open := sc.initial.Open() || f.plan != nil
+	if open {
+		live = f.seq.count
+	}
+	return checkSequenceFlags(f, live, open)
 }
