@@ -63,7 +63,6 @@ type InputOptions struct {
 	Streaming bool
 }
 
-
 // ParseShapes parses --shape values of the form "NAME:d1,d2,d3". The name may
 // itself contain colons; the dims follow the last one.
 func ParseShapes(flags []string) (map[string][]int64, error) {
