@@ -82,6 +82,7 @@ type Options struct {
 // methods, read its results from Results, and run it with Run.
 type Driver struct {
 	opts     Options
+	balancer *Balancer // opts.Client when it is one: Results then name the replica
 	prepared []triton.Prepared
 	sizes    []int32
 	results  chan []Result
@@ -166,6 +167,7 @@ func New(opts Options) (*Driver, error) {
 		d.prepared = append(d.prepared, p)
 		d.sizes = append(d.sizes, int32(min(p.Size(), math.MaxInt32)))
 	}
+	d.balancer, _ = opts.Client.(*Balancer)
 	d.state.Store(&runState{load: initial, wake: make(chan struct{})})
 	return d, nil
 }

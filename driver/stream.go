@@ -24,9 +24,10 @@ type stream struct {
 // conn is one opened stream; dead is closed when its receiver saw the
 // stream fail, and err says why.
 type conn struct {
-	s    triton.Stream
-	dead chan struct{}
-	err  error
+	s        triton.Stream
+	endpoint uint16 // the replica the stream is on
+	dead     chan struct{}
+	err      error
 }
 
 func (r *run) openStreams() error {
@@ -61,7 +62,7 @@ func (s *stream) connLocked() (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open stream: %w", err)
 	}
-	c := &conn{s: st, dead: make(chan struct{})}
+	c := &conn{s: st, endpoint: streamEndpoint(st), dead: make(chan struct{})}
 	s.c = c
 	r.streamWG.Add(1)
 	go r.receive(c)
@@ -202,6 +203,7 @@ func (w *worker) tryStream(p triton.Prepared) (int, error) {
 		w.pending.Store(0)
 		return 0, err
 	}
+	w.endpoint = c.endpoint
 	var timeout <-chan time.Time
 	if t := r.d.opts.Timeout; t > 0 {
 		w.timer.Reset(t)

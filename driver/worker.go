@@ -23,6 +23,8 @@ type worker struct {
 	index int  // position among the workers of its kind
 	open  bool // open-loop (ticket) worker
 	next  int  // next request to send, rotating through the prepared ones
+	// endpoint is the replica the last try went to (see Balancer).
+	endpoint uint16
 	timer *time.Timer
 	// unavailable is the closed-loop pause after an UNAVAILABLE answer,
 	// doubled while they last; 0 after a request that was not.
@@ -176,6 +178,7 @@ func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 		res.Retries++
 	}
 	res.Done = r.now()
+	res.Endpoint = w.endpoint
 	if d.opts.Decoupled {
 		res.Decoupled = true
 		if w.last.done > 0 {
@@ -200,7 +203,7 @@ func (w *worker) try(p triton.Prepared) (int, error) {
 	r := w.r
 	t := r.d.opts.Timeout
 	if t <= 0 {
-		return r.d.opts.Client.Send(r.reqCtx, p)
+		return w.send(r.reqCtx, p)
 	}
 	// A context.WithTimeout per request costs 4 allocations and about 2µs
 	// (BenchmarkClosedLoopNopTimeout): the worker instead keeps one
@@ -213,7 +216,7 @@ func (w *worker) try(p triton.Prepared) (int, error) {
 		w.ttimer.Stop()
 	}
 	w.ttimer.Reset(t)
-	n, err := r.d.opts.Client.Send(w.tctx, p)
+	n, err := w.send(w.tctx, p)
 	if !w.ttimer.Stop() {
 		w.tctx = nil
 		if err != nil && r.reqCtx.Err() == nil {
