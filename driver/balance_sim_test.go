@@ -102,4 +102,3 @@ func TestBalancerOverSimulators(t *testing.T) {
 		})
 	}
 }
-

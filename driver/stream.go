@@ -24,10 +24,11 @@ type stream struct {
 // conn is one opened stream; dead is closed when its receiver saw the
 // stream fail, and err says why.
 type conn struct {
-	s        triton.Stream
+	s    triton.Stream
+	dead chan struct{}
+	err  error
+
 	endpoint uint16 // the replica the stream is on
-	dead     chan struct{}
-	err      error
 }
 
 func (r *run) openStreams() error {

@@ -23,12 +23,12 @@ type worker struct {
 	index int  // position among the workers of its kind
 	open  bool // open-loop (ticket) worker
 	next  int  // next request to send, rotating through the prepared ones
-	// endpoint is the replica the last try went to (see Balancer).
-	endpoint uint16
 	timer *time.Timer
 	// unavailable is the closed-loop pause after an UNAVAILABLE answer,
 	// doubled while they last; 0 after a request that was not.
 	unavailable time.Duration
+	// endpoint is the replica the last try went to (see Balancer).
+	endpoint uint16
 
 	// Unary timeouts: a context cancelled by ttimer, see try.
 	tctx   context.Context
