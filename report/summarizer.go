@@ -56,6 +56,8 @@ type Summarizer struct {
 	plan     *record.Plan
 	// recent holds the last ticks for the diagnosis.
 	recent []stats.Snapshot
+	// replicas follow each replica of a run over several.
+	replicas []*replicaAcc
 }
 
 // NewSummarizer starts a summary of the run described by h.
@@ -71,6 +73,7 @@ func (z *Summarizer) Add(s stats.Snapshot) {
 	z.ticks++
 	z.last = s
 	z.whole.Add(s)
+	z.addReplicas(&s)
 	z.remember(s)
 	if z.cur != nil && !z.cur.load.SameLevel(s.Load) {
 		z.closeLevel()
@@ -96,6 +99,7 @@ func (z *Summarizer) remember(s stats.Snapshot) {
 	// the copies small.
 	s.Histogram, s.ScheduledHistogram = "", ""
 	s.TTFTHistogram, s.ITLHistogram, s.ResponsesHistogram = "", "", ""
+	s.Replicas = nil
 	z.recent = append(z.recent, s)
 }
 
@@ -146,6 +150,7 @@ func (z *Summarizer) Summary() record.Summary {
 		Load:     z.h.Load,
 		Search:   z.search,
 		Plan:     z.plan,
+		Balance:  z.h.Server.Balance,
 	}
 	if z.ticks == 0 {
 		return sum
@@ -161,6 +166,7 @@ func (z *Summarizer) Summary() record.Summary {
 	w := z.whole.Step()
 	sum.Client, sum.Server, sum.Metrics, sum.ClientCPU = w.Client, w.Server, w.Metrics, w.ClientCPU
 	sum.Diagnosis = z.diagnose(z.last.Seq)
+	sum.Replicas = z.replicaSummaries()
 	if len(z.measured) > 0 {
 		sum.Steps = append([]record.Step(nil), z.measured...)
 		return sum
