@@ -168,7 +168,9 @@ func writeCSVRow(b *strings.Builder, st record.Step, rate, gpus, streaming bool)
 // has none in perf_analyzer's map of that metric.
 func writeGPUCells(b *strings.Builder, gpus []record.GPUSummary) {
 	gpus = slices.Clone(gpus)
-	slices.SortFunc(gpus, func(a, b record.GPUSummary) int { return cmp.Or(cmp.Compare(a.Replica, b.Replica), cmp.Compare(a.UUID, b.UUID)) })
+	slices.SortFunc(gpus, func(a, b record.GPUSummary) int {
+		return cmp.Or(cmp.Compare(a.Replica, b.Replica), cmp.Compare(a.UUID, b.UUID))
+	})
 	// The four columns: whether a GPU reported the gauge, and its value.
 	cells := [...]struct {
 		has   func(record.GPUSummary) bool
