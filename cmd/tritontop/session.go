@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -23,7 +22,6 @@ import (
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/stats"
-	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/tui"
 )
 
@@ -135,19 +133,26 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	if err != nil {
 		return err
 	}
-	defer t.client.Close()
+	defer t.close()
 	planProbe(&sched, t.config)
 
+	client, streams, bal, err := driverClient(f, t)
+	if err != nil {
+		return err
+	}
+	if bal != nil {
+		defer bal.Close()
+	}
 	drv, err := driver.New(driver.Options{
-		Client: t.client, Requests: t.requests, BatchSize: f.batch,
+		Client: client, Requests: t.requests, BatchSize: f.batch,
 		Load:      sched.initial,
-		Streaming: f.streaming, Streams: f.streams, Decoupled: t.decoupled(),
+		Streaming: f.streaming, Streams: streams, Decoupled: t.decoupled(),
 		Timeout: f.timeout, Retries: f.retries,
 	})
 	if err != nil {
 		return usageError{err}
 	}
-	col, closeCol := newCollector(ctx, f, t, drv, stderr)
+	col, closeCol := newCollector(ctx, f, t, drv, bal, stderr)
 	defer closeCol()
 	// Every change of load, by key or by step, starts a new tick.
 	drv.OnLoadChange(col.LoadChanged)
@@ -294,19 +299,9 @@ func newStepper(f *loadFlags, sched schedule, drv *driver.Driver, col *stats.Col
 
 // newCollector builds the run's measuring side: the server's statistics and
 // metrics, and the client's CPU. The returned func releases the sampler.
-func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driver, stderr io.Writer) (*stats.Collector, func()) {
+func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driver, bal *driver.Balancer, stderr io.Writer) (*stats.Collector, func()) {
 	interval := f.tick
-	poller := stats.NewServerPoller(t.client, f.model, f.modelVersion)
-	primeCtx, cancelPrime := context.WithTimeout(ctx, f.connectTimeout)
-	err := poller.Prime(primeCtx)
-	cancelPrime()
-	if err != nil {
-		fmt.Fprintf(stderr, "tritontop: warning: server statistics unavailable: %s\n", oneLine(err.Error()))
-	}
-	metricsURL := f.metricsURL
-	if metricsURL == "" {
-		metricsURL = triton.MetricsURL(f.url)
-	}
+	poller, metrics, replicas := serverSources(ctx, f, t, bal, stderr)
 	closeSampler := func() {}
 	sampler, err := stats.NewSystemSampler(ctx)
 	if err != nil {
@@ -319,8 +314,8 @@ func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driv
 		Interval: interval, Window: f.window,
 		Results: drv.Results(), Control: drv, Epoch: drv.Epoch(), Decoupled: t.decoupled(),
 		Server:  poller,
-		Metrics: stats.NewMetricsScraper(metricsURL, &http.Client{Timeout: 2 * interval}, f.model, f.modelVersion),
-		System:  sampler,
+		Metrics: metrics,
+		System:  sampler, Replicas: replicas,
 	})
 	return col, closeSampler
 }
@@ -331,11 +326,14 @@ func runHeader(f *loadFlags, args []string, t *target, initial stats.Load) recor
 		TritontopVersion: version,
 		Args:             args,
 		StartTime:        time.Now(),
-		Server:           record.ServerInfo{URL: f.url, Protocol: protocolName(f), Simulated: t.simulated, InProcess: f.inProcessServer},
+		Server:           record.ServerInfo{URL: strings.Join(f.servers(), ","), Protocol: protocolName(f), Simulated: t.simulated, InProcess: f.inProcessServer},
 		Model:            record.ModelInfo{Name: f.model, Version: f.modelVersion},
 		Load:             initial,
 		Interval:         f.tick,
 		Window:           f.window,
+	}
+	if len(f.urls) > 1 {
+		h.Server.Replicas, h.Server.Balance = f.urls, f.balance
 	}
 	h.Server.Metadata, _ = record.ProtoJSON(t.server)
 	h.Model.Metadata, _ = record.ProtoJSON(t.metadata)
@@ -370,7 +368,7 @@ func runDashboard(ctx, runCtx context.Context, f *loadFlags, t *target, drv *dri
 	o := tui.Options{
 		Snapshots: frames, Control: drv, Windows: col, FPS: f.fps,
 		Header: tui.HeaderInfo{
-			Server: f.url, Protocol: protocolName(f), Model: f.model, Version: f.modelVersion,
+			Server: serverLabel(f.servers(), f.balance), Protocol: protocolName(f), Model: f.model, Version: f.modelVersion,
 			MaxBatch: int(t.config.GetMaxBatchSize()), DynamicBatching: t.config.GetDynamicBatching() != nil,
 			Simulated: t.simulated, SharedProcess: f.inProcessServer, Recording: f.record,
 		},
