@@ -331,25 +331,43 @@ func (b *Balancer) watch(e *endpoint) {
 			return
 		case <-t.C:
 		}
-		if b.live(e) {
+		if b.probe(e) {
 			e.down.Store(false)
 			return
 		}
 	}
 }
 
-// live asks a replica whether it is live, within the probe timeout.
+// live asks a replica whether it is live, within the probe timeout, and
+// fails at once when its connection is down: a replica that fails
+// requests fast must be found out fast, since least outstanding would
+// send it more of them.
 func (b *Balancer) live(e *endpoint) bool {
-	// A gRPC connection that failed waits longer and longer before it
-	// dials again (up to two minutes): a replica restarted on the same
-	// port must not wait for that.
-	if r, ok := e.c.(interface{ ResetConnectBackoff() }); ok {
-		r.ResetConnectBackoff()
-	}
 	ctx, cancel := context.WithTimeout(b.ctx, b.timeout)
 	defer cancel()
 	ok, err := e.c.ServerLive(ctx)
 	return err == nil && ok
+}
+
+// probe asks a replica that is out whether it is live again. A gRPC
+// connection that failed waits longer and longer before it dials again
+// (up to two minutes): the probe has it dial now, and waits for it within
+// the probe timeout, so that a replica restarted on the same port is seen
+// as soon as it serves.
+func (b *Balancer) probe(e *endpoint) bool {
+	if r, ok := e.c.(interface{ ResetConnectBackoff() }); ok {
+		r.ResetConnectBackoff()
+	}
+	w, ok := e.c.(interface {
+		ServerLiveWait(context.Context) (bool, error)
+	})
+	if !ok {
+		return b.live(e)
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, b.timeout)
+	defer cancel()
+	live, err := w.ServerLiveWait(ctx)
+	return err == nil && live
 }
 
 // OpenStream opens a stream on the next replica in turn that is up, or
