@@ -151,6 +151,11 @@ func NewBalancer(replicas []ReplicaClient, o BalancerOptions) (*Balancer, error)
 // uint16.
 const MaxReplicas = math.MaxUint16 + 1
 
+// MaxBatchSize is the largest batch size (Options.BatchSize) a request may
+// have: Result.Inferences is a uint16, which leaves room in a Result for
+// Endpoint without growing it.
+const MaxBatchSize = math.MaxUint16
+
 // Len is the number of replicas.
 func (b *Balancer) Len() int { return len(b.eps) }
 
@@ -436,7 +441,8 @@ func (s *balancedStream) Recv() (triton.StreamResponse, error) {
 func (s *balancedStream) CloseSend() error { return s.s.CloseSend() }
 
 // send sends one unary request for the worker and notes which replica
-// took it.
+// took it. With one server it adds a nil check and a call to the client's
+// Send (BenchmarkClosedLoopNop).
 func (w *worker) send(ctx context.Context, p triton.Prepared) (int, error) {
 	if b := w.r.d.balancer; b != nil {
 		n, i, err := b.SendTo(ctx, p)

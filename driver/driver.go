@@ -128,6 +128,9 @@ func New(opts Options) (*Driver, error) {
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("driver: timeout must not be negative, got %v", opts.Timeout)
 	}
+	if opts.BatchSize > MaxBatchSize {
+		return nil, fmt.Errorf("driver: batch size must be at most %d, got %d", MaxBatchSize, opts.BatchSize)
+	}
 	if opts.Decoupled && !opts.Streaming {
 		return nil, errors.New("driver: a decoupled model is served over streaming only; set Streaming")
 	}

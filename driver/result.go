@@ -14,9 +14,11 @@ import (
 
 // Result is what the driver knows about one finished request. Times are
 // offsets from the run's start on the monotonic clock, which keeps a Result
-// small and comparisons cheap: 80 bytes (the malloc size class of the
-// 72 it had before Endpoint), its fields ordered so that a decoupled
-// model's count and flag fill what would be padding.
+// small and comparisons cheap: 72 bytes, its fields ordered so that a
+// decoupled model's count and flag fill what would be padding, and the
+// replica's index the half word that a batch size does not need. A
+// worker's batch of DefaultResultBatch results so stays in its allocation
+// size class (TestResultSize).
 type Result struct {
 	// Scheduled is when the request was meant to be sent: the pacer's time in
 	// open loop, equal to Sent in closed loop.
@@ -36,8 +38,12 @@ type Result struct {
 	// decoupled model, of all its responses).
 	BytesSent     int32
 	BytesReceived int32
-	// Inferences is the request's batch size (1 without batching).
-	Inferences int32
+	// Inferences is the request's batch size (1 without batching), at most
+	// MaxBatchSize.
+	Inferences uint16
+	// Endpoint is the replica that answered (the last try's), its index
+	// among a Balancer's replicas; 0 with one server.
+	Endpoint uint16
 	// Responses counts a decoupled model's responses with outputs; an
 	// empty final response, which only says that the request is complete,
 	// is not one. 0 for other models.
@@ -54,9 +60,6 @@ type Result struct {
 	// Done is its final response, and Responses and Timing account for the
 	// responses before it.
 	Decoupled bool
-	// Endpoint is the replica that answered (the last try's), its index
-	// among a Balancer's replicas; 0 with one server.
-	Endpoint uint16
 	// Timing is when a decoupled model's responses arrived, nil for other
 	// models and for a request without responses with outputs.
 	Timing *ResponseTiming

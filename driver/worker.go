@@ -153,7 +153,7 @@ func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 		Scheduled:  scheduled,
 		Sent:       sent,
 		BytesSent:  d.sizes[i],
-		Inferences: int32(d.opts.BatchSize),
+		Inferences: uint16(d.opts.BatchSize),
 		Late:       w.open && sent-scheduled > d.opts.LateThreshold,
 	}
 	for attempt := 0; ; attempt++ {

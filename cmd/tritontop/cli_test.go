@@ -69,7 +69,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown protocol", with("-i", "udp"), 2, []string{"grpc or http"}},
 		{"streaming over HTTP", with("-i", "http", "--streaming"), 2, []string{"--streaming", "gRPC"}},
 		{"bad distribution", with("--request-rate", "5", "--request-distribution", "gamma"), 2, []string{"constant or poisson"}},
-		{"batch 0", with("-b", "0"), 2, []string{"-b 0", "1 to 65536"}},
+		{"batch 0", with("-b", "0"), 2, []string{"-b 0", "1 to 65535"}},
 		{"batch negative", with("-b", "-3"), 2, []string{"-b -3"}},
 		{"batch huge", with("-b", "70000"), 2, []string{"-b 70000"}},
 		{"concurrency 0", with("--concurrency", "0"), 2, []string{"--concurrency 0", "1 to 16384"}},

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/tritontop/tritontop/driver"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/triton"
@@ -29,7 +30,7 @@ const (
 	// maxRate is requests per second; maxInflightCap the open loop's cap.
 	maxRate        = 1e6
 	maxInflightCap = 65536
-	maxBatch       = 1 << 16
+	maxBatch       = driver.MaxBatchSize
 	maxStreams     = 1024
 	maxConnections = 4096
 	maxRetries     = 255
