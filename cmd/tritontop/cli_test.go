@@ -134,6 +134,8 @@ func TestBadInput(t *testing.T) {
 		{"bad replica", with("-u", "a:1", "-u", "b:0"), 2, []string{"-u", "port \"0\""}},
 		{"unknown balance", with("-u", "a:1", "-u", "b:1", "--balance", "random"), 2, []string{"--balance \"random\"", "least or rr"}},
 		{"balance with one server", with("--balance", "rr"), 2, []string{"--balance", "once per replica"}},
+		{"fewer streams than replicas", with("-u", "a:1", "-u", "b:1", "--streaming", "--streams", "1"), 2,
+			[]string{"--streams 1", "2 replicas"}},
 		{"port 0", with("-u", "host:0"), 2, []string{"-u", "port \"0\""}},
 		{"port 99999", with("-u", "host:99999"), 2, []string{"port \"99999\""}},
 		{"scheme against -i", with("-u", "http://h:8000", "-i", "grpc"), 2, []string{"says http but the protocol is grpc"}},

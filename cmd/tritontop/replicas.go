@@ -80,12 +80,16 @@ func takeServers(f *loadFlags) error {
 	return nil
 }
 
-// checkReplicas refuses a replica given twice, and replicas whose metrics
-// would be read from one endpoint: two -u on one host both default to its
-// port 8002.
+// checkReplicas refuses a replica given twice, replicas whose metrics
+// would be read from one endpoint (two -u on one host both default to its
+// port 8002), and fewer streams than replicas.
 func checkReplicas(f *loadFlags) error {
 	if len(f.urls) < 2 {
 		return nil
+	}
+	if f.streaming && f.set["streams"] && f.streams < len(f.urls) {
+		return fmt.Errorf("--streams %d is fewer than the %d replicas (-u): a stream stays on one replica, so give at least %d",
+			f.streams, len(f.urls), len(f.urls))
 	}
 	seen := map[string]string{}
 	for _, u := range f.urls {
