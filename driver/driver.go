@@ -85,6 +85,7 @@ type Options struct {
 // methods, read its results from Results, and run it with Run.
 type Driver struct {
 	opts     Options
+	balancer *Balancer // opts.Client when it is one: Results then name the replica
 	prepared []triton.Prepared
 	sizes    []int32
 	seqs     *sequencer // nil unless Options.Sequences
@@ -131,6 +132,9 @@ func New(opts Options) (*Driver, error) {
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("driver: timeout must not be negative, got %v", opts.Timeout)
 	}
+	if opts.BatchSize > MaxBatchSize {
+		return nil, fmt.Errorf("driver: batch size must be at most %d, got %d", MaxBatchSize, opts.BatchSize)
+	}
 	if opts.Decoupled && !opts.Streaming {
 		return nil, errors.New("driver: a decoupled model is served over streaming only; set Streaming")
 	}
@@ -176,6 +180,7 @@ func New(opts Options) (*Driver, error) {
 			return nil, err
 		}
 	}
+	d.balancer, _ = opts.Client.(*Balancer)
 	d.state.Store(&runState{load: initial, wake: make(chan struct{})})
 	return d, nil
 }

@@ -52,9 +52,11 @@ func TestOpenLoopHoldsRate(t *testing.T) {
 			t.Errorf("%.1f%% of sends were late (bare timers: %.1f%%), want under 1%%", 100*frac, 100*machineLate)
 		}
 	}
-	// The schedule spaces sends 5ms apart: the last is due at 4.995s.
-	if last < 4990*time.Millisecond || last >= seconds*time.Second {
-		t.Errorf("last send scheduled at %v, want just under %ds", last, seconds)
+	// The schedule spaces sends 5ms apart and the driver is stopped after
+	// 5 s: the last send is due within a few milliseconds of 5 s (the stop
+	// itself is a timer that may fire late).
+	if last < 4990*time.Millisecond || last >= seconds*time.Second+50*time.Millisecond {
+		t.Errorf("last send scheduled at %v, want within a few ms of %ds", last, seconds)
 	}
 	success, _ := serverCounts(t, c, "identity")
 	if success != uint64(ok) {

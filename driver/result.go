@@ -15,7 +15,10 @@ import (
 // Result is what the driver knows about one finished request. Times are
 // offsets from the run's start on the monotonic clock, which keeps a Result
 // small and comparisons cheap: 80 bytes, its fields ordered so that a
-// decoupled model's count and flag fill what would be padding.
+// decoupled model's count and flag fill what would be padding, and the
+// replica's index the half word that a batch size does not need. A
+// worker's batch of DefaultResultBatch results so stays in one allocation
+// size class (TestResultSize).
 type Result struct {
 	// Scheduled is when the request was meant to be sent: the pacer's time in
 	// open loop, equal to Sent in closed loop.
@@ -35,8 +38,12 @@ type Result struct {
 	// decoupled model, of all its responses).
 	BytesSent     int32
 	BytesReceived int32
-	// Inferences is the request's batch size (1 without batching).
-	Inferences int32
+	// Inferences is the request's batch size (1 without batching), at most
+	// MaxBatchSize.
+	Inferences uint16
+	// Endpoint is the replica that answered (the last try's), its index
+	// among a Balancer's replicas; 0 with one server.
+	Endpoint uint16
 	// Responses counts a decoupled model's responses with outputs; an
 	// empty final response, which only says that the request is complete,
 	// is not one. 0 for other models.
@@ -53,22 +60,34 @@ type Result struct {
 	// Done is its final response, and Responses and Timing account for the
 	// responses before it.
 	Decoupled bool
-	// Timing is when a decoupled model's responses arrived, nil for other
-	// models and for a request without responses with outputs.
+	// Timing is when a decoupled model's responses arrived, and a
+	// sequence's latency; nil for other requests.
 	Timing *ResponseTiming
-	// SequenceLatency is set on the last request of a stateful model's
-	// sequence (Options.Sequences) when it succeeded: the time from the
-	// sequence's first send to this response. 0 on every other result.
-	SequenceLatency time.Duration
 }
 
-// ResponseTiming is when a decoupled model's responses arrived: the first
-// one with outputs, and the times between consecutive ones (Responses − 1
-// of them), the inter-response latency, one token apart when a response is
-// a token. Kept apart from Result so that other models' results stay small.
+// ResponseTiming is what a decoupled model's request, or the last request
+// of a stateful model's sequence, adds to its Result. Kept apart from
+// Result so that other requests' results stay small.
 type ResponseTiming struct {
+	// First is when a decoupled model's first response with outputs
+	// arrived, and Gaps the times between consecutive responses
+	// (Responses − 1 of them), the inter-response latency, one token apart
+	// when a response is a token.
 	First time.Duration
 	Gaps  []time.Duration
+	// Sequence is set on the last request of a stateful model's sequence
+	// (Options.Sequences) when it succeeded: the time from the sequence's
+	// first send to this response.
+	Sequence time.Duration
+}
+
+// SequenceLatency is the latency of the sequence a successful result
+// ended, 0 for any other result.
+func (r *Result) SequenceLatency() time.Duration {
+	if r.Timing == nil {
+		return 0
+	}
+	return r.Timing.Sequence
 }
 
 // Latency is the time from send to response, for a decoupled model to the
@@ -79,7 +98,7 @@ func (r *Result) Latency() time.Duration { return r.Done - r.Sent }
 // (time to first token) of a decoupled model, the latency of any other
 // request.
 func (r *Result) FirstResponse() time.Duration {
-	if r.Timing != nil {
+	if r.Decoupled && r.Timing != nil {
 		return r.Timing.First - r.Sent
 	}
 	return r.Done - r.Sent

@@ -293,7 +293,10 @@ func (sl *seqSlot) finish() bool {
 func (q *sequencer) ended(sr *seqRequest, res *Result, open, gated bool) {
 	if sr.end {
 		if res.OK() {
-			res.SequenceLatency = max(res.Done-sr.began, 1)
+			if res.Timing == nil {
+				res.Timing = &ResponseTiming{}
+			}
+			res.Timing.Sequence = max(res.Done-sr.began, 1)
 		}
 		q.release(sr.id)
 	}

@@ -49,7 +49,7 @@ func TestSequencesAgainstSimulator(t *testing.T) {
 			if !r.OK() {
 				t.Fatalf("%s: %v", tc.name, r.Err)
 			}
-			if r.SequenceLatency > 0 {
+			if r.SequenceLatency() > 0 {
 				timed++
 			}
 		}

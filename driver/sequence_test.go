@@ -170,10 +170,10 @@ func checkLatencies(t *testing.T, res []Result, ended int, perRequest time.Durat
 	t.Helper()
 	n := 0
 	for _, r := range res {
-		if r.SequenceLatency > 0 {
+		if r.SequenceLatency() > 0 {
 			n++
-			if r.SequenceLatency < time.Duration(minLength)*perRequest {
-				t.Errorf("sequence latency %v below %d requests of %v", r.SequenceLatency, minLength, perRequest)
+			if r.SequenceLatency() < time.Duration(minLength)*perRequest {
+				t.Errorf("sequence latency %v below %d requests of %v", r.SequenceLatency(), minLength, perRequest)
 			}
 		}
 	}

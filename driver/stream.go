@@ -27,6 +27,8 @@ type conn struct {
 	s    triton.Stream
 	dead chan struct{}
 	err  error
+
+	endpoint uint16 // the replica the stream is on
 }
 
 func (r *run) openStreams() error {
@@ -61,7 +63,7 @@ func (s *stream) connLocked() (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open stream: %w", err)
 	}
-	c := &conn{s: st, dead: make(chan struct{})}
+	c := &conn{s: st, endpoint: streamEndpoint(st), dead: make(chan struct{})}
 	s.c = c
 	r.streamWG.Add(1)
 	go r.receive(c)
@@ -202,6 +204,7 @@ func (w *worker) tryStream(p triton.Prepared) (int, error) {
 		w.pending.Store(0)
 		return 0, err
 	}
+	w.endpoint = c.endpoint
 	var timeout <-chan time.Time
 	if t := r.d.opts.Timeout; t > 0 {
 		w.timer.Reset(t)

@@ -29,6 +29,8 @@ type worker struct {
 	// unavailable is the closed-loop pause after an UNAVAILABLE answer,
 	// doubled while they last; 0 after a request that was not.
 	unavailable time.Duration
+	// endpoint is the replica the last try went to (see Balancer).
+	endpoint uint16
 
 	// Unary timeouts: a context cancelled by ttimer, see try.
 	tctx   context.Context
@@ -174,7 +176,7 @@ func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 				return codes.OK // the load changed while waiting: nothing sent
 			}
 			w.add(Result{Scheduled: scheduled, Sent: sent, Done: r.now(), Code: codes.Internal, Err: err,
-				Inferences: int32(d.opts.BatchSize)})
+				Inferences: uint16(d.opts.BatchSize)})
 			return codes.Internal
 		}
 		sr = &w.cur
@@ -185,7 +187,7 @@ func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 		Scheduled:  scheduled,
 		Sent:       sent,
 		BytesSent:  size,
-		Inferences: int32(d.opts.BatchSize),
+		Inferences: uint16(d.opts.BatchSize),
 		Late:       w.open && sent-scheduled > d.opts.LateThreshold,
 	}
 	for attempt := 0; ; attempt++ {
@@ -210,6 +212,7 @@ func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 		res.Retries++
 	}
 	res.Done = r.now()
+	res.Endpoint = w.endpoint
 	if d.opts.Decoupled {
 		res.Decoupled = true
 		if w.last.done > 0 {
@@ -237,7 +240,7 @@ func (w *worker) try(p triton.Prepared) (int, error) {
 	r := w.r
 	t := r.d.opts.Timeout
 	if t <= 0 {
-		return r.d.opts.Client.Send(r.reqCtx, p)
+		return w.send(r.reqCtx, p)
 	}
 	// A context.WithTimeout per request costs 4 allocations and about 2µs
 	// (BenchmarkClosedLoopNopTimeout): the worker instead keeps one
@@ -250,7 +253,7 @@ func (w *worker) try(p triton.Prepared) (int, error) {
 		w.ttimer.Stop()
 	}
 	w.ttimer.Reset(t)
-	n, err := r.d.opts.Client.Send(w.tctx, p)
+	n, err := w.send(w.tctx, p)
 	if !w.ttimer.Stop() {
 		w.tctx = nil
 		if err != nil && r.reqCtx.Err() == nil {

@@ -152,7 +152,7 @@ func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 	metric, target := ScaleOnGPUUtilization, o.SLO.GPUTarget
 	switch {
 	case gpuMax >= saturatedGPU || p.GPUsPerReplica == 0:
-		metric, target = ScaleOnQueueTime, queueTargetShare*float64(st.Server.Queue/time.Microsecond)
+		metric, target = ScaleOnQueueTime, math.Round(queueTargetShare*float64(st.Server.Queue/time.Microsecond))
 		if target < 1 || !st.Server.Available {
 			metric, target = ScaleOnPendingRequests, math.Max(1, math.Round(st.Metrics.PendingAvg))
 		}

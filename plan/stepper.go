@@ -95,6 +95,9 @@ type Stepper struct {
 	// settle is the next level while the load is paused for the requests
 	// still in flight from an open-loop level to finish.
 	settle *settling
+	// warmup counts the level's ticks still to skip (the ramp after a
+	// settle); warmedUp those skipped.
+	warmup, warmedUp int
 
 	slos []SLO // SLO and SLOs
 
@@ -224,6 +227,12 @@ func (s *Stepper) Add(snap stats.Snapshot) {
 	}
 	if snap.Load.Paused {
 		s.cur = s.cur[:0]
+		s.publish(snap.Time)
+		return
+	}
+	if s.warmup > 0 {
+		s.warmup--
+		s.warmedUp++
 		s.publish(snap.Time)
 		return
 	}
@@ -433,6 +442,7 @@ func (s *Stepper) finish(interrupted bool) {
 		b = s.fixed
 		m.Fixed = true
 		m.Windows = len(s.trials)
+		m.WarmupTicks = s.warmedUp
 		s.fixed = report.NewStepBuilder(stats.Load{})
 	} else {
 		b = report.NewStepBuilder(stats.Load{})
@@ -444,7 +454,7 @@ func (s *Stepper) finish(interrupted bool) {
 			}
 		}
 		m.Windows = len(s.kept)
-		m.WarmupTicks = s.ticks - n
+		m.WarmupTicks = s.warmedUp + s.ticks - n
 	}
 	st := b.Step()
 	st.Measurement = m
@@ -468,7 +478,7 @@ func (s *Stepper) finish(interrupted bool) {
 		s.o.OnStep(st)
 	}
 
-	s.ticks, s.cur, s.kept, s.trials = 0, nil, nil, nil
+	s.ticks, s.cur, s.kept, s.trials, s.warmedUp = 0, nil, nil, nil, 0
 	if interrupted {
 		s.done = true
 		return
@@ -531,6 +541,9 @@ func (s *Stepper) settled(snap stats.Snapshot, st *settling) {
 	}
 	s.settle = nil
 	s.index, s.target = st.index, st.target
+	// The level starts from nothing in flight: its first tick is the
+	// ramp, warm-up for a fixed step too.
+	s.warmup = 1
 	s.bound.AtNextTick(func() {
 		s.drv.SetStep(st.index, st.target)
 		s.drv.Resume()

@@ -102,6 +102,13 @@ type ServerInfo struct {
 	// InProcess is set when the server ran inside tritontop's own process
 	// (tritontop demo): the recorded client CPU then includes the server's.
 	InProcess bool `json:"in_process,omitempty"`
+	// Replicas are the servers of a run over several replicas of the
+	// model, in the order their Snapshot.Replicas entries follow, and
+	// Balance how requests were spread over them ("least" or "rr"). URL
+	// then lists them all, comma-separated, and Metadata is the first
+	// one's.
+	Replicas []string `json:"replicas,omitempty"`
+	Balance  string   `json:"balance,omitempty"`
 }
 
 // ModelInfo identifies the model a run measured.

@@ -45,6 +45,31 @@ type Summary struct {
 	// statistics went backwards (the server restarted, or the model was
 	// reloaded); those ticks' server numbers are left out.
 	ServerResets []time.Duration `json:"server_resets_ns,omitempty"`
+
+	// Replicas has one entry per server of a run over several replicas,
+	// in the order given (Snapshot.Replicas over the run); Balance is how
+	// requests were spread over them. Client, Server and Metrics above are
+	// then the aggregate.
+	Replicas []ReplicaSummary `json:"replicas,omitempty"`
+	Balance  string           `json:"balance,omitempty"`
+}
+
+// ReplicaSummary is one replica over the whole run: the requests it
+// answered, its server's statistics and metrics, and how long it was in.
+type ReplicaSummary struct {
+	URL string `json:"url"`
+	// Ticks counts the run's ticks, TicksUp those at whose end the replica
+	// was in; Downs how many times it was taken out (an up tick followed by
+	// a down one, or a first tick down).
+	Ticks   int `json:"ticks"`
+	TicksUp int `json:"ticks_up"`
+	Downs   int `json:"downs,omitempty"`
+	// Client sums the replica's share of the ticks; its latency comes from
+	// their merged histograms (Approximate as in Step).
+	Client      stats.ClientStats `json:"client"`
+	Approximate bool              `json:"approximate,omitempty"`
+	Server      ServerSummary     `json:"server"`
+	Metrics     MetricsSummary    `json:"metrics"`
 }
 
 // Step is one load level: consecutive ticks with the same load target (mode,
@@ -243,6 +268,9 @@ type GPUSummary struct {
 	HasUtilization bool    `json:"has_utilization,omitempty"`
 	HasMemory      bool    `json:"has_memory,omitempty"`
 	HasPower       bool    `json:"has_power,omitempty"`
+	// Replica is the URL of the replica whose server has this GPU, in a
+	// run over several replicas.
+	Replica string `json:"replica,omitempty"`
 }
 
 // ClientCPU is tritontop's own CPU cost over a span of ticks.

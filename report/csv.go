@@ -168,7 +168,9 @@ func writeCSVRow(b *strings.Builder, st record.Step, rate, gpus, streaming bool)
 // has none in perf_analyzer's map of that metric.
 func writeGPUCells(b *strings.Builder, gpus []record.GPUSummary) {
 	gpus = slices.Clone(gpus)
-	slices.SortFunc(gpus, func(a, b record.GPUSummary) int { return cmp.Compare(a.UUID, b.UUID) })
+	slices.SortFunc(gpus, func(a, b record.GPUSummary) int {
+		return cmp.Or(cmp.Compare(a.Replica, b.Replica), cmp.Compare(a.UUID, b.UUID))
+	})
 	// The four columns: whether a GPU reported the gauge, and its value.
 	cells := [...]struct {
 		has   func(record.GPUSummary) bool
@@ -182,9 +184,14 @@ func writeGPUCells(b *strings.Builder, gpus []record.GPUSummary) {
 	for _, c := range cells {
 		b.WriteByte(',')
 		for _, g := range gpus {
-			if c.has(g) {
-				b.WriteString(g.UUID + ":" + c.value(g) + ";")
+			if !c.has(g) {
+				continue
 			}
+			if g.Replica != "" {
+				// Replicas may report the same UUIDs: replica/uuid.
+				b.WriteString(g.Replica + "/")
+			}
+			b.WriteString(g.UUID + ":" + c.value(g) + ";")
 		}
 	}
 }

@@ -387,6 +387,9 @@ func gpusSummary(gpus []record.GPUSummary) string {
 	var list []string
 	for i, g := range gpus {
 		s := fmt.Sprintf("%d: %s", i, g.UUID)
+		if g.Replica != "" {
+			s += " on " + g.Replica
+		}
 		if g.Name != "" {
 			s += " " + g.Name
 		}

@@ -377,22 +377,19 @@ func (c *chartSet) batchChart() (*svgplot.TimeChart, string) {
 
 // gpuOrder lists the GPUs a run's metrics reported, numbered as the run's
 // header lists them.
-func (c *chartSet) gpuOrder(r int) []string {
-	var ids []string
-	for _, g := range c.sums[r].Metrics.GPUs {
-		ids = append(ids, g.UUID)
-	}
-	return ids
+func (c *chartSet) gpuOrder(r int) []record.GPUSummary {
+	return c.sums[r].Metrics.GPUs
 }
 
 // gpuChart draws one gauge of every GPU of every run.
 func (c *chartSet) gpuChart(id, title, label, unit string, ymax float64, value func(stats.GPU) (float64, bool)) (*svgplot.TimeChart, string) {
 	tc := &svgplot.TimeChart{ID: id, Title: title, YLabel: label, YUnit: unit, YMax: ymax}
 	for r := range c.runs {
-		for k, uuid := range c.gpuOrder(r) {
+		for k, want := range c.gpuOrder(r) {
 			pts := c.series(r, func(s stats.Snapshot) (float64, bool) {
 				for _, g := range s.Metrics.GPUs {
-					if g.UUID == uuid {
+					// Replicas may report the same UUIDs.
+					if g.UUID == want.UUID && g.Replica == want.Replica {
 						return value(g)
 					}
 				}

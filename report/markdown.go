@@ -121,7 +121,11 @@ func mdLevel(b *strings.Builder, s record.Summary) {
 			parts = append(parts, fmt.Sprintf("memory %s / %s GB", fixed(g.MemoryUsedMax/1e9, 2), fixed(g.MemoryTotal/1e9, 1)))
 		}
 		if len(parts) > 0 {
-			rows = append(rows, [2]string{fmt.Sprintf("GPU %d (%s)", i, g.UUID), strings.Join(parts, ", ")})
+			name := fmt.Sprintf("GPU %d (%s)", i, g.UUID)
+			if g.Replica != "" {
+				name = fmt.Sprintf("GPU %d (%s on %s)", i, g.UUID, g.Replica)
+			}
+			rows = append(rows, [2]string{name, strings.Join(parts, ", ")})
 		}
 	}
 	if m := s.Metrics; m.HasCPU {
@@ -134,6 +138,7 @@ func mdLevel(b *strings.Builder, s record.Summary) {
 		fmt.Fprintf(b, "| %s | %s |\n", mdCell(r[0]), mdCell(r[1]))
 	}
 	mdErrors(b, s)
+	mdReplicas(b, s)
 	if len(s.Steps) == 1 && s.Steps[0].Measurement != nil {
 		b.WriteString("\n")
 		mdSteps(b, s)
@@ -149,6 +154,7 @@ func mdSweep(b *strings.Builder, s record.Summary) {
 		c.Requests, c.Inferences, errorsText(c.Errors, c.Requests), s.Server.SuccessCount, s.Server.ExecutionCount, clientCPUText(s.ClientCPU))
 	mdSteps(b, s)
 	mdErrors(b, s)
+	mdReplicas(b, s)
 }
 
 // mdSteps is the step table (the columns of WriteText's) and the search's

@@ -13,8 +13,9 @@ import (
 
 // Progress is the headless run's one line per tick, a Sink: the load, the
 // tick's throughput and latency (from the schedule in open loop, from the
-// send in closed loop, and the line says which), errors, the server's queue
-// and compute time and batch size, and each GPU's utilization by index.
+// send in closed loop, and the line says which), errors, how many replicas
+// are in (a run over several), the server's queue and compute time and
+// batch size, and each GPU's utilization by index.
 type Progress struct {
 	w      io.Writer
 	min    time.Duration
@@ -52,6 +53,14 @@ func (p *Progress) Add(s stats.Snapshot) {
 	}
 	fmt.Fprintf(b, "%7.1fs  %-16s  %9.1f infer/s  p50 %s  p99 %s (from %s)  errors %d",
 		s.Elapsed.Seconds(), s.Load.String(), s.Tick.InferPerS, ms(lat.P50), ms(lat.P99), from, s.Tick.Errors)
+	if n := len(s.Replicas); n > 0 {
+		fmt.Fprintf(b, "  replicas %d/%d up", s.ReplicasUp(), n)
+		for i := range s.Replicas {
+			if !s.Replicas[i].Up {
+				b.WriteString(" (" + s.Replicas[i].URL + " out)")
+			}
+		}
+	}
 	if s.Server.Available {
 		fmt.Fprintf(b, "  queue %s  compute %s  batch %.1f", ms(s.Server.Queue), ms(s.Server.Compute()), s.Server.AvgBatch)
 	}

@@ -21,7 +21,7 @@ func seqRun(t *testing.T) *record.Run {
 	for i, lats := range [][]time.Duration{{100 * msec, 300 * msec}, nil, {200 * msec}} {
 		batch := []driver.Result{{Done: msec, Inferences: 1}}
 		for _, l := range lats {
-			batch = append(batch, driver.Result{Done: 2 * msec, Inferences: 1, SequenceLatency: l})
+			batch = append(batch, driver.Result{Done: 2 * msec, Inferences: 1, Timing: &driver.ResponseTiming{Sequence: l}})
 		}
 		a.Add(batch)
 		s := stats.Snapshot{Seq: i + 1, Interval: time.Second, Elapsed: time.Duration(i+1) * time.Second,

@@ -249,9 +249,11 @@ func (a *metricsAcc) add(m *stats.ServerMetrics) {
 	}
 	a.ticks++
 	for _, g := range m.GPUs {
-		i := slices.IndexFunc(a.gpus, func(x gpuAcc) bool { return x.UUID == g.UUID })
+		// Replicas of one model may report the same GPU UUIDs (copies of
+		// one machine image, simulators): a GPU is its replica's.
+		i := slices.IndexFunc(a.gpus, func(x gpuAcc) bool { return x.UUID == g.UUID && x.Replica == g.Replica })
 		if i < 0 {
-			a.gpus = append(a.gpus, gpuAcc{GPUSummary: record.GPUSummary{UUID: g.UUID}})
+			a.gpus = append(a.gpus, gpuAcc{GPUSummary: record.GPUSummary{UUID: g.UUID, Replica: g.Replica}})
 			i = len(a.gpus) - 1
 		}
 		x := &a.gpus[i]

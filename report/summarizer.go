@@ -60,6 +60,8 @@ type Summarizer struct {
 	recent []stats.Snapshot
 	// resets are the run times of ticks whose server counters went back.
 	resets []time.Duration
+	// replicas follow each replica of a run over several.
+	replicas []*replicaAcc
 }
 
 // maxResets bounds the resets a summary lists: a server flapping for hours
@@ -79,6 +81,7 @@ func (z *Summarizer) Add(s stats.Snapshot) {
 	z.ticks++
 	z.last = s
 	z.whole.Add(s)
+	z.addReplicas(&s)
 	z.remember(s)
 	if s.Server.Reset && len(z.resets) < maxResets {
 		z.resets = append(z.resets, s.Elapsed)
@@ -108,6 +111,7 @@ func (z *Summarizer) remember(s stats.Snapshot) {
 	s.Histogram, s.ScheduledHistogram = "", ""
 	s.TTFTHistogram, s.ITLHistogram, s.ResponsesHistogram = "", "", ""
 	s.SequenceHistogram = ""
+	s.Replicas = nil
 	z.recent = append(z.recent, s)
 }
 
@@ -158,6 +162,7 @@ func (z *Summarizer) Summary() record.Summary {
 		Load:     z.h.Load,
 		Search:   z.search,
 		Plan:     z.plan,
+		Balance:  z.h.Server.Balance,
 	}
 	if z.ticks == 0 {
 		return sum
@@ -174,6 +179,7 @@ func (z *Summarizer) Summary() record.Summary {
 	sum.Client, sum.Server, sum.Metrics, sum.ClientCPU = w.Client, w.Server, w.Metrics, w.ClientCPU
 	sum.Diagnosis = z.diagnose(z.last.Seq)
 	sum.ServerResets = append([]time.Duration(nil), z.resets...)
+	sum.Replicas = z.replicaSummaries()
 	if len(z.measured) > 0 {
 		sum.Steps = append([]record.Step(nil), z.measured...)
 		return sum

@@ -73,6 +73,7 @@ func writeLevel(b *strings.Builder, s record.Summary) {
 	writeMetrics(b, s.Metrics)
 	writeClientCPU(b, s.ClientCPU)
 	writeErrors(b, c)
+	writeReplicas(b, s)
 	if len(s.Steps) == 1 && s.Steps[0].Measurement != nil {
 		writeSteps(b, s)
 	}
@@ -86,6 +87,7 @@ func writeSweep(b *strings.Builder, s record.Summary) {
 		c.Requests, c.Inferences, c.Errors, s.Server.SuccessCount, s.Server.ExecutionCount)
 	writeClientCPU(b, s.ClientCPU)
 	writeErrors(b, c)
+	writeReplicas(b, s)
 	writeSteps(b, s)
 }
 
@@ -468,7 +470,13 @@ func writeGPUs(b *strings.Builder, title string, gpus []record.GPUSummary, has f
 	}
 	b.WriteString("    " + title + ":\n")
 	for _, g := range gpus {
-		if has(g) {
+		if !has(g) {
+			continue
+		}
+		if g.Replica != "" {
+			// Replicas may report the same UUIDs.
+			fmt.Fprintf(b, "      %s %s : %s\n", g.Replica, g.UUID, value(g))
+		} else {
 			fmt.Fprintf(b, "      %s : %s\n", g.UUID, value(g))
 		}
 	}

@@ -41,6 +41,8 @@ type Aggregator struct {
 	// decoupled makes every span report StreamingStats, even one in which
 	// no request of the decoupled model finished.
 	decoupled atomic.Bool
+	// epMsgs are each replica's latest error messages (SetEndpoints).
+	epMsgs []errorMessages
 
 	// Requests from other goroutines, applied by Tick.
 	newWindow atomic.Int64 // nanoseconds; 0 when none is pending
@@ -92,6 +94,22 @@ func (a *Aggregator) ResetWindows() { a.resetReq.Store(true) }
 // it Streaming appears once a decoupled model's result is counted.
 func (a *Aggregator) SetDecoupled() { a.decoupled.Store(true) }
 
+// SetEndpoints makes the aggregator count the results of each of n
+// replicas apart as well (Result.Endpoint), for Snapshot.Replicas' Tick
+// and Histogram. Call it before the first Add.
+func (a *Aggregator) SetEndpoints(n int) {
+	if n <= 0 {
+		return
+	}
+	a.epMsgs = make([]errorMessages, n)
+	for _, sp := range []*span{a.cur, a.next} {
+		sp.ep = make([]endpointSpan, n)
+		for i := range sp.ep {
+			sp.ep[i].hist = newHistogram()
+		}
+	}
+}
+
 // span is the results of one tick: its counters and latency histograms.
 type span struct {
 	t      tally
@@ -99,12 +117,38 @@ type span struct {
 	sched  *hdrhistogram.Histogram
 	stream *streamHists            // nil until the span counts a decoupled model's result
 	seq    *hdrhistogram.Histogram // nil until a sequence ends in the span
+	ep     []endpointSpan
+}
+
+// endpointSpan is one replica's share of a span.
+type endpointSpan struct {
+	t       tally
+	hist    *hdrhistogram.Histogram
+	samples errorSamples
+}
+
+// addEndpoint counts a result in its replica's share too.
+func (sp *span) addEndpoint(r *driver.Result) {
+	i := int(r.Endpoint)
+	if i >= len(sp.ep) {
+		return
+	}
+	e := &sp.ep[i]
+	if !e.t.addResult(r, &e.samples) {
+		return
+	}
+	lat := max(r.Done-r.Sent, 0)
+	e.t.latency.add(lat)
+	_ = e.hist.RecordValue(histogramValue(lat))
 }
 
 func newSpan() *span { return &span{hist: newHistogram(), sched: newHistogram()} }
 
 // add counts one result into the span.
 func (sp *span) add(r *driver.Result, samples *errorSamples) {
+	if sp.ep != nil {
+		sp.addEndpoint(r)
+	}
 	if !sp.t.addResult(r, samples) {
 		return
 	}
@@ -118,7 +162,7 @@ func (sp *span) add(r *driver.Result, samples *errorSamples) {
 	if r.Decoupled {
 		sp.addStream(r)
 	}
-	if r.SequenceLatency > 0 {
+	if r.SequenceLatency() > 0 {
 		sp.addSequence(r)
 	}
 }
@@ -133,6 +177,10 @@ func (sp *span) reset() {
 	}
 	if sp.seq != nil {
 		sp.seq.Reset()
+	}
+	for i := range sp.ep {
+		sp.ep[i].t = tally{}
+		sp.ep[i].hist.Reset()
 	}
 }
 
@@ -158,7 +206,8 @@ func (a *Aggregator) Split(boundary time.Duration) {
 }
 
 // Tick closes the current tick, which lasted d, and fills the client fields
-// of s: Tick, Window, WindowLength, Run, Histogram and ScheduledHistogram.
+// of s: Tick, Window, WindowLength, Run, Histogram and ScheduledHistogram,
+// and with SetEndpoints each replica's Tick and Histogram in Replicas.
 // rateMode marks the tick as open loop even if no result showed a schedule
 // different from its send. The error is an encoding failure; the Snapshot is
 // complete apart from the histogram strings. After Split, the results done
@@ -205,6 +254,21 @@ func (a *Aggregator) Tick(d time.Duration, rateMode bool, s *Snapshot) error {
 		slot.seq.MergeInto(a.runSeq)
 	}
 	s.Run = a.stats(&a.run, a.runDur, a.runHist, a.runSched, a.runStream, a.runSeq)
+		if cur.ep != nil {
+		s.Replicas = make([]Replica, len(cur.ep))
+		for i := range cur.ep {
+			e := &cur.ep[i]
+			e.samples.drain(&a.epMsgs[i])
+			r := &s.Replicas[i]
+			r.Tick = e.t.clientStats(d, &a.epMsgs[i])
+			r.Tick.Latency = latency(e.hist, e.t.latency)
+			h, herr := encodeHistogram(e.hist)
+			if err == nil {
+				err = herr
+			}
+			r.Histogram = h
+		}
+	}
 
 	cur.reset()
 	if a.splitting {

@@ -38,6 +38,11 @@ type CollectorOptions struct {
 	Server  *ServerPoller
 	Metrics *MetricsScraper
 	System  *SystemSampler
+	// Replicas, for a run over several replicas of the model, replace
+	// Server and Metrics: each replica is read on its own, its results
+	// (Result.Endpoint, its index here) counted apart, and every Snapshot
+	// has a Replicas entry for each, with the aggregate at the top.
+	Replicas []ReplicaSource
 	// ReadWait bounds how long a tick waits after its end for the server's
 	// statistics and metrics before it is emitted without them (default a
 	// quarter of Interval). Results keep being counted meanwhile.
@@ -94,6 +99,7 @@ func NewCollector(opts CollectorOptions) *Collector {
 	if opts.Decoupled {
 		c.agg.SetDecoupled()
 	}
+	c.agg.SetEndpoints(len(opts.Replicas))
 	return c
 }
 
@@ -162,65 +168,88 @@ func (c *Collector) Latest() (Snapshot, bool) {
 	return Snapshot{}, false
 }
 
-// reader runs one kind of server read on its own goroutine, so that a slow
-// server never stalls the counting of results. busy and fresh are owned by
-// the Run goroutine.
-type reader[T any] struct {
-	trigger chan struct{}
-	out     chan T
-	busy    bool // a read was triggered and its value not yet received
-	fresh   *T   // a value received since the last emitted tick
+// readers run one kind of server read (statistics or metrics), one
+// goroutine per server, so that a slow server never stalls the counting of
+// results nor the reads of another server. busy and fresh are owned by the
+// Run goroutine.
+type readers[T any] struct {
+	out     chan tagged[T]
+	trigger []chan struct{}
+	busy    []bool // a read was triggered and its value not yet received
+	fresh   []*T   // a value received since the last emitted tick
 }
 
-// startReader starts the goroutine that runs read (after first, if any) each
-// time it is triggered, until ctx ends.
-func startReader[T any](ctx context.Context, timeout time.Duration, first func(context.Context), read func(context.Context) T) *reader[T] {
-	r := &reader[T]{trigger: make(chan struct{}, 1), out: make(chan T, 1)}
-	go func() {
-		if first != nil {
-			rctx, cancel := context.WithTimeout(ctx, timeout)
-			first(rctx)
-			cancel()
-		}
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-r.trigger:
+// tagged is a value read from server i.
+type tagged[T any] struct {
+	i int
+	v T
+}
+
+// startReaders starts n goroutines, the i-th of which runs read(i) (after
+// first(i), if any) each time it is triggered, until ctx ends.
+func startReaders[T any](ctx context.Context, n int, timeout time.Duration, first func(context.Context, int), read func(context.Context, int) T) *readers[T] {
+	r := &readers[T]{out: make(chan tagged[T], n), busy: make([]bool, n), fresh: make([]*T, n)}
+	for i := range n {
+		trigger := make(chan struct{}, 1)
+		r.trigger = append(r.trigger, trigger)
+		go func() {
+			if first != nil {
+				rctx, cancel := context.WithTimeout(ctx, timeout)
+				first(rctx, i)
+				cancel()
 			}
-			rctx, cancel := context.WithTimeout(ctx, timeout)
-			v := read(rctx)
-			cancel()
-			select {
-			case r.out <- v:
-			case <-ctx.Done():
-				return
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-trigger:
+				}
+				rctx, cancel := context.WithTimeout(ctx, timeout)
+				v := read(rctx, i)
+				cancel()
+				select {
+				case r.out <- tagged[T]{i, v}:
+				case <-ctx.Done():
+					return
+				}
 			}
-		}
-	}()
+		}()
+	}
 	return r
 }
 
-// start triggers a read unless one is still running or a late answer is
-// already waiting to be used: a statistics delta then still spans from the
-// previous reading, and no tick is lost.
-func (r *reader[T]) start() {
-	if r == nil || r.busy || r.fresh != nil {
+// start triggers a read of each server unless one is still running or a
+// late answer is already waiting to be used: a statistics delta then still
+// spans from the previous reading, and no tick is lost.
+func (r *readers[T]) start() {
+	if r == nil {
 		return
 	}
-	r.busy = true
-	r.trigger <- struct{}{}
+	for i := range r.trigger {
+		if r.busy[i] || r.fresh[i] != nil {
+			continue
+		}
+		r.busy[i] = true
+		r.trigger[i] <- struct{}{}
+	}
 }
 
 // receive records a value read.
-func (r *reader[T]) receive(v T) {
-	r.busy = false
-	r.fresh = &v
+func (r *readers[T]) receive(t tagged[T]) {
+	r.busy[t.i] = false
+	r.fresh[t.i] = &t.v
 }
 
-// outC returns the channel of read values, nil (never ready) without a
-// reader.
-func (r *reader[T]) outC() <-chan T {
+// take returns server i's fresh value, nil when none came, and forgets it.
+func (r *readers[T]) take(i int) *T {
+	v := r.fresh[i]
+	r.fresh[i] = nil
+	return v
+}
+
+// outC returns the channel of read values, nil (never ready) without
+// readers.
+func (r *readers[T]) outC() <-chan tagged[T] {
 	if r == nil {
 		return nil
 	}
@@ -228,7 +257,17 @@ func (r *reader[T]) outC() <-chan T {
 }
 
 // waiting reports whether a triggered read has not answered yet.
-func (r *reader[T]) waiting() bool { return r != nil && r.busy }
+func (r *readers[T]) waiting() bool {
+	if r == nil {
+		return false
+	}
+	for _, b := range r.busy {
+		if b {
+			return true
+		}
+	}
+	return false
+}
 
 // collection is the state of one Collector.Run.
 type collection struct {
@@ -250,9 +289,13 @@ type collection struct {
 	// at its start, or the last change since.
 	tickLoad load.State
 	ticker   *time.Ticker
-	server   *reader[ServerStats]
-	metrics  *reader[ServerMetrics]
-	lastMetr *ServerMetrics
+	// sources are the servers read: the one of Server and Metrics, or
+	// each replica's; replicas is set for the latter.
+	sources  []ReplicaSource
+	replicas bool
+	server   *readers[ServerStats]
+	metrics  *readers[ServerMetrics]
+	lastMetr []*ServerMetrics
 	// pending is a cut tick waiting for its server reads until deadline.
 	pending  *Snapshot
 	deadline *time.Timer
@@ -275,13 +318,7 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 	}
 	// The first tick begins when Run does, whatever the clock's origin.
 	r.lastEnd = r.start.Sub(r.origin)
-	if p := c.opts.Server; p != nil {
-		prime := func(ctx context.Context) { _ = p.Prime(ctx) }
-		r.server = startReader(ctx, c.opts.ReadTimeout, prime, p.Poll)
-	}
-	if m := c.opts.Metrics; m != nil {
-		r.metrics = startReader(ctx, c.opts.ReadTimeout, nil, m.Scrape)
-	}
+	r.startReads(ctx)
 	r.deadline = time.NewTimer(time.Hour)
 	r.deadline.Stop()
 	defer r.deadline.Stop()
@@ -552,7 +589,8 @@ func (r *collection) emitIfReady() {
 // emits it. A statistics read that has not answered leaves Server
 // unavailable (its answer, when it comes, goes to the next tick and covers
 // both); a metrics read that has not answered repeats the last reading,
-// since its values are gauges.
+// since its values are gauges. With replicas, each replica's reads go to
+// its entry and the Snapshot's Server and Metrics are their aggregate.
 func (r *collection) emitPending() {
 	s := r.pending
 	if s == nil {
@@ -560,24 +598,122 @@ func (r *collection) emitPending() {
 	}
 	r.pending = nil
 	r.deadline.Stop()
-	wait := fmt.Sprintf("no answer within %v", r.c.opts.ReadWait)
-	if r.server != nil {
-		if v := r.server.fresh; v != nil {
-			s.Server, r.server.fresh = *v, nil
-		} else {
-			s.Server = ServerStats{Model: r.c.opts.Server.model, Version: r.c.opts.Server.version,
-				Err: "statistics " + wait}
-		}
+	n := len(r.sources)
+	servers := make([]ServerStats, n)
+	metrics := make([]ServerMetrics, n)
+	for i := range n {
+		servers[i], metrics[i] = r.serverOf(i), r.metricsOf(i)
 	}
-	if r.metrics != nil {
-		if v := r.metrics.fresh; v != nil {
-			s.Metrics, r.lastMetr, r.metrics.fresh = *v, v, nil
-		} else if r.lastMetr != nil {
-			s.Metrics = *r.lastMetr
-		} else {
-			s.Metrics = ServerMetrics{Err: "metrics " + wait}
+	if r.replicas {
+		if len(s.Replicas) != n {
+			// Without SetEndpoints' counts (not expected), the entries
+			// still name the replicas.
+			s.Replicas = make([]Replica, n)
+		}
+		for i, src := range r.sources {
+			rep := &s.Replicas[i]
+			rep.URL, rep.Up = src.URL, src.Up == nil || src.Up()
+			rep.Server, rep.Metrics = servers[i], metrics[i]
+		}
+		if r.server != nil {
+			s.Server = AggregateServer(servers)
+		}
+		if r.metrics != nil {
+			s.Metrics = AggregateMetrics(metrics)
+		}
+	} else if n == 1 {
+		if r.server != nil {
+			s.Server = servers[0]
+		}
+		if r.metrics != nil {
+			s.Metrics = metrics[0]
 		}
 	}
 	r.emit(*s)
 	r.c.latest.Store(s)
+}
+
+// serverOf is server i's statistics for the pending tick.
+func (r *collection) serverOf(i int) ServerStats {
+	if r.server == nil {
+		return ServerStats{}
+	}
+	if v := r.server.take(i); v != nil {
+		return *v
+	}
+	p := r.sources[i].Server
+	if p == nil {
+		return ServerStats{Err: "statistics not read"}
+	}
+	return ServerStats{Model: p.model, Version: p.version, Err: "statistics " + r.noAnswer()}
+}
+
+// metricsOf is server i's metrics for the pending tick.
+func (r *collection) metricsOf(i int) ServerMetrics {
+	if r.metrics == nil {
+		return ServerMetrics{}
+	}
+	if v := r.metrics.take(i); v != nil {
+		r.lastMetr[i] = v
+		return *v
+	}
+	if r.lastMetr[i] != nil {
+		return *r.lastMetr[i]
+	}
+	if r.sources[i].Metrics == nil {
+		return ServerMetrics{Err: "metrics not read"}
+	}
+	return ServerMetrics{Err: "metrics " + r.noAnswer()}
+}
+
+func (r *collection) noAnswer() string {
+	return fmt.Sprintf("no answer within %v", r.c.opts.ReadWait)
+}
+
+// startReads starts the server reads: one server's (Server, Metrics) or
+// each replica's. A kind that no server has is not read at all.
+func (r *collection) startReads(ctx context.Context) {
+	o := &r.c.opts
+	r.sources, r.replicas = o.Replicas, len(o.Replicas) > 0
+	if !r.replicas {
+		r.sources = []ReplicaSource{{Server: o.Server, Metrics: o.Metrics}}
+	}
+	anyServer, anyMetrics := false, false
+	for _, src := range r.sources {
+		anyServer = anyServer || src.Server != nil
+		anyMetrics = anyMetrics || src.Metrics != nil
+	}
+	n := len(r.sources)
+	if anyServer {
+		prime := func(ctx context.Context, i int) {
+			if p := r.sources[i].Server; p != nil {
+				_ = p.Prime(ctx)
+			}
+		}
+		poll := func(ctx context.Context, i int) ServerStats {
+			p := r.sources[i].Server
+			if p == nil {
+				return ServerStats{Err: "statistics not read"}
+			}
+			return p.Poll(ctx)
+		}
+		r.server = startReaders(ctx, n, o.ReadTimeout, prime, poll)
+	}
+	if anyMetrics {
+		r.lastMetr = make([]*ServerMetrics, n)
+		scrape := func(ctx context.Context, i int) ServerMetrics {
+			src := r.sources[i]
+			if src.Metrics == nil {
+				return ServerMetrics{Err: "metrics not read"}
+			}
+			m := src.Metrics.Scrape(ctx)
+			if r.replicas {
+				for j := range m.GPUs {
+					m.GPUs[j].Replica = src.URL
+				}
+			}
+			return m
+		}
+		r.metrics = startReaders(ctx, n, o.ReadTimeout, nil, scrape)
+	}
 }

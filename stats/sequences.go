@@ -32,8 +32,8 @@ func (sp *span) addSequence(r *driver.Result) {
 	if sp.seq == nil {
 		sp.seq = newHistogram()
 	}
-	sp.t.seq.add(r.SequenceLatency)
-	_ = sp.seq.RecordValue(histogramValue(r.SequenceLatency))
+	sp.t.seq.add(r.SequenceLatency())
+	_ = sp.seq.RecordValue(histogramValue(r.SequenceLatency()))
 }
 
 // sequenceStats is a span's SequenceStats, nil when no sequence ended in

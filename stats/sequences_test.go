@@ -15,7 +15,7 @@ import (
 // seqEnd is the successful last request of a sequence that took seqLat.
 func seqEnd(sent, lat, seqLat time.Duration) driver.Result {
 	r := ok(sent, lat)
-	r.SequenceLatency = seqLat
+	r.Timing = &driver.ResponseTiming{Sequence: seqLat}
 	return r
 }
 

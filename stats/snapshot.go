@@ -41,6 +41,12 @@ type Snapshot struct {
 	// System is the client machine: tritontop's own CPU, host CPU, local GPUs.
 	System SystemStats `json:"system"`
 
+	// Replicas has one entry per server of a run over several replicas of
+	// the model, in the order given; nil with one server. Tick, Server and
+	// Metrics above are then the aggregate over the replicas, and
+	// Metrics.GPUs lists every replica's GPUs, each with its Replica.
+	Replicas []Replica `json:"replicas,omitempty"`
+
 	// Histogram is this tick's from-send latency histogram in
 	// hdrhistogram-go's compressed encoding (base64), so any window can be
 	// recomputed from a run file. ScheduledHistogram is the same for the
@@ -247,6 +253,9 @@ type GPU struct {
 	HasUtilization bool    `json:"has_utilization,omitempty"`
 	HasMemory      bool    `json:"has_memory,omitempty"`
 	HasPower       bool    `json:"has_power,omitempty"`
+	// Replica is the URL of the replica whose server has this GPU, in a
+	// run over several replicas; empty with one server.
+	Replica string `json:"replica,omitempty"`
 }
 
 // SystemStats is the client machine during the tick.

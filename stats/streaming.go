@@ -125,7 +125,7 @@ func (sp *span) addStream(r *driver.Result) {
 	st.responses += int64(r.Responses)
 	st.perReq.add(time.Duration(r.Responses))
 	_ = sp.stream.perReq.RecordValue(countValue(int64(r.Responses)))
-	if r.Timing == nil {
+	if r.Timing == nil || r.Timing.First == 0 && len(r.Timing.Gaps) == 0 {
 		return
 	}
 	ttft := max(r.Timing.First-r.Sent, 0)

@@ -11,6 +11,7 @@ const (
 	focusCPU
 	focusErrors
 	focusSweep
+	focusReplicas
 	paneCount
 )
 

@@ -92,6 +92,7 @@ func New(o Options) Model {
 	m.panes = [paneCount]pane{
 		&throughputPane{b: b}, newLatencySlot(b), &serverPane{b: b},
 		&gpuPane{b: b}, &cpuPane{b: b}, &errorsPane{b: b}, &sweepPane{b: b},
+		&replicasPane{b: b},
 	}
 	m.setStyles(c.Styles)
 	m.readControl()
@@ -366,17 +367,19 @@ func (m *Model) layout() {
 	m.rects = [paneCount]rect{}
 	m.header.SetSize(max(w, 0), headerRows)
 	m.layoutWarnings()
-	gpus, errors := 0, false
+	gpus, errors, replicas := 0, false, 0
 	if s := m.board.hist.latest(); s != nil {
 		gpus = len(s.Metrics.GPUs)
 		errors = s.Run.Errors > 0 || s.Window.Errors > 0
+		replicas = len(s.Replicas)
 	}
 	m.show = allPanes(errors, m.board.ui.sweeping)
+	m.show[focusReplicas] = replicas > 0
 	body := h - headerRows - m.warn.rows - len(m.footer)
 	if w <= 0 || body <= 0 {
 		return
 	}
-	m.rects = bodyLayout(w, body, m.board.ui.focus, gpus, m.show)
+	m.rects = replicasLayout(w, body, m.board.ui.focus, gpus, replicas, m.show)
 	for i, p := range m.panes {
 		// A pane needs its frame's two rows; a body shorter than that (a
 		// tiny terminal) stays blank.

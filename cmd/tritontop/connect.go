@@ -17,7 +17,10 @@ import (
 
 // target is what a run measures: the server, the model, and requests for it.
 type target struct {
-	client    triton.Client
+	client triton.Client
+	// replicas are every server's client, client the first's, in a run
+	// over several replicas of the model; nil with one server.
+	replicas  []triton.Client
 	server    *pb.ServerMetadataResponse
 	metadata  *pb.ModelMetadataResponse
 	config    *pb.ModelConfig
@@ -48,7 +51,7 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 		return nil, err
 	}
 	t := &target{client: client}
-	fail := func(err error) (*target, error) { client.Close(); return nil, err }
+	fail := func(err error) (*target, error) { t.close(); return nil, err }
 	if t.server, err = client.ServerMetadata(ctx); err != nil {
 		return fail(fmt.Errorf("server metadata from %s: %w", f.url, err))
 	}
@@ -76,7 +79,12 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 	if err != nil {
 		return fail(usageError{err})
 	}
-	inputs := triton.InputOptions{Data: f.inputData, Shapes: shapes, BatchSize: f.batch, MaxBytes: requestBytesLimit()}
+	if err := connectReplicas(ctx, f, t, opts); err != nil {
+		return fail(err)
+	}
+	// Each replica's client encodes the requests for itself.
+	limit := requestBytesLimit() / int64(len(f.servers()))
+	inputs := triton.InputOptions{Data: f.inputData, Shapes: shapes, BatchSize: f.batch, MaxBytes: limit}
 	if err := f.llm.apply(&inputs, t.metadata, f.streaming); err != nil {
 		return fail(usageError{err})
 	}

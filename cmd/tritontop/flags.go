@@ -79,6 +79,13 @@ type loadFlags struct {
 	// plan is set by tritontop plan: the run is a capacity search.
 	plan *planFlags
 
+	// urls are every -u of a run over several replicas of the model (url
+	// is the first); nil with one server. balance spreads requests over
+	// them, metricsURLs are their --metrics-url, in the same order.
+	urls        []string
+	balance     string
+	metricsURLs []string
+
 	set map[string]bool // flags given on the command line
 }
 
@@ -122,7 +129,8 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Var(once{&f.model, "-m", "one model per run"}, "m", "model name (required)")
 	fs.StringVar(&f.modelVersion, "x", "", "model version (default: the server's choice)")
-	fs.Var(once{&f.url, "-u", "one server per run"}, "u", "server address (default localhost:8001 for gRPC, localhost:8000 for HTTP)")
+	fs.Var(repeated{&f.urls}, "u", "server address (default localhost:8001 for gRPC, localhost:8000 for HTTP); repeat for replicas of the model")
+	fs.StringVar(&f.balance, "balance", "least", "with several -u: least (the replica with the fewest requests in flight) or rr (round robin)")
 	fs.StringVar(&f.protocol, "i", "grpc", "protocol: grpc or http")
 	fs.BoolVar(&f.streaming, "streaming", false, "use gRPC bidirectional streaming (ModelStreamInfer)")
 	fs.IntVar(&f.streams, "streams", 0, "number of gRPC streams with --streaming (default: --connections)")
@@ -158,7 +166,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&f.intervalMS, "measurement-interval", 5000, "measurement window of a range's steps in ms (ticks are --tick, or this if shorter)")
 	fs.IntVar(&f.intervalMS, "p", 5000, "same as --measurement-interval")
 	fs.DurationVar(&f.window, "window", 10*time.Second, "length of the \"last N s\" statistics window")
-	fs.StringVar(&f.metricsURL, "metrics-url", "", "Triton metrics endpoint (default: the server host, port 8002)")
+	fs.Var(repeated{&f.metricsURLs}, "metrics-url", "Triton metrics endpoint (default: the server host, port 8002); with several -u, one per -u in the same order")
 	fs.StringVar(&f.record, "record", "", "write the run to FILE (JSON lines; - for stdout)")
 	fs.DurationVar(&f.duration, "duration", 0, "stop after this long (0: until q, SIGINT or the end of a range)")
 	fs.StringVar(&f.csv, "f", "", "write perf_analyzer-style CSV to FILE at the end")
@@ -202,11 +210,8 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	if f.streaming && f.protocol != "grpc" {
 		return nil, errors.New("--streaming needs gRPC: drop -i http")
 	}
-	if f.url == "" {
-		f.url = "localhost:8001"
-		if f.protocol == "http" {
-			f.url = "localhost:8000"
-		}
+	if err := takeServers(f); err != nil {
+		return nil, err
 	}
 	switch f.distribution {
 	case "constant", "poisson":

@@ -85,6 +85,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		Server: h.Server.URL, Protocol: h.Server.Protocol, Model: h.Model.Name, Version: h.Model.Version,
 		Simulated: h.Server.Simulated, SharedProcess: h.Server.InProcess, Recording: "replay of " + file,
 	}
+	if len(h.Server.Replicas) > 1 {
+		info.Server = serverLabel(h.Server.Replicas, h.Server.Balance)
+	}
 	if cfg, err := kserve.ParseConfigJSON(h.Model.Config); err == nil {
 		info.MaxBatch = int(cfg.GetMaxBatchSize())
 		info.DynamicBatching = cfg.GetDynamicBatching() != nil

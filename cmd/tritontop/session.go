@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -23,7 +22,6 @@ import (
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/stats"
-	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/tui"
 )
 
@@ -140,23 +138,30 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	if err != nil {
 		return err
 	}
-	defer t.client.Close()
+	defer t.close()
 	planProbe(&sched, t.config)
 	seqs, err := sequenceOptions(f, t.config)
 	if err != nil {
 		return usageError{err}
 	}
 
+	client, streams, bal, err := driverClient(f, t)
+	if err != nil {
+		return err
+	}
+	if bal != nil {
+		defer bal.Close()
+	}
 	drv, err := driver.New(driver.Options{
-		Client: t.client, Requests: t.requests, BatchSize: f.batch,
+		Client: client, Requests: t.requests, BatchSize: f.batch,
 		Load:      sched.initial,
-		Streaming: f.streaming, Streams: f.streams, Decoupled: t.decoupled(),
+		Streaming: f.streaming, Streams: streams, Decoupled: t.decoupled(),
 		Timeout: f.timeout, Retries: f.retries, Sequences: seqs,
 	})
 	if err != nil {
 		return usageError{err}
 	}
-	col, closeCol, restartCPU := newCollector(ctx, f, t, drv, stderr)
+	col, closeCol, restartCPU := newCollector(ctx, f, t, drv, bal, stderr)
 	defer closeCol()
 	// Every change of load, by key or by step, starts a new tick.
 	drv.OnLoadChange(col.LoadChanged)
@@ -311,19 +316,10 @@ func newStepper(f *loadFlags, sched schedule, drv *driver.Driver, col *stats.Col
 // newCollector builds the run's measuring side: the server's statistics and
 // metrics, and the client's CPU. The returned funcs release the sampler and
 // restart its count of the client's CPU (after a wait for --start-at).
-func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driver, stderr io.Writer) (*stats.Collector, func(), func()) {
+func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driver, bal *driver.Balancer,
+	stderr io.Writer) (*stats.Collector, func(), func()) {
 	interval := f.tick
-	poller := stats.NewServerPoller(t.client, f.model, f.modelVersion)
-	primeCtx, cancelPrime := context.WithTimeout(ctx, f.connectTimeout)
-	err := poller.Prime(primeCtx)
-	cancelPrime()
-	if err != nil {
-		fmt.Fprintf(stderr, "tritontop: warning: server statistics unavailable: %s\n", oneLine(err.Error()))
-	}
-	metricsURL := f.metricsURL
-	if metricsURL == "" {
-		metricsURL = triton.MetricsURL(f.url)
-	}
+	poller, metrics, replicas := serverSources(ctx, f, t, bal, stderr)
 	closeSampler, restart := func() {}, func() {}
 	sampler, err := stats.NewSystemSampler(ctx)
 	if err != nil {
@@ -337,8 +333,8 @@ func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driv
 		Interval: interval, Window: f.window,
 		Results: drv.Results(), Control: drv, Epoch: drv.Epoch(), Decoupled: t.decoupled(),
 		Server:  poller,
-		Metrics: stats.NewMetricsScraper(metricsURL, &http.Client{Timeout: 2 * interval}, f.model, f.modelVersion),
-		System:  sampler,
+		Metrics: metrics,
+		System:  sampler, Replicas: replicas,
 	})
 	return col, closeSampler, restart
 }
@@ -349,11 +345,14 @@ func runHeader(f *loadFlags, args []string, t *target, initial stats.Load) recor
 		TritontopVersion: version,
 		Args:             args,
 		StartTime:        time.Now(),
-		Server:           record.ServerInfo{URL: f.url, Protocol: protocolName(f), Simulated: t.simulated, InProcess: f.inProcessServer},
+		Server:           record.ServerInfo{URL: strings.Join(f.servers(), ","), Protocol: protocolName(f), Simulated: t.simulated, InProcess: f.inProcessServer},
 		Model:            record.ModelInfo{Name: f.model, Version: f.modelVersion},
 		Load:             initial,
 		Interval:         f.tick,
 		Window:           f.window,
+	}
+	if len(f.urls) > 1 {
+		h.Server.Replicas, h.Server.Balance = f.urls, f.balance
 	}
 	h.Server.Metadata, _ = record.ProtoJSON(t.server)
 	h.Model.Metadata, _ = record.ProtoJSON(t.metadata)
@@ -388,7 +387,7 @@ func runDashboard(ctx, runCtx context.Context, f *loadFlags, t *target, drv *dri
 	o := tui.Options{
 		Snapshots: frames, Control: drv, Windows: col, FPS: f.fps,
 		Header: tui.HeaderInfo{
-			Server: f.url, Protocol: protocolName(f), Model: f.model, Version: f.modelVersion,
+			Server: serverLabel(f.servers(), f.balance), Protocol: protocolName(f), Model: f.model, Version: f.modelVersion,
 			MaxBatch: int(t.config.GetMaxBatchSize()), DynamicBatching: t.config.GetDynamicBatching() != nil,
 			Simulated: t.simulated, SharedProcess: f.inProcessServer, Recording: f.record, Decoupled: t.decoupled(),
 		},

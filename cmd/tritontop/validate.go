@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/tritontop/tritontop/driver"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/triton"
@@ -29,7 +30,7 @@ const (
 	// maxRate is requests per second; maxInflightCap the open loop's cap.
 	maxRate        = 1e6
 	maxInflightCap = 65536
-	maxBatch       = 1 << 16
+	maxBatch       = driver.MaxBatchSize
 	maxStreams     = 1024
 	maxConnections = 4096
 	maxRetries     = 255
@@ -152,14 +153,19 @@ func checkCombinations(f *loadFlags) error {
 // checkAddresses validates -u, --metrics-url and the headers before any
 // connection: a malformed address is a usage error, not a failed run.
 func checkAddresses(f *loadFlags) error {
-	if err := triton.CheckServerURL(f.url, f.protocol); err != nil {
-		return fmt.Errorf("-u: %w", err)
-	}
-	if f.metricsURL != "" {
-		u, err := url.Parse(f.metricsURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("--metrics-url %q is not an http:// or https:// URL (such as http://triton:8002/metrics)", f.metricsURL)
+	for _, s := range f.servers() {
+		if err := triton.CheckServerURL(s, f.protocol); err != nil {
+			return fmt.Errorf("-u: %w", err)
 		}
+	}
+	for _, m := range f.metricsURLs {
+		u, err := url.Parse(m)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--metrics-url %q is not an http:// or https:// URL (such as http://triton:8002/metrics)", m)
+		}
+	}
+	if err := checkReplicas(f); err != nil {
+		return err
 	}
 	for _, h := range f.headers {
 		k, v, ok := strings.Cut(h, ":")

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/stats"
+	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
+)
+
+// maxReplicas bounds -u: each replica is a connection pool, a statistics
+// poller and a metrics scraper of its own, read every tick.
+const maxReplicas = 64
+
+// servers are the run's server addresses: every -u, or the one.
+func (f *loadFlags) servers() []string {
+	if len(f.urls) > 1 {
+		return f.urls
+	}
+	return []string{f.url}
+}
+
+// metricsURLFor is the metrics endpoint of server i: its --metrics-url, or
+// its host at Triton's metrics port.
+func (f *loadFlags) metricsURLFor(i int) string {
+	switch {
+	case len(f.urls) > 1 && len(f.metricsURLs) == len(f.urls):
+		return f.metricsURLs[i]
+	case len(f.urls) <= 1 && f.metricsURL != "":
+		return f.metricsURL
+	}
+	return triton.MetricsURL(f.servers()[i])
+}
+
+// takeServers reads -u, --metrics-url and --balance: one server or
+// several replicas of the model, each with its metrics endpoint.
+func takeServers(f *loadFlags) error {
+	switch len(f.urls) {
+	case 0:
+		f.url = "localhost:8001"
+		if f.protocol == "http" {
+			f.url = "localhost:8000"
+		}
+	case 1:
+		f.url, f.urls = f.urls[0], nil
+	default:
+		f.url = f.urls[0]
+	}
+	n := len(f.servers())
+	switch {
+	case n > maxReplicas:
+		return fmt.Errorf("-u given %d times: at most %d replicas per run", n, maxReplicas)
+	case n == 1 && len(f.metricsURLs) > 1:
+		return fmt.Errorf("--metrics-url given twice (%q and %q): one server (-u), one metrics endpoint", f.metricsURLs[0], f.metricsURLs[1])
+	case n > 1 && len(f.metricsURLs) > 0 && len(f.metricsURLs) != n:
+		return fmt.Errorf("--metrics-url given %d times for %d servers (-u): give one per -u, in the same order, or none for each server's host at port %d",
+			len(f.metricsURLs), n, triton.DefaultMetricsPort)
+	}
+	if len(f.metricsURLs) > 0 {
+		f.metricsURL = f.metricsURLs[0]
+	}
+	switch driver.Balance(f.balance) {
+	case driver.LeastOutstanding, driver.RoundRobin:
+	default:
+		return fmt.Errorf("unknown --balance %q: use least or rr", f.balance)
+	}
+	if f.set["balance"] && n == 1 {
+		return fmt.Errorf("--balance spreads requests over several servers: give -u once per replica, or drop --balance")
+	}
+	return nil
+}
+
+// checkReplicas refuses a replica given twice, replicas whose metrics
+// would be read from one endpoint (two -u on one host both default to its
+// port 8002), and fewer streams than replicas.
+func checkReplicas(f *loadFlags) error {
+	if len(f.urls) < 2 {
+		return nil
+	}
+	if f.streaming && f.set["streams"] && f.streams < len(f.urls) {
+		return fmt.Errorf("--streams %d is fewer than the %d replicas (-u): a stream stays on one replica, so give at least %d",
+			f.streams, len(f.urls), len(f.urls))
+	}
+	seen := map[string]string{}
+	for _, u := range f.urls {
+		k := endpointKey(u, f.protocol)
+		if first, ok := seen[k]; ok {
+			return fmt.Errorf("-u %s given twice (as %q and %q): give each replica once", k, first, u)
+		}
+		seen[k] = u
+	}
+	metrics := map[string]string{}
+	for i, u := range f.urls {
+		m := f.metricsURLFor(i)
+		if other, ok := metrics[m]; ok {
+			if len(f.metricsURLs) == 0 {
+				return fmt.Errorf("-u %s and -u %s would both read metrics from %s (each server's host at port %d): give --metrics-url once per -u, in the same order",
+					other, u, m, triton.DefaultMetricsPort)
+			}
+			return fmt.Errorf("--metrics-url %s given for both -u %s and -u %s: each replica has its own", m, other, u)
+		}
+		metrics[m] = u
+	}
+	return nil
+}
+
+// endpointKey is host:port of a server address, so that the same server
+// written two ways is found twice.
+func endpointKey(raw, protocol string) string {
+	s := strings.ToLower(strings.TrimSpace(raw))
+	if i := strings.Index(s, "://"); i >= 0 {
+		if scheme := s[:i]; scheme == "http" || scheme == "https" {
+			protocol = "http"
+		}
+		s = s[i+3:]
+	}
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		s = s[:i]
+	}
+	if _, _, err := net.SplitHostPort(s); err != nil {
+		port := triton.DefaultGRPCPort
+		if protocol == "http" {
+			port = triton.DefaultHTTPPort
+		}
+		s = net.JoinHostPort(strings.Trim(s, "[]"), strconv.Itoa(port))
+	}
+	return s
+}
+
+// connectReplicas dials the replicas after the first (which connect
+// dialed and read the model from) and checks that each serves the model
+// with the same inputs and outputs: requests built for one must be valid
+// for all.
+func connectReplicas(ctx context.Context, f *loadFlags, t *target, opts triton.Options) error {
+	urls := f.servers()
+	if len(urls) < 2 {
+		return nil
+	}
+	t.replicas = make([]triton.Client, len(urls))
+	t.replicas[0] = t.client
+	errs := make([]error, len(urls))
+	var wg sync.WaitGroup
+	for i := 1; i < len(urls); i++ {
+		wg.Go(func() {
+			c, err := triton.Dial(ctx, urls[i], opts)
+			if err != nil {
+				errs[i] = fmt.Errorf("replica %s: %w", urls[i], err)
+				return
+			}
+			t.replicas[i] = c
+			md, err := c.ModelMetadata(ctx, f.model, f.modelVersion)
+			if err != nil {
+				errs[i] = fmt.Errorf("replica %s: metadata of model %q: %w (every -u must serve the model)", urls[i], f.model, err)
+				return
+			}
+			if !sameTensors(md, t.metadata) {
+				errs[i] = fmt.Errorf("replica %s serves model %q with other inputs or outputs than %s: replicas must serve the same model",
+					urls[i], f.model, urls[0])
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sameTensors reports whether two servers describe a model's inputs and
+// outputs alike.
+func sameTensors(a, b *pb.ModelMetadataResponse) bool {
+	if len(a.GetInputs()) != len(b.GetInputs()) || len(a.GetOutputs()) != len(b.GetOutputs()) {
+		return false
+	}
+	for i := range a.GetInputs() {
+		if !proto.Equal(a.GetInputs()[i], b.GetInputs()[i]) {
+			return false
+		}
+	}
+	for i := range a.GetOutputs() {
+		if !proto.Equal(a.GetOutputs()[i], b.GetOutputs()[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// close closes the clients of every server.
+func (t *target) close() {
+	if len(t.replicas) == 0 {
+		t.client.Close()
+		return
+	}
+	for _, c := range t.replicas {
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+// driverClient is what the driver sends through: the server's client, or
+// a Balancer over the replicas' (returned too, to be closed), with at least
+// one stream per replica when streaming, since a stream stays on one.
+func driverClient(f *loadFlags, t *target) (driver.Client, int, *driver.Balancer, error) {
+	if len(t.replicas) < 2 {
+		return t.client, f.streams, nil, nil
+	}
+	rc := make([]driver.ReplicaClient, len(t.replicas))
+	for i, c := range t.replicas {
+		rc[i] = c
+	}
+	b, err := driver.NewBalancer(rc, driver.BalancerOptions{Policy: driver.Balance(f.balance)})
+	if err != nil {
+		return nil, 0, nil, usageError{err}
+	}
+	streams := f.streams
+	if streams == 0 {
+		streams = max(driver.DefaultStreams, b.Len())
+	}
+	return b, streams, b, nil
+}
+
+// serverSources are what the collector reads of the servers: the one
+// server's statistics and metrics, or each replica's. The statistics'
+// baselines are taken now, all at once; a server that does not answer is
+// warned about and read again every tick.
+func serverSources(ctx context.Context, f *loadFlags, t *target, bal *driver.Balancer, stderr io.Writer) (
+	*stats.ServerPoller, *stats.MetricsScraper, []stats.ReplicaSource) {
+	scraper := func(url string) *stats.MetricsScraper {
+		return stats.NewMetricsScraper(url, &http.Client{Timeout: 2 * f.tick}, f.model, f.modelVersion)
+	}
+	var (
+		poller   *stats.ServerPoller
+		metrics  *stats.MetricsScraper
+		replicas []stats.ReplicaSource
+		pollers  []*stats.ServerPoller
+	)
+	if bal != nil {
+		urls := f.servers()
+		for i, u := range urls {
+			replicas = append(replicas, stats.ReplicaSource{
+				URL:     u,
+				Server:  stats.NewServerPoller(t.replicas[i], f.model, f.modelVersion),
+				Metrics: scraper(f.metricsURLFor(i)),
+				Up:      func() bool { return bal.Up(i) },
+			})
+			pollers = append(pollers, replicas[i].Server)
+		}
+	} else {
+		poller = stats.NewServerPoller(t.client, f.model, f.modelVersion)
+		metrics = scraper(f.metricsURLFor(0))
+		pollers = []*stats.ServerPoller{poller}
+	}
+	primeCtx, cancel := context.WithTimeout(ctx, f.connectTimeout)
+	defer cancel()
+	errs := make([]error, len(pollers))
+	var wg sync.WaitGroup
+	for i, p := range pollers {
+		wg.Go(func() { errs[i] = p.Prime(primeCtx) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case bal != nil:
+			fmt.Fprintf(stderr, "tritontop: warning: server statistics of %s unavailable: %s\n", f.servers()[i], oneLine(err.Error()))
+		default:
+			fmt.Fprintf(stderr, "tritontop: warning: server statistics unavailable: %s\n", oneLine(err.Error()))
+		}
+	}
+	return poller, metrics, replicas
+}
+
+// serverLabel names the servers in the dashboard's header: the address,
+// or how many replicas and how requests are spread.
+func serverLabel(urls []string, balance string) string {
+	if len(urls) < 2 {
+		return strings.Join(urls, "")
+	}
+	how := "least outstanding"
+	if balance == string(driver.RoundRobin) {
+		how = "round robin"
+	}
+	return strconv.Itoa(len(urls)) + " replicas, " + how
+}
