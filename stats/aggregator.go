@@ -254,7 +254,7 @@ func (a *Aggregator) Tick(d time.Duration, rateMode bool, s *Snapshot) error {
 		slot.seq.MergeInto(a.runSeq)
 	}
 	s.Run = a.stats(&a.run, a.runDur, a.runHist, a.runSched, a.runStream, a.runSeq)
-		if cur.ep != nil {
+	if cur.ep != nil {
 		s.Replicas = make([]Replica, len(cur.ep))
 		for i := range cur.ep {
 			e := &cur.ep[i]
