@@ -62,8 +62,11 @@ func (s *SystemSampler) Sample(ctx context.Context, requests int64) SystemStats 
 	if procCPU, err := s.processCPU(ctx); err == nil {
 		used := max(procCPU-s.prevProc, 0)
 		s.prevProc = procCPU
+		// The kernel counts CPU time in clock ticks (10 ms): over a sliver
+		// of a tick one count would read as several cores. No process uses
+		// more cores than the machine has.
 		if wall > 0 {
-			out.ProcessCPU = used / wall
+			out.ProcessCPU = min(used/wall, float64(out.NumCPU))
 		}
 		if requests > 0 {
 			out.CPUPerRequest = time.Duration(used / float64(requests) * float64(time.Second))
