@@ -162,7 +162,7 @@ func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 	p.Autoscaling, p.AutoscalingTarget = autoscalingName(metric), target
 	p.Assumptions = assumptions(p, o, gpuMax, metric)
 	if clientLimited(levels, best) {
-		p.Assumptions = append([]string{"the client limited the measurement (tritontop or its host near full CPU): the capacity is a lower bound; measure from a bigger client machine, or from several (--workers)"},
+		p.Assumptions = append([]string{"the client limited the measurement (tritontop or its host near full CPU, or its sends falling behind their schedule): the capacity is a lower bound; measure from a bigger client machine, or from several (--workers)"},
 			p.Assumptions...)
 	}
 	yaml, err := HPAYAML(HPAOptions{
@@ -179,15 +179,23 @@ func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 }
 
 // clientLimited reports whether the diagnosis named the client as the limit
-// at the capacity's level or the failing level above it.
+// (its CPU, or an open loop falling behind its schedule) at the capacity's
+// level or at the lowest failing level above it, the one that set the limit.
 func clientLimited(levels []Level, best int) bool {
 	b := levels[best].Target.Level()
+	check := []int{best}
+	next := -1
 	for i, l := range levels {
-		if i != best && (l.Pass || l.Target.Level() <= b) {
-			continue
+		if !l.Pass && l.Target.Level() > b && (next < 0 || l.Target.Level() < levels[next].Target.Level()) {
+			next = i
 		}
-		for _, f := range l.Step.Diagnosis {
-			if f.Verdict == stats.ClientBound {
+	}
+	if next >= 0 {
+		check = append(check, next)
+	}
+	for _, i := range check {
+		for _, f := range levels[i].Step.Diagnosis {
+			if f.Verdict == stats.ClientBound || f.Verdict == stats.FallingBehind {
 				return true
 			}
 		}
