@@ -484,37 +484,18 @@ type stepMerge struct {
 
 // cpuSum integrates the fleet's client CPU over merged ticks, as a
 // ClientCPU.
-type cpuSum struct {
-	ticks               int
-	cpuSeconds, seconds float64
-	maxCores, hostSum   float64
-	requests            int64
-}
+type cpuSum struct{ CPUTotals }
 
 func (c *cpuSum) add(sp *tickSpan) {
-	c.ticks++
-	c.cpuSeconds += sp.cpuSeconds
-	c.seconds += sp.duration.Seconds()
-	c.maxCores = max(c.maxCores, sp.cores)
-	c.hostSum += sp.hostCPU
-	c.requests += sp.requests
+	c.Ticks++
+	c.CPUSeconds += sp.cpuSeconds
+	c.Seconds += sp.duration.Seconds()
+	c.MaxCores = max(c.MaxCores, sp.cores)
+	c.HostSum += sp.hostCPU
+	c.Requests += sp.requests
 }
 
-func (c *cpuSum) summary() ClientCPU {
-	var out ClientCPU
-	if c.ticks == 0 {
-		return out
-	}
-	out.MaxCores = c.maxCores
-	out.HostAvg = c.hostSum / float64(c.ticks)
-	if c.seconds > 0 {
-		out.AvgCores = c.cpuSeconds / c.seconds
-	}
-	if c.requests > 0 {
-		out.PerRequest = time.Duration(c.cpuSeconds / float64(c.requests) * float64(time.Second))
-	}
-	return out
-}
+func (c *cpuSum) summary() ClientCPU { return c.ClientCPU() }
 
 // stepRanges groups the workers' measured steps by schedule index.
 func stepRanges(parts []mergePart) []*stepMerge {

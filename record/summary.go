@@ -284,3 +284,31 @@ type ClientCPU struct {
 	// HostAvg is the client host's average CPU use, 0..1.
 	HostAvg float64 `json:"host_avg"`
 }
+
+// CPUTotals are the sums a span's ClientCPU is made from: its ticks, the
+// CPU seconds tritontop used and the seconds they lasted, the busiest
+// tick's cores, the sum of the ticks' host CPU, and the requests finished.
+type CPUTotals struct {
+	Ticks               int
+	CPUSeconds, Seconds float64
+	MaxCores, HostSum   float64
+	Requests            int64
+}
+
+// ClientCPU is the span's client CPU: average and maximum cores, CPU time
+// per request, and the host's average use.
+func (t CPUTotals) ClientCPU() ClientCPU {
+	var c ClientCPU
+	if t.Ticks == 0 {
+		return c
+	}
+	c.MaxCores = t.MaxCores
+	c.HostAvg = t.HostSum / float64(t.Ticks)
+	if t.Seconds > 0 {
+		c.AvgCores = t.CPUSeconds / t.Seconds
+	}
+	if t.Requests > 0 {
+		c.PerRequest = time.Duration(t.CPUSeconds / float64(t.Requests) * float64(time.Second))
+	}
+	return c
+}

@@ -313,36 +313,15 @@ func (a *metricsAcc) summary() record.MetricsSummary {
 }
 
 // cpuAcc integrates tritontop's CPU use over the ticks.
-type cpuAcc struct {
-	ticks      int
-	cpuSeconds float64
-	seconds    float64
-	maxCores   float64
-	hostSum    float64
-	requests   int64
-}
+type cpuAcc struct{ record.CPUTotals }
 
 func (a *cpuAcc) add(s stats.Snapshot, d time.Duration) {
-	a.ticks++
-	a.cpuSeconds += s.System.ProcessCPU * d.Seconds()
-	a.seconds += d.Seconds()
-	a.maxCores = max(a.maxCores, s.System.ProcessCPU)
-	a.hostSum += s.System.HostCPU
-	a.requests += s.Tick.Requests
+	a.Ticks++
+	a.CPUSeconds += s.System.ProcessCPU * d.Seconds()
+	a.Seconds += d.Seconds()
+	a.MaxCores = max(a.MaxCores, s.System.ProcessCPU)
+	a.HostSum += s.System.HostCPU
+	a.Requests += s.Tick.Requests
 }
 
-func (a *cpuAcc) summary() record.ClientCPU {
-	var c record.ClientCPU
-	if a.ticks == 0 {
-		return c
-	}
-	c.MaxCores = a.maxCores
-	c.HostAvg = a.hostSum / float64(a.ticks)
-	if a.seconds > 0 {
-		c.AvgCores = a.cpuSeconds / a.seconds
-	}
-	if a.requests > 0 {
-		c.PerRequest = time.Duration(a.cpuSeconds / float64(a.requests) * float64(time.Second))
-	}
-	return c
-}
+func (a *cpuAcc) summary() record.ClientCPU { return a.ClientCPU() }
