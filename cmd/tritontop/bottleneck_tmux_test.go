@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tritontop/tritontop/record"
 )
 
 // startSimProcess runs `tritontop sim` on free ports, under prefix (e.g. taskset)
@@ -146,5 +148,36 @@ func TestServerBoundInTmux(t *testing.T) {
 	screen := waitHeader(t, capture, regexp.MustCompile(`⚠ bottleneck: [^·]*server queue`), 40*time.Second)
 	if !strings.Contains(screen, "⚠ server queueing: requests wait") {
 		t.Errorf("no warning line says why:\n%s", screen)
+	}
+}
+
+// TestPlanInTheDashboard runs tritontop plan on a terminal: the dashboard
+// shows the search in its sweep pane while it runs, the run ends by itself
+// when the search is done, and the run file holds the plan.
+func TestPlanInTheDashboard(t *testing.T) {
+	skipWithoutTmux(t)
+	bin := buildBinary(t)
+	runFile := filepath.Join(t.TempDir(), "plan.jsonl")
+	capture := dashboard(t, bin+" plan --demo --slo p99:100ms --target-rate 3000 -p 500 --max-trials 3 --record "+runFile)
+	screen := waitHeader(t, capture, regexp.MustCompile(`step \d+/\d+`), 40*time.Second)
+	if !strings.Contains(screen, "Sweep · step") || !strings.Contains(screen, "SIMULATED") {
+		t.Errorf("the dashboard shows no sweep pane, or does not say the numbers are simulated:\n%s", screen)
+	}
+	var run *record.Run
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if r, err := record.ReadAll(runFile); err == nil && r.Summary != nil {
+			run = r
+			break
+		}
+	}
+	if run == nil {
+		t.Fatalf("the plan did not end by itself within 3 minutes:\n%s", capture())
+	}
+	if p := run.Summary.Plan; p == nil || p.Replicas < 1 || p.Capacity <= 0 || run.Summary.Search == nil ||
+		run.Summary.Search.Mode != "capacity" {
+		t.Fatalf("the run file holds no plan: search %+v plan %+v", run.Summary.Search, p)
+	}
+	if got, want := len(run.Steps), len(run.Summary.Steps); got != want || got < 2 {
+		t.Errorf("%d steps in the run file, %d in its summary; want the same, at least the probe and one level", got, want)
 	}
 }

@@ -35,7 +35,8 @@ const (
 // runPlan is `tritontop plan`: how much one replica holds under an SLO and
 // what a target load needs. It searches the capacity (a closed-loop probe,
 // then a binary search over request rates), then prints the plan and a
-// HorizontalPodAutoscaler.
+// HorizontalPodAutoscaler. On a terminal the dashboard shows the search as
+// it goes (its sweep pane); --headless prints a line per level instead.
 func runPlan(args []string, stdout, stderr io.Writer) int {
 	pf := &planFlags{}
 	f, err := parseLoadFlags("tritontop plan", args, stderr, false, func(fs *flag.FlagSet) {
@@ -54,7 +55,6 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	f.plan = pf
-	f.headless = true
 	if !f.set["measurement-interval"] && !f.set["p"] {
 		f.intervalMS = planMeasurementMS
 	}
