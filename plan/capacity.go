@@ -11,71 +11,150 @@ import (
 	"github.com/tritontop/tritontop/stats"
 )
 
-// Capacity searches one replica's capacity in requests per second: a
-// closed-loop probe at Concurrency finds the throughput the server holds at
-// saturation, then a binary search over request rates (open loop, as a
-// service receives them) from 5% to 110% of it, in steps of 5%, finds the
-// highest rate that meets the SLO.
+// Capacity searches one replica's capacity in requests per second. A
+// closed-loop probe finds the throughput the server holds at saturation:
+// it starts at Concurrency and doubles while throughput still grows by
+// probeGain (a config does not always tell how many requests a model runs
+// at once: an LLM batches in flight, an ensemble or BLS model hides its
+// steps). Then a binary search over request rates (open loop, as a service
+// receives them) from 5% to 110% of the best probe, in steps of 5%, finds
+// the highest rate that meets the SLO. Rates too low to measure within a
+// level's windows (see MeasurableRate) are left out.
+//
+// Next is a function of the levels done: the probes are the closed-loop
+// levels they start with.
 type Capacity struct {
-	// Concurrency is the probe's; enough to saturate the model (twice its
-	// instances times its max batch is the usual choice).
+	// Concurrency is the first probe's; enough to saturate the model by its
+	// config (twice its instances times its max batch is the usual choice).
 	Concurrency int
 	// Base is the open-loop target the rates are set on (distribution,
 	// in-flight cap).
 	Base load.Target
-	// rates is set once the probe is measured.
-	rates *Binary
+	// Window is the stepper's measurement window; 0 leaves no rate out.
+	Window time.Duration
+
+	// probes is how many probe levels Next has asked for, for Total.
+	probes int
 }
 
-// Grid of the rate search, as fractions of the probe's throughput.
+// Grid of the rate search, as fractions of the probe's throughput, and the
+// probe's doubling.
 const (
 	rateStep = 0.05
 	rateTop  = 1.10
+	// probeGain: a probe at twice the concurrency that gains less
+	// throughput than this shows the server saturated.
+	probeGain = 1.10
+	// MaxProbeConcurrency caps the probe's doubling.
+	MaxProbeConcurrency = 4096
 )
+
+// MeasurableRate is the lowest request rate whose windows can hold
+// MinWindowRequests within MaxWindowStretch windows of length window: a
+// level below it would end unstable however well the server held it.
+func MeasurableRate(window time.Duration) float64 {
+	if window <= 0 {
+		return 0
+	}
+	return MinWindowRequests / (MaxWindowStretch * window.Seconds())
+}
+
+// probed splits done into the closed-loop probes it starts with and the
+// rate levels after them.
+func probed(done []Level) (probes, rates []Level) {
+	k := 0
+	for k < len(done) && !done[k].Target.Open() {
+		k++
+	}
+	return done[:k], done[k:]
+}
+
+// saturation is the probes' best throughput.
+func saturation(probes []Level) float64 {
+	x := 0.0
+	for _, p := range probes {
+		x = max(x, p.Step.Client.RequestsPerS)
+	}
+	return x
+}
 
 // Next implements Search.
 func (c *Capacity) Next(done []Level) (load.Target, bool) {
-	if len(done) == 0 {
+	probes, rates := probed(done)
+	if len(probes) == 0 {
+		c.probes = max(c.probes, 1)
 		return load.Target{Mode: load.Concurrency, Concurrency: max(c.Concurrency, 1)}, true
 	}
-	if c.rates == nil {
-		x := done[0].Step.Client.RequestsPerS
-		if !(x > 0) {
-			return load.Target{}, false
+	if len(rates) == 0 {
+		last := probes[len(probes)-1]
+		before := saturation(probes[:len(probes)-1])
+		next := 2 * last.Target.Concurrency
+		if x := last.Step.Client.RequestsPerS; x > 0 && x >= probeGain*before && next <= MaxProbeConcurrency {
+			c.probes = max(c.probes, len(probes)+1)
+			return load.Target{Mode: load.Concurrency, Concurrency: next}, true
 		}
-		var levels []load.Target
-		for i := 1; float64(i)*rateStep <= rateTop+1e-9; i++ {
-			t := c.Base
-			t.Mode = load.Rate
-			// Rates to three significant figures read well in a plan.
-			t.Rate = roundSig(float64(i)*rateStep*x, 3)
+	}
+	grid := c.grid(saturation(probes))
+	return grid.Next(rates)
+}
+
+// grid is the binary search over rates for a saturated throughput x.
+func (c *Capacity) grid(x float64) *Binary {
+	if !(x > 0) {
+		return &Binary{}
+	}
+	floor := MeasurableRate(c.Window)
+	var levels []load.Target
+	for i := 1; float64(i)*rateStep <= rateTop+1e-9; i++ {
+		t := c.Base
+		t.Mode = load.Rate
+		// Rates to three significant figures read well in a plan.
+		t.Rate = roundSig(float64(i)*rateStep*x, 3)
+		if t.Rate >= floor {
 			levels = append(levels, t)
 		}
-		c.rates = &Binary{Levels: levels}
 	}
-	return c.rates.Next(done[1:])
+	return &Binary{Levels: levels}
+}
+
+// Unmeasurable says why the search measured no rate after its probes when
+// the probes' throughput is too low for the measurement window, and which
+// window would do; nil otherwise.
+func (c *Capacity) Unmeasurable(done []Level) error {
+	probes, rates := probed(done)
+	x := saturation(probes)
+	if len(probes) == 0 || len(rates) > 0 || !(x > 0) || len(c.grid(x).Levels) > 0 {
+		return nil
+	}
+	// A window that measures rates down to half the saturated throughput.
+	need := time.Duration(math.Ceil(MinWindowRequests/(MaxWindowStretch*0.5*x))) * time.Second
+	return fmt.Errorf("the model saturates at %s req/s: too few requests to measure a rate within %d windows of %v (each needs %d finished requests); give a longer measurement window, -p %d or more",
+		strconv.FormatFloat(x, 'g', 3, 64), MaxWindowStretch, c.Window, MinWindowRequests, need.Milliseconds())
 }
 
 // Mode implements Search.
 func (c *Capacity) Mode() string { return "capacity" }
 
-// Total implements Search: the probe and the binary search.
+// Probe reports whether t is one of the search's closed-loop probes: they
+// measure the throughput at saturation, so no SLO ends them early.
+func (c *Capacity) Probe(t load.Target) bool { return !t.Open() }
+
+// Total implements Search: the probes so far (and the next, while probing)
+// and the binary search.
 func (c *Capacity) Total() int {
 	n := int(math.Round(rateTop / rateStep))
-	return 1 + Binary{Levels: make([]load.Target, n)}.Total()
+	return max(c.probes, 1) + Binary{Levels: make([]load.Target, n)}.Total()
 }
 
 // Best implements a search's choice of the answer: the highest passing
-// rate, the probe left out.
+// rate, the probes left out.
 func (c *Capacity) Best(done []Level) int {
-	if len(done) < 2 {
-		return -1
-	}
-	i := Best(done[1:])
+	probes, rates := probed(done)
+	i := Best(rates)
 	if i < 0 {
 		return -1
 	}
-	return i + 1
+	return i + len(probes)
 }
 
 func roundSig(v float64, digits int) float64 {
@@ -186,7 +265,7 @@ func clientLimited(levels []Level, best int) bool {
 	check := []int{best}
 	next := -1
 	for i, l := range levels {
-		if !l.Pass && l.Target.Level() > b && (next < 0 || l.Target.Level() < levels[next].Target.Level()) {
+		if l.Target.Open() && !l.Pass && l.Target.Level() > b && (next < 0 || l.Target.Level() < levels[next].Target.Level()) {
 			next = i
 		}
 	}
@@ -219,7 +298,7 @@ func limitOf(levels []Level, best int, slo SLO) string {
 	b := levels[best].Target.Level()
 	next := -1
 	for i, l := range levels {
-		if i > 0 && !l.Pass && l.Target.Level() > b && (next < 0 || l.Target.Level() < levels[next].Target.Level()) {
+		if l.Target.Open() && !l.Pass && l.Target.Level() > b && (next < 0 || l.Target.Level() < levels[next].Target.Level()) {
 			next = i
 		}
 	}
@@ -263,7 +342,11 @@ func assumptions(p *record.Plan, o PlanOptions, gpuMax float64, m HPAMetric) []s
 		a = append(a, "neither GPU utilization nor queue time tells the headroom here: the autoscaler follows nv_inference_pending_request_count")
 	}
 	if p.GPUsPerReplica > 0 {
-		a = append(a, fmt.Sprintf("a replica uses the %d GPUs busy during the measurement", p.GPUsPerReplica))
+		gpus := fmt.Sprintf("the %d GPUs", p.GPUsPerReplica)
+		if p.GPUsPerReplica == 1 {
+			gpus = "the GPU"
+		}
+		a = append(a, fmt.Sprintf("a replica uses %s busy during the measurement", gpus))
 	}
 	return a
 }
@@ -279,4 +362,10 @@ func fmtMS(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 
 
 func pctOf(f float64) string { return strconv.FormatFloat(100*f, 'f', 0, 64) + "%" }
 
-func num(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
+// num is a rate: whole numbers, and three significant figures under 10.
+func num(f float64) string {
+	if f != 0 && math.Abs(f) < 10 {
+		return strconv.FormatFloat(f, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(f, 'f', 0, 64)
+}

@@ -2,7 +2,9 @@ package plan
 
 import (
 	"math"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/record"
@@ -117,8 +119,15 @@ func TestCapacitySearchesRatesFromTheProbe(t *testing.T) {
 	if !ok || first != conc(64) {
 		t.Fatalf("first level %v, want the closed-loop probe at 64", first)
 	}
-	probe := Level{Target: first, Step: record.Step{Client: stats.ClientStats{RequestsPerS: 1000}}}
-	done := []Level{probe}
+	done := []Level{{Target: first, Step: record.Step{Client: stats.ClientStats{RequestsPerS: 950}}}}
+	// A second probe at twice the concurrency checks that the first
+	// saturated the server; it gains under 10%: the probes are done, and
+	// the rates follow the better of the two.
+	second, ok := c.Next(done)
+	if !ok || second != conc(128) {
+		t.Fatalf("second level %v, want the probe at 128", second)
+	}
+	done = append(done, Level{Target: second, Step: record.Step{Client: stats.ClientStats{RequestsPerS: 1000}}})
 	for {
 		next, ok := c.Next(done)
 		if !ok {
@@ -129,10 +138,72 @@ func TestCapacitySearchesRatesFromTheProbe(t *testing.T) {
 		}
 		done = append(done, Level{Target: next, Pass: next.Rate <= 730})
 	}
-	if b := c.Best(done); b < 1 || done[b].Target.Rate != 700 {
+	if b := c.Best(done); b < 2 || done[b].Target.Rate != 700 {
 		t.Errorf("capacity search found %v, want 700/s (the grid's highest under 730)", done[max(b, 0)].Target)
 	}
 	if len(done) > c.Total() {
 		t.Errorf("%d levels, Total says %d", len(done), c.Total())
+	}
+	if err := c.Unmeasurable(done); err != nil {
+		t.Errorf("a search that measured rates is called unmeasurable: %v", err)
+	}
+}
+
+// TestCapacityProbesUntilSaturated: a model that runs many requests at once
+// (an LLM batching in flight) is not saturated at the concurrency its
+// config suggests; the probe doubles while throughput grows by 10%, and the
+// rates leave out those too low to fill a window.
+func TestCapacityProbesUntilSaturated(t *testing.T) {
+	// Throughput at 4, 8, ... in flight: requests of about 2 s, slower as
+	// more run at once, up to 64 at a time.
+	throughput := map[int]float64{4: 1.9, 8: 3.6, 16: 6.5, 32: 9.0, 64: 10.7, 128: 10.8}
+	c := &Capacity{Concurrency: 4, Base: load.Target{Mode: load.Rate}, Window: 2 * time.Second}
+	var done []Level
+	var probes []int
+	for {
+		next, ok := c.Next(done)
+		if !ok {
+			t.Fatalf("the search ended after %v", probes)
+		}
+		if next.Open() {
+			break
+		}
+		probes = append(probes, next.Concurrency)
+		done = append(done, Level{Target: next, Step: record.Step{Client: stats.ClientStats{RequestsPerS: throughput[next.Concurrency]}}})
+	}
+	if !equal(probes, []int{4, 8, 16, 32, 64, 128}) {
+		t.Errorf("probes at %v, want doubling from 4 until the gain is under 10%% (64 → 128)", probes)
+	}
+	// A 2 s window stretches to 20 s: 50 requests need 2.5 req/s.
+	if floor := MeasurableRate(2 * time.Second); floor != 2.5 {
+		t.Errorf("measurable rate %v, want 2.5", floor)
+	}
+	for {
+		next, ok := c.Next(done)
+		if !ok {
+			break
+		}
+		if !next.Open() || next.Rate < 2.5 || next.Rate > 1.1*10.8*1.005 { // to three figures
+			t.Fatalf("rate level %v: want between 2.5/s and 110%% of 10.8/s", next)
+		}
+		done = append(done, Level{Target: next, Pass: next.Rate < 9})
+	}
+	if b := c.Best(done); b < len(probes) || done[b].Target.Rate != 8.64 {
+		t.Errorf("capacity %v, want 8.64/s (80%% of 10.8, the grid's highest under 9)", done[max(b, 0)].Target)
+	}
+
+	// Saturated at 1.6 req/s, no rate fills a window: the search ends after
+	// the probes, and says which window would do.
+	c = &Capacity{Concurrency: 4, Base: load.Target{Mode: load.Rate}, Window: 2 * time.Second}
+	done = []Level{
+		{Target: conc(4), Step: record.Step{Client: stats.ClientStats{RequestsPerS: 1.6}}},
+		{Target: conc(8), Step: record.Step{Client: stats.ClientStats{RequestsPerS: 1.6}}},
+	}
+	if next, ok := c.Next(done); ok {
+		t.Fatalf("next level %v for a model saturated at 1.6 req/s with 2 s windows", next)
+	}
+	err := c.Unmeasurable(done)
+	if err == nil || !strings.Contains(err.Error(), "-p 7000") || !strings.Contains(err.Error(), "1.6 req/s") {
+		t.Errorf("error %v; want the saturation and a window of 7 s (50 requests in 10 windows at 0.8 req/s)", err)
 	}
 }

@@ -387,6 +387,10 @@ func (s *Stepper) overThreshold() bool {
 	if len(s.trials) == 0 {
 		return false
 	}
+	if p, ok := s.o.Search.(interface{ Probe(load.Target) bool }); ok && p.Probe(s.target) {
+		// A probe measures throughput, whatever its latency.
+		return false
+	}
 	for i, slo := range s.slos {
 		if s.trials[len(s.trials)-1].latency[i] >= 2*slo.Threshold {
 			return true

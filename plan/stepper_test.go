@@ -157,6 +157,25 @@ func TestStepperEndsALevelFarPastTheSLO(t *testing.T) {
 	}
 }
 
+// TestStepperMeasuresAProbeWhateverItsLatency: a capacity search's
+// closed-loop probe measures throughput at saturation, where latency is far
+// past any SLO; no early end cuts it to one window.
+func TestStepperMeasuresAProbeWhateverItsLatency(t *testing.T) {
+	slo := &SLO{Percentile: 99, Threshold: 10 * time.Millisecond}
+	s, f := newStepper(t, Options{Search: &Capacity{Concurrency: 8, Base: load.Target{Mode: load.Rate}},
+		Window: time.Second, SLO: slo})
+	// A warm-up tick, then windows at 30 ms: three times the SLO.
+	for _, n := range []int{60, 100, 100, 100} {
+		f.tick(s, n, 30000, 8)
+	}
+	if len(f.steps) != 1 {
+		t.Fatalf("%d steps after the probe's windows agreed; calls %v", len(f.steps), f.calls)
+	}
+	if m := f.steps[0].Measurement; !m.Stable || m.Windows != 3 || m.SLO == nil || m.SLO.Pass {
+		t.Errorf("probe measurement %+v: want stable over 3 windows, failing the SLO", m)
+	}
+}
+
 func TestStepperPauseAndInterrupt(t *testing.T) {
 	s, f := newStepper(t, Options{Search: Sweep{Levels: []load.Target{conc(1), conc(2)}}, Window: 2 * time.Second})
 	f.tick(s, 100, 1000, 1)

@@ -23,7 +23,7 @@ func WritePlan(w io.Writer, p *record.Plan) error {
 	}
 	fmt.Fprintf(&b, "  For %s req/s: %d replicas%s (headroom %s), %d GPUs in all (%d per replica).\n",
 		fixed(p.TargetRate, 0), p.Replicas, spare, strconv.FormatFloat(100*p.Headroom, 'f', 0, 64)+"%", p.GPUs, p.GPUsPerReplica)
-	target := strconv.FormatFloat(p.AutoscalingTarget, 'g', 4, 64)
+	target := strconv.FormatFloat(p.AutoscalingTarget, 'f', -1, 64)
 	switch p.Autoscaling {
 	case "gpu-utilization":
 		target = strconv.FormatFloat(100*p.AutoscalingTarget, 'f', 0, 64) + "% average GPU utilization"

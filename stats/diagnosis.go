@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +59,11 @@ const (
 	// behindShare is how far under the offered rate (or how many late
 	// sends) an open loop may be before it is called falling behind.
 	behindShare = 0.05
+	// behindRequests is the fewest requests the offered rate must bring
+	// over the window before a shortfall of finished requests is read as
+	// falling behind: at a few requests the count is mostly chance (and the
+	// requests still running).
+	behindRequests = 20
 	// gpuCeiling is the utilization called the ceiling.
 	gpuCeiling = 0.95
 	// outsideShare is the share of client latency outside Triton worth a
@@ -137,7 +143,7 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 		offered := last.Load.Rate
 		achieved := float64(c.Requests+c.Cancelled) / c.Duration.Seconds()
 		switch {
-		case achieved < (1-behindShare)*offered:
+		case achieved < (1-behindShare)*offered && offered*c.Duration.Seconds() >= behindRequests:
 			add(FallingBehind, "open loop falling behind: %s req/s sent of %s offered", num(achieved), num(offered))
 		case c.LateShare > behindShare:
 			add(FallingBehind, "open loop falling behind: %s of sends late", pct(c.LateShare))
@@ -275,7 +281,13 @@ func meanGPU(tail []Snapshot, i int) float64 {
 
 func pct(f float64) string { return strconv.FormatFloat(100*f, 'f', 0, 64) + "%" }
 
-func num(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
+// num is a rate: whole numbers, and three significant figures under 10.
+func num(f float64) string {
+	if f != 0 && math.Abs(f) < 10 {
+		return strconv.FormatFloat(f, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(f, 'f', 0, 64)
+}
 
 func ms(d time.Duration) string {
 	v := float64(d) / 1e6

@@ -166,3 +166,33 @@ func TestDiagnoseLongRequestsAreNotAStall(t *testing.T) {
 		t.Errorf("a model sending nothing was diagnosed %v", v)
 	}
 }
+
+// TestDiagnoseFallingBehindAtLowRates: a shortfall of finished requests is
+// falling behind only when the offered rate brings enough requests to
+// count; rates under 10 read with their figures, not rounded to 0.
+func TestDiagnoseFallingBehindAtLowRates(t *testing.T) {
+	at := func(rate float64, finished int64) []Snapshot {
+		return ticks(10, func(i int, s *Snapshot) {
+			s.Load = Load{Mode: load.Rate, Rate: rate, Distribution: load.Constant}
+			s.Tick.Requests, s.Tick.Successes, s.Tick.Latency.Count = finished, finished, finished
+			s.Tick.SetRates()
+		})
+	}
+	// 0.5/s over the window is a few requests: one short is chance.
+	if fs := Diagnose(at(0.5, 0), DiagnoseOptions{}); slices.Contains(verdicts(fs), FallingBehind) {
+		t.Errorf("0.5 req/s offered, none finished in a tick: diagnosed %+v", fs)
+	}
+	fs := Diagnose(at(8.5, 3), DiagnoseOptions{})
+	found := false
+	for _, f := range fs {
+		if f.Verdict == FallingBehind {
+			found = true
+			if !strings.Contains(f.Message, "3 req/s sent of 8.5 offered") {
+				t.Errorf("message %q", f.Message)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("8.5 req/s offered, 3 finished a second: verdicts %v, want falling behind", verdicts(fs))
+	}
+}

@@ -40,7 +40,8 @@ func loadFromFlags(f *loadFlags) (sc schedule, err error) {
 		// The probe's concurrency follows the model's config, known once
 		// connected (see planProbe).
 		sc.slo, sc.slos = &f.plan.parsed, f.plan.more
-		sc.search = &plan.Capacity{Base: load.Target{Mode: load.Rate, Distribution: dist, MaxInFlight: f.maxInflight}}
+		sc.search = &plan.Capacity{Base: load.Target{Mode: load.Rate, Distribution: dist, MaxInFlight: f.maxInflight},
+			Window: time.Duration(f.intervalMS) * time.Millisecond}
 		return sc, nil
 	}
 	var levels []load.Target

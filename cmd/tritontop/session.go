@@ -266,7 +266,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		}
 		if f.plan != nil {
 			var p *record.Plan
-			if p, planErr = makePlan(f, stepper, outputs.Summary().Steps); planErr == nil {
+			if p, planErr = makePlan(f, sched.search, stepper, outputs.Summary().Steps); planErr == nil {
 				outputs.Summarizer().SetPlan(p)
 			}
 		}
@@ -417,11 +417,16 @@ func printSummary(f *loadFlags, sum record.Summary, stdout, stderr io.Writer) {
 
 // makePlan turns a capacity search into the plan.
 // The summary's steps carry their diagnosis, which the plan's limit names.
-func makePlan(f *loadFlags, st *plan.Stepper, steps []record.Step) (*record.Plan, error) {
+func makePlan(f *loadFlags, search plan.Search, st *plan.Stepper, steps []record.Step) (*record.Plan, error) {
 	levels := st.Levels()
 	if len(steps) == len(levels) {
 		for i := range levels {
 			levels[i].Step = steps[i]
+		}
+	}
+	if c, ok := search.(*plan.Capacity); ok {
+		if err := c.Unmeasurable(levels); err != nil {
+			return nil, err
 		}
 	}
 	res := st.Result()
