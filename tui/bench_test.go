@@ -18,6 +18,27 @@ func BenchmarkView(b *testing.B) {
 	}
 }
 
+// BenchmarkViewModels draws the whole 120x40 screen of a run over two
+// models from a full history, all of them shown ("all") and one ("one"):
+// the frame of BenchmarkView with the models pane.
+func BenchmarkViewModels(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		presses int
+	}{{"all", 0}, {"one", 1}} {
+		b.Run(c.name, func(b *testing.B) {
+			m := loaded(b, Options{Models: modelControls(), Header: modelsHeader}, modelsRun(HistoryLength), 120, 40)
+			for range c.presses {
+				m.selectModel(m.board.ui.model + 1)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = m.View()
+			}
+		})
+	}
+}
+
 // BenchmarkDrain takes one frame's snapshots (ten) into the history.
 func BenchmarkDrain(b *testing.B) {
 	snaps := closedLoopRun(10)
