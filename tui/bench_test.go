@@ -54,6 +54,24 @@ func BenchmarkDrain(b *testing.B) {
 	}
 }
 
+// BenchmarkDrainModels is BenchmarkDrain for a run over two models, one
+// of them shown: each snapshot goes to the raw history and, as the model
+// shown sees it, to the panes'.
+func BenchmarkDrainModels(b *testing.B) {
+	snaps := modelsRun(10)
+	m := New(Options{Models: modelControls()})
+	m.selectModel(1)
+	ch := make(chan stats.Snapshot, len(snaps))
+	m.opts.Snapshots = ch
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range snaps {
+			ch <- s
+		}
+		m.drain()
+	}
+}
+
 // llmHistory is testdata/llm.jsonl's ticks before the drain, repeated to
 // fill the dashboard's history.
 func llmHistory(b *testing.B) ([]stats.Snapshot, HeaderInfo) {
