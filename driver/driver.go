@@ -79,6 +79,11 @@ type Options struct {
 	// Sequences drives a stateful model in sequences, as perf_analyzer
 	// does; nil for other models. The Client must be a SequenceClient.
 	Sequences *SequenceOptions
+	// Epoch is the instant Result offsets and load changes count from
+	// (zero: when New is called). Drivers whose results one collector
+	// counts (one per model of a run over several models) share one, so
+	// that their results fall into the same ticks.
+	Epoch time.Time
 }
 
 // Driver generates load. Create one with New, change it with its Control
@@ -160,8 +165,12 @@ func New(opts Options) (*Driver, error) {
 	if err := checkLoad(initial); err != nil {
 		return nil, fmt.Errorf("driver: %w", err)
 	}
+	epoch := opts.Epoch
+	if epoch.IsZero() {
+		epoch = time.Now()
+	}
 	d := &Driver{
-		epoch:   time.Now(),
+		epoch:   epoch,
 		opts:    opts,
 		results: make(chan []Result, 16),
 		stopReq: make(chan struct{}),
@@ -198,8 +207,9 @@ func checkLoad(l load.Target) error {
 }
 
 // Epoch returns the instant that Result's Scheduled, Sent and Done offsets
-// count from, on the monotonic clock. It is fixed when the driver is created,
-// so a consumer can map offsets to wall time before and during Run.
+// count from, on the monotonic clock. It is fixed when the driver is
+// created (Options.Epoch), so a consumer can map offsets to wall time
+// before and during Run.
 func (d *Driver) Epoch() time.Time { return d.epoch }
 
 // Results delivers finished requests in batches; the receiver owns each

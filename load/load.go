@@ -21,6 +21,11 @@ const (
 	// Rate sends requests on a schedule whatever the responses do (open
 	// loop).
 	Rate Mode = "rate"
+	// Mixed is the load of several models together (a run over several
+	// models) when some run closed loop and some open loop: its
+	// concurrency is the closed-loop models' and its rate the open-loop
+	// ones'. Each model's own load has its mode.
+	Mixed Mode = "mixed"
 )
 
 // Distribution is the inter-arrival distribution of an open-loop schedule.
@@ -62,10 +67,14 @@ func (t Target) Level() float64 {
 // or "rate 200/s".
 func (t Target) String() string { return Label(t.Mode, t.Concurrency, t.Rate) }
 
-// Label names a load level: "concurrency 8" or "rate 200/s".
+// Label names a load level: "concurrency 8", "rate 200/s", or for Mixed
+// "concurrency 8 + rate 200/s".
 func Label(m Mode, concurrency int, rate float64) string {
-	if m == Rate {
+	switch m {
+	case Rate:
 		return "rate " + strconv.FormatFloat(rate, 'g', 6, 64) + "/s"
+	case Mixed:
+		return Label(Concurrency, concurrency, 0) + " + " + Label(Rate, 0, rate)
 	}
 	return fmt.Sprintf("concurrency %d", concurrency)
 }

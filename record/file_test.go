@@ -53,7 +53,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Error("Truncated set on a complete file")
 	}
 	want := testHeader()
-	want.Schema = SchemaVersion
+	want.Schema = 1 // a run of one model is still written in schema 1
 	want.Args = RedactArgs(want.Args)
 	if !reflect.DeepEqual(run.Header, want) {
 		t.Errorf("header:\n got %+v\nwant %+v", run.Header, want)
@@ -201,9 +201,9 @@ func TestReadErrors(t *testing.T) {
 		{"garbage in the middle", func(l []string) []string { l[2] = "{not json\n"; return l }, "line 3: not a JSON line"},
 		{"second header", func(l []string) []string { return append(l[:2], append([]string{l[0]}, l[2:]...)...) }, "line 3: a second header"},
 		{"newer schema", func(l []string) []string {
-			l[0] = strings.Replace(l[0], `"schema":1`, `"schema":2`, 1)
+			l[0] = strings.Replace(l[0], `"schema":1`, `"schema":3`, 1)
 			return l
-		}, "schema 2, newer than this tritontop reads (1)"},
+		}, "schema 3, newer than this tritontop reads (2)"},
 		{"no schema", func(l []string) []string {
 			l[0] = strings.Replace(l[0], `"schema":1,`, ``, 1)
 			return l
@@ -271,5 +271,59 @@ func TestWriteAfterClose(t *testing.T) {
 	}
 	if err := w.WriteSnapshot(stats.Snapshot{Seq: 1}); err == nil {
 		t.Error("WriteSnapshot after Close succeeded")
+	}
+}
+
+// TestSeveralModelsWriteSchema2 records a run over two models: its header
+// says schema 2 (a schema-1 reader would take the aggregate for one model's
+// numbers, and refuses it), and the models of the header, the snapshots and
+// the summary read back as written.
+func TestSeveralModelsWriteSchema2(t *testing.T) {
+	snaps := threeTicks(t)
+	for i := range snaps {
+		a := snaps[i]
+		snaps[i].Models = []stats.Model{
+			{Name: "resnet50", Load: a.Load, Tick: a.Tick, Window: a.Window, Run: a.Run, Server: a.Server, Histogram: a.Histogram},
+			{Name: "bert", Version: "1", Load: stats.Load{Mode: "rate", Rate: 200, Distribution: "poisson"}},
+		}
+	}
+	h := testHeader()
+	h.Model.Name = "resnet50,bert"
+	first := snaps[0].Models[1].Load
+	h.Models = []ModelInfo{{Name: "resnet50", Load: &snaps[0].Load}, {Name: "bert", Version: "1", Load: &first}}
+	path := filepath.Join(t.TempDir(), "two.jsonl")
+	w, err := Create(path, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range snaps {
+		if err := w.WriteSnapshot(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum := testSummary(snaps)
+	sum.Models = []ModelSummary{{Name: "resnet50", Client: snaps[0].Run}, {Name: "bert", Version: "1", Load: first}}
+	if err := w.Close(sum); err != nil {
+		t.Fatal(err)
+	}
+	run, err := ReadAll(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Header.Schema != 2 || !reflect.DeepEqual(run.Header.Models, h.Models) {
+		t.Errorf("header: schema %d, models %+v", run.Header.Schema, run.Header.Models)
+	}
+	if !reflect.DeepEqual(run.Snapshots, snaps) {
+		t.Errorf("snapshots differ after round trip:\n got %+v\nwant %+v", run.Snapshots, snaps)
+	}
+	if run.Summary == nil || !reflect.DeepEqual(run.Summary.Models, sum.Models) {
+		t.Errorf("summary's models: %+v", run.Summary)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(string(b), "\n"); !strings.Contains(first, `"schema":2`) {
+		t.Errorf("header line: %s", first)
 	}
 }

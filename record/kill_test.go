@@ -73,7 +73,7 @@ func TestKilledRecorderLeavesReadableFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadAll after SIGKILL: %v", err)
 	}
-	if run.Header.Schema != SchemaVersion || run.Header.Model.Name != "resnet50" {
+	if run.Header.Schema != 1 || run.Header.Model.Name != "resnet50" {
 		t.Errorf("header %+v", run.Header)
 	}
 	if len(run.Snapshots) == 0 {

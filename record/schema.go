@@ -3,7 +3,7 @@
 // it into the same consumers as a live run, and turns it into a
 // perf_analyzer-style text summary, JSON, or perf_analyzer's `-f` CSV.
 //
-// # Run file schema (version 1)
+// # Run file schema (versions 1 and 2)
 //
 // A run file is JSON lines: UTF-8, one JSON object per line, each line ending
 // in "\n". Every object has a "type" member:
@@ -33,6 +33,14 @@
 // run ends normally, carries Summary's fields inline; a run killed before it
 // simply has none.
 //
+// Schema 2 is a run over several models (tritontop -m a -m b): its header
+// has a "models" member (one ModelInfo per model, each with its initial
+// load) and every snapshot a "models" member (stats.Model), while the
+// top-level load, client and server numbers are the aggregate over the
+// models. A reader of schema 1 would take that aggregate for one model's
+// numbers, so such a file says schema 2, which schema-1 readers refuse. A
+// run of one model has neither member and still writes schema 1.
+//
 // Lines are written whole, each with a single write(2) of the full line and
 // its newline on a file opened O_APPEND, so a crash leaves at most one
 // incomplete last line, which readers skip (Run.Truncated). Readers ignore
@@ -54,9 +62,18 @@ import (
 	"github.com/tritontop/tritontop/stats"
 )
 
-// SchemaVersion is the run-file schema this package writes and the newest it
-// reads.
-const SchemaVersion = 1
+// SchemaVersion is the newest run-file schema this package reads and
+// writes: 2 for a run over several models, 1 otherwise (see Header.Models).
+const SchemaVersion = 2
+
+// schemaOf is the schema a run file with header h is written in: the
+// oldest whose readers read it right.
+func schemaOf(h Header) int {
+	if len(h.Models) > 0 {
+		return 2
+	}
+	return 1
+}
 
 // Line types, the value of every line's "type" member.
 const (
@@ -70,7 +87,8 @@ const (
 
 // Header is the first line of a run file: what was measured and how.
 type Header struct {
-	// Schema is the run-file schema version; Create sets it to SchemaVersion.
+	// Schema is the run-file schema version; Create sets it: 2 with
+	// Models, else 1.
 	Schema           int    `json:"schema"`
 	TritontopVersion string `json:"tritontop_version"`
 	// Args are the command-line arguments after the program name, with
@@ -78,7 +96,13 @@ type Header struct {
 	Args      []string   `json:"args"`
 	StartTime time.Time  `json:"start_time"`
 	Server    ServerInfo `json:"server"`
-	Model     ModelInfo  `json:"model"`
+	// Model is the model measured; in a run over several models, its
+	// Name lists them all, comma-separated, and Models has each one.
+	Model ModelInfo `json:"model"`
+	// Models are the models of a run over several models (schema 2), in
+	// the order of the Snapshots' Models entries, each with its initial
+	// load; nil with one model.
+	Models []ModelInfo `json:"models,omitempty"`
 	// Load is the load profile at the start of the run.
 	Load stats.Load `json:"load"`
 	// Interval is the tick length and Window the "last N s" window length.
@@ -119,6 +143,9 @@ type ModelInfo struct {
 	// protojson with proto field names; see ProtoJSON.
 	Metadata json.RawMessage `json:"metadata,omitempty"`
 	Config   json.RawMessage `json:"config,omitempty"`
+	// Load is a model's load at the start of a run over several models
+	// (Header.Models); nil otherwise (Header.Load).
+	Load *stats.Load `json:"load,omitempty"`
 }
 
 // ProtoJSON renders a protobuf message for a Header the way perf_analyzer

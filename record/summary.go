@@ -52,6 +52,32 @@ type Summary struct {
 	// then the aggregate.
 	Replicas []ReplicaSummary `json:"replicas,omitempty"`
 	Balance  string           `json:"balance,omitempty"`
+
+	// Models has one entry per model of a run over several models, in the
+	// order given (Snapshot.Models over the run). Model then lists them
+	// all, Load, Client and Server above are the aggregate, and Steps
+	// are the run's load levels of all the models together: a step ends
+	// when any model's level changes.
+	Models []ModelSummary `json:"models,omitempty"`
+}
+
+// ModelSummary is one model of a run over several models, over the whole
+// run: its requests, its statistics on every server, and its own load
+// levels.
+type ModelSummary struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	// Load is the model's load at the end of the run.
+	Load stats.Load `json:"load"`
+	// Client sums the model's share of the ticks; its latency comes from
+	// their merged histograms (Approximate as in Step).
+	Client      stats.ClientStats `json:"client"`
+	Approximate bool              `json:"approximate,omitempty"`
+	Server      ServerSummary     `json:"server"`
+	// Steps are the model's load levels in recorded order, as
+	// Summary.Steps are the run's: consecutive ticks at one level of this
+	// model, whatever the other models did meanwhile.
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // ReplicaSummary is one replica over the whole run: the requests it

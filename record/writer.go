@@ -27,8 +27,8 @@ type Writer struct {
 // Create opens a run file at path and writes its header line. The path "-"
 // writes to standard output. An existing non-empty regular file is refused
 // rather than overwritten or appended to: a run file holds one run. The
-// header's Schema is set to SchemaVersion and its Args are passed through
-// RedactArgs.
+// header's Schema is set (2 for a run over several models, else 1) and its
+// Args are passed through RedactArgs.
 func Create(path string, h Header) (*Writer, error) {
 	if path == "" {
 		return nil, errors.New("record: empty run file name; give a path, or - for standard output")
@@ -65,7 +65,7 @@ func NewWriter(out io.Writer, h Header) (*Writer, error) {
 
 // start writes the header line.
 func (w *Writer) start(h Header) error {
-	h.Schema = SchemaVersion
+	h.Schema = schemaOf(h)
 	h.Args = RedactArgs(h.Args)
 	if h.Args == nil {
 		h.Args = []string{}

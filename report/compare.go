@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tritontop/tritontop/load"
@@ -37,6 +38,23 @@ type Comparison struct {
 	// like with like only when both ran the same levels for the same time;
 	// it then adds the highest step throughput of each.
 	Overall LevelComparison `json:"overall"`
+	// Models compares runs of which one or both ran several models, model
+	// by model: the models of the same name, each level by level and
+	// whole (a run of one model counts as its one model, so a model alone
+	// can be set beside the same model sharing its GPUs with another).
+	// Steps is then empty and Overall compares the whole runs, all their
+	// models together. OnlyAModels and OnlyBModels name the models one run
+	// had and the other did not.
+	Models      []ModelComparison `json:"models,omitempty"`
+	OnlyAModels []string          `json:"only_a_models,omitempty"`
+	OnlyBModels []string          `json:"only_b_models,omitempty"`
+}
+
+// ModelComparison is one model of two runs, compared as two runs of that
+// model alone would be.
+type ModelComparison struct {
+	Model string `json:"model"`
+	*Comparison
 }
 
 // ComparedRun says which run a side of a Comparison is.
@@ -195,6 +213,9 @@ func busiestGPU(m record.MetricsSummary) (float64, bool) {
 // have run in the same load mode (both closed loop or both open loop):
 // levels of different modes do not match.
 func Compare(a, b record.Summary, labelA, labelB string) (*Comparison, error) {
+	if len(a.Models) > 0 || len(b.Models) > 0 {
+		return compareModels(a, b, labelA, labelB)
+	}
 	ma, err := runMode(a, labelA)
 	if err != nil {
 		return nil, err
@@ -246,6 +267,62 @@ func Compare(a, b record.Summary, labelA, labelB string) (*Comparison, error) {
 		c.Overall.Metrics = append(c.Overall.Metrics, newChange("peak_throughput", "highest step throughput", "infer/s", pa, okA, pb, okB))
 	}
 	return c, nil
+}
+
+// compareModels compares two runs of which at least one ran several
+// models: model by model, matched by name, and the whole runs.
+func compareModels(a, b record.Summary, labelA, labelB string) (*Comparison, error) {
+	as, bs := modelRuns(a), modelRuns(b)
+	c := &Comparison{A: comparedRun(a, labelA), B: comparedRun(b, labelB), Mode: a.Load.Mode}
+	usedB := make([]bool, len(bs))
+	for _, x := range as {
+		j := slices.IndexFunc(bs, func(y record.Summary) bool { return y.Model == x.Model })
+		if j < 0 {
+			c.OnlyAModels = append(c.OnlyAModels, x.Model)
+			continue
+		}
+		usedB[j] = true
+		mc, err := Compare(x, bs[j], labelA, labelB)
+		if err != nil {
+			return nil, fmt.Errorf("compare: model %s: %s", x.Model, strings.TrimPrefix(err.Error(), "compare: "))
+		}
+		c.Models = append(c.Models, ModelComparison{Model: x.Model, Comparison: mc})
+	}
+	for j, y := range bs {
+		if !usedB[j] {
+			c.OnlyBModels = append(c.OnlyBModels, y.Model)
+		}
+	}
+	if len(c.Models) == 0 {
+		return nil, fmt.Errorf("compare: %s ran %s and %s ran %s: no model in common", labelA, modelNames(as), labelB, modelNames(bs))
+	}
+	metrics := metricsFor(a.Client.Streaming != nil && b.Client.Streaming != nil)
+	c.Overall = compareLevel(metrics, wholeRun,
+		levelNumbers{a.Client, a.Server, a.Metrics, a.ClientCPU},
+		levelNumbers{b.Client, b.Server, b.Metrics, b.ClientCPU})
+	return c, nil
+}
+
+// modelRuns are a run's models, each as a run of its own (ModelRun); a run
+// of one model is its one model.
+func modelRuns(s record.Summary) []record.Summary {
+	if len(s.Models) == 0 {
+		return []record.Summary{s}
+	}
+	out := make([]record.Summary, len(s.Models))
+	for i := range s.Models {
+		out[i] = ModelRun(s, i)
+	}
+	return out
+}
+
+// modelNames lists the models of runs in words.
+func modelNames(runs []record.Summary) string {
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = orDash(r.Model)
+	}
+	return strings.Join(names, ", ")
 }
 
 // runMode is the load mode of a run's steps, an error for a run without

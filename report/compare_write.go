@@ -11,10 +11,30 @@ import (
 // WriteText writes the comparison as a terminal table: a line naming each
 // run, then one row per metric of each matched level and of the whole
 // runs, with A, B and the change from A to B.
+// A comparison of several models has a table per model, then the whole
+// runs'.
 func (c *Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "A  %s: %s\n", c.A.Label, c.A.describe())
 	fmt.Fprintf(&b, "B  %s: %s\n\n", c.B.Label, c.B.describe())
+	for _, mc := range c.Models {
+		fmt.Fprintf(&b, "Model %s\n", mc.Model)
+		mc.writeTable(&b)
+		b.WriteString("\n")
+	}
+	if len(c.Models) > 0 {
+		b.WriteString("All models\n")
+	}
+	c.writeTable(&b)
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("report: write comparison: %w", err)
+	}
+	return nil
+}
+
+// writeTable is the text table of the matched levels and the whole runs,
+// and the notes.
+func (c *Comparison) writeTable(b *strings.Builder) {
 	rows := [][]string{{"load", "metric", c.A.Label, c.B.Label, "change"}}
 	for _, lc := range c.levels() {
 		for i, m := range lc.Metrics {
@@ -37,10 +57,6 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	if notes := c.notes(); len(notes) > 0 {
 		b.WriteString("\n" + strings.Join(notes, "\n") + "\n")
 	}
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return fmt.Errorf("report: write comparison: %w", err)
-	}
-	return nil
 }
 
 // WriteMarkdown writes the comparison as a Markdown table, for an issue, a
@@ -49,6 +65,24 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**A** %s: %s  \n", mdText(c.A.Label), mdText(c.A.describe()))
 	fmt.Fprintf(&b, "**B** %s: %s\n\n", mdText(c.B.Label), mdText(c.B.describe()))
+	for _, mc := range c.Models {
+		fmt.Fprintf(&b, "**Model %s**\n\n", mdText(mc.Model))
+		mc.writeMarkdownTable(&b)
+		b.WriteString("\n")
+	}
+	if len(c.Models) > 0 {
+		b.WriteString("**All models**\n\n")
+	}
+	c.writeMarkdownTable(&b)
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("report: write comparison: %w", err)
+	}
+	return nil
+}
+
+// writeMarkdownTable is the Markdown table of the matched levels and the
+// whole runs, and the notes.
+func (c *Comparison) writeMarkdownTable(b *strings.Builder) {
 	b.WriteString("| load | metric | " + mdCell(c.A.Label) + " | " + mdCell(c.B.Label) + " | change |\n")
 	b.WriteString("|---|---|---:|---:|---:|\n")
 	for _, lc := range c.levels() {
@@ -57,7 +91,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 			if i == 0 {
 				level = mdCell(lc.Level)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", level, mdCell(m.heading()), m.cell(m.A), m.cell(m.B), m.percentCell())
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", level, mdCell(m.heading()), m.cell(m.A), m.cell(m.B), m.percentCell())
 		}
 	}
 	if notes := c.notes(); len(notes) > 0 {
@@ -66,10 +100,6 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 			b.WriteString(mdText(l) + "  \n")
 		}
 	}
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return fmt.Errorf("report: write comparison: %w", err)
-	}
-	return nil
 }
 
 // WriteJSON writes the comparison as indented JSON.
@@ -96,6 +126,16 @@ func (c *Comparison) notes() []string {
 	}
 	if len(c.OnlyB) > 0 {
 		out = append(out, "Only in "+c.B.Label+": "+strings.Join(c.OnlyB, ", "))
+	}
+	if len(c.OnlyAModels) > 0 {
+		out = append(out, "Models only in "+c.A.Label+": "+strings.Join(c.OnlyAModels, ", "))
+	}
+	if len(c.OnlyBModels) > 0 {
+		out = append(out, "Models only in "+c.B.Label+": "+strings.Join(c.OnlyBModels, ", "))
+	}
+	if len(c.Models) > 0 {
+		// The models' tables compare the levels; this one the whole runs.
+		return append(out, "The whole runs pool every model.")
 	}
 	if len(c.Steps) == 0 {
 		out = append(out, "No load level in common: only the whole runs are compared.")

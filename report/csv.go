@@ -59,6 +59,10 @@ const (
 // queue and compute time, floored at 0, as perf_analyzer computes it.
 // perf_analyzer's cache columns (Server Cache Hit/Miss, only with the
 // response cache on) are not written: run files do not carry cache times.
+//
+// perf_analyzer's CSV is of one model: of a run over several models, write
+// each model's steps (ModelRun(SummarizeRun(run), i).Steps) to a file of
+// its own, as tritontop's -f does.
 func WriteCSV(w io.Writer, run *record.Run) error {
 	if run == nil || len(run.Snapshots) == 0 {
 		return fmt.Errorf("report: no snapshots to write as CSV")

@@ -57,7 +57,9 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 // adds its responses to the header, responses per second and time to the
 // first response and between responses to the step table, and the
 // percentiles of those two times as charts, with their SLOs. Several runs
-// overlay on the same charts, each in its own colour under its label.
+// overlay on the same charts, each in its own colour under its label; so
+// do the models of a run over several models, each shown as a run of its
+// own under its name, with the GPUs and CPU they share drawn once.
 //
 // The page is inline CSS and SVG, with no script and nothing fetched, so it
 // opens from a mail attachment on a machine without a network. Charts are
@@ -98,8 +100,11 @@ func WriteHTML(w io.Writer, runs []HTMLRun, o HTMLOptions) error {
 type htmlPage struct {
 	Title     string
 	Generator string
-	Runs      []*htmlRunView
-	Multi     bool
+	// Files is the number of run files; Runs has one view per file, or
+	// per model of a file over several models.
+	Files int
+	Runs  []*htmlRunView
+	Multi bool
 	// Curve is the latency–throughput chart, nil without a sweep.
 	Curve  *htmlChart
 	Charts []htmlChart
@@ -159,8 +164,13 @@ type htmlPlan struct {
 	HPA         string
 }
 
-func buildPage(runs []HTMLRun, o HTMLOptions) (*htmlPage, error) {
-	p := &htmlPage{Title: o.Title, Generator: o.Generator, Multi: len(runs) > 1}
+func buildPage(files []HTMLRun, o HTMLOptions) (*htmlPage, error) {
+	parts := splitModels(files)
+	runs := make([]HTMLRun, len(parts))
+	for i, pt := range parts {
+		runs[i] = pt.HTMLRun
+	}
+	p := &htmlPage{Title: o.Title, Generator: o.Generator, Files: len(files), Multi: len(runs) > 1}
 	if p.Title == "" {
 		models := []string{}
 		for _, r := range runs {
@@ -176,10 +186,29 @@ func buildPage(runs []HTMLRun, o HTMLOptions) (*htmlPage, error) {
 	var sums []record.Summary
 	for i, r := range runs {
 		sum := SummarizeRun(r.Run)
+		if parts[i].models > 0 {
+			// tritontop's CPU is the whole run's: per request of one
+			// model it would mean nothing.
+			sum.ClientCPU = record.ClientCPU{}
+			for j := range sum.Steps {
+				sum.Steps[j].ClientCPU = record.ClientCPU{}
+			}
+		}
 		sums = append(sums, sum)
-		p.Runs = append(p.Runs, runView(i, r, sum))
+		v := runView(i, r, sum)
+		if n := parts[i].models; n > 0 {
+			v.Notes = append(v.Notes, fmt.Sprintf("One of the %d models of this run, which share its servers' GPUs; tritontop's CPU is the whole run's.", n))
+		}
+		p.Runs = append(p.Runs, v)
 	}
 	charts := newChartSet(runs, sums)
+	charts.source = make([]int, len(parts))
+	for i, pt := range parts {
+		charts.source[i] = pt.source
+		if i == 0 || pt.source != parts[i-1].source {
+			charts.sourceLabel = append(charts.sourceLabel, files[pt.source].Label)
+		}
+	}
 	var err error
 	if p.Curve, err = charts.curve(); err != nil {
 		return nil, err

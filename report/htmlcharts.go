@@ -48,6 +48,30 @@ type chartSet struct {
 	sums  []record.Summary
 	ticks [][]stats.Snapshot // each run's ticks that are drawn
 	multi bool
+	// source is the run file each run comes from (the models of a run over
+	// several are runs of one file), sourceLabel each file's label; nil
+	// when every run is a file of its own.
+	source      []int
+	sourceLabel []string
+}
+
+// shared reports whether run r shares its servers and client with the run
+// before it (two models of one file): their GPUs and CPU are drawn once.
+func (c *chartSet) shared(r int) bool {
+	return c.source != nil && r > 0 && c.source[r] == c.source[r-1]
+}
+
+// machineName is the name of a series of what run r's models share (GPUs,
+// CPU): the measure alone when the report has one file, else after the
+// file's label.
+func (c *chartSet) machineName(r int, measure string) string {
+	if c.source == nil {
+		return c.name(r, measure)
+	}
+	if len(c.sourceLabel) == 1 {
+		return measure
+	}
+	return c.sourceLabel[c.source[r]] + " " + measure
 }
 
 func newChartSet(runs []HTMLRun, sums []record.Summary) *chartSet {
@@ -385,6 +409,9 @@ func (c *chartSet) gpuOrder(r int) []record.GPUSummary {
 func (c *chartSet) gpuChart(id, title, label, unit string, ymax float64, value func(stats.GPU) (float64, bool)) (*svgplot.TimeChart, string) {
 	tc := &svgplot.TimeChart{ID: id, Title: title, YLabel: label, YUnit: unit, YMax: ymax}
 	for r := range c.runs {
+		if c.shared(r) {
+			continue
+		}
 		for k, want := range c.gpuOrder(r) {
 			pts := c.series(r, func(s stats.Snapshot) (float64, bool) {
 				for _, g := range s.Metrics.GPUs {
@@ -399,7 +426,7 @@ func (c *chartSet) gpuChart(id, title, label, unit string, ymax float64, value f
 				continue
 			}
 			color, dashed := c.style(r, k, k > 0)
-			tc.Series = append(tc.Series, svgplot.Series{Name: c.name(r, "GPU "+strconv.Itoa(k)), Color: color, Dashed: dashed, Points: pts})
+			tc.Series = append(tc.Series, svgplot.Series{Name: c.machineName(r, "GPU "+strconv.Itoa(k)), Color: color, Dashed: dashed, Points: pts})
 		}
 	}
 	note := "GPUs numbered in the order the server's metrics list them; the run's header gives their UUIDs."
@@ -436,6 +463,9 @@ func (c *chartSet) cpuChart() (*svgplot.TimeChart, string) {
 		note += " Server solid, tritontop dashed."
 	}
 	for r, run := range c.runs {
+		if c.shared(r) {
+			continue
+		}
 		client := "tritontop"
 		if run.Run.Header.Server.InProcess {
 			client = "tritontop+sim"
@@ -445,7 +475,7 @@ func (c *chartSet) cpuChart() (*svgplot.TimeChart, string) {
 		})
 		if present(server) {
 			color, dashed := c.style(r, colorServer, false)
-			tc.Series = append(tc.Series, svgplot.Series{Name: c.name(r, "server"), Color: color, Dashed: dashed, Points: server})
+			tc.Series = append(tc.Series, svgplot.Series{Name: c.machineName(r, "server"), Color: color, Dashed: dashed, Points: server})
 		}
 		if !c.multi {
 			host := c.series(r, func(s stats.Snapshot) (float64, bool) { return 100 * s.System.HostCPU, s.System.NumCPU > 0 })
@@ -458,7 +488,7 @@ func (c *chartSet) cpuChart() (*svgplot.TimeChart, string) {
 		})
 		if present(own) {
 			color, dashed := c.style(r, colorClient, true)
-			tc.Series = append(tc.Series, svgplot.Series{Name: c.name(r, client), Color: color, Dashed: dashed, Points: own})
+			tc.Series = append(tc.Series, svgplot.Series{Name: c.machineName(r, client), Color: color, Dashed: dashed, Points: own})
 		}
 	}
 	return tc, note

@@ -20,7 +20,10 @@ import (
 // search found; last, what limited the load. A decoupled model's run adds
 // its responses: per second and per request, time to first response and
 // between responses, and Triton's response statistics; its step table
-// adds their columns. Numbers are the ones WriteText prints.
+// adds their columns. A run over several models gets the table of one
+// level for all of them together, then one row per model and the step
+// table of each model that ran at several levels. Numbers are the ones
+// WriteText prints.
 func WriteMarkdown(w io.Writer, s record.Summary) error {
 	var b strings.Builder
 	model := orDash(s.Model)
@@ -33,9 +36,13 @@ func WriteMarkdown(w io.Writer, s record.Summary) error {
 		fmt.Fprintf(&b, ", started %s", s.Start.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
 	b.WriteString(".\n\n")
-	if len(s.Steps) > 1 {
+	switch {
+	case len(s.Models) > 0:
+		mdLevel(&b, s)
+		mdModels(&b, s)
+	case len(s.Steps) > 1:
 		mdSweep(&b, s)
-	} else {
+	default:
 		mdLevel(&b, s)
 	}
 	if len(s.Diagnosis) > 0 {
@@ -56,6 +63,9 @@ func mdLevel(b *strings.Builder, s record.Summary) {
 	level := s.Load.String()
 	if s.Load.Open() && s.Load.Distribution != "" {
 		level += " (" + string(s.Load.Distribution) + ")"
+	}
+	if len(s.Models) > 0 {
+		level = fmt.Sprintf("All %d models together (%s)", len(s.Models), modelLoads(s))
 	}
 	fmt.Fprintf(b, "**%s**\n\n", mdText(level))
 	rows := [][2]string{

@@ -62,6 +62,10 @@ type Summarizer struct {
 	resets []time.Duration
 	// replicas follow each replica of a run over several.
 	replicas []*replicaAcc
+	// models follow each model of a run over several; curModels are
+	// their loads in the current level, which ends when any changes.
+	models    []*modelAcc
+	curModels []stats.Load
 }
 
 // maxResets bounds the resets a summary lists: a server flapping for hours
@@ -82,11 +86,12 @@ func (z *Summarizer) Add(s stats.Snapshot) {
 	z.last = s
 	z.whole.Add(s)
 	z.addReplicas(&s)
+	z.addModels(&s)
 	z.remember(s)
 	if s.Server.Reset && len(z.resets) < maxResets {
 		z.resets = append(z.resets, s.Elapsed)
 	}
-	if z.cur != nil && !z.cur.load.SameLevel(s.Load) {
+	if z.cur != nil && (!z.cur.load.SameLevel(s.Load) || !z.sameModelLevels(&s)) {
 		z.closeLevel()
 	}
 	if s.Load.Drain {
@@ -95,8 +100,27 @@ func (z *Summarizer) Add(s stats.Snapshot) {
 	z.lastLoad = s.Load
 	if z.cur == nil {
 		z.cur = NewStepBuilder(s.Load)
+		z.curModels = z.curModels[:0]
+		for i := range s.Models {
+			z.curModels = append(z.curModels, s.Models[i].Load)
+		}
 	}
 	z.cur.Add(s)
+}
+
+// sameModelLevels reports whether every model of s runs at its level of the
+// current step: in a run over several models a step ends when any model's
+// level changes, even when the sum of their loads does not.
+func (z *Summarizer) sameModelLevels(s *stats.Snapshot) bool {
+	if len(s.Models) != len(z.curModels) {
+		return false
+	}
+	for i := range s.Models {
+		if !s.Models[i].Load.SameLevel(z.curModels[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // remember keeps the last ticks the diagnosis reads.
@@ -111,7 +135,7 @@ func (z *Summarizer) remember(s stats.Snapshot) {
 	s.Histogram, s.ScheduledHistogram = "", ""
 	s.TTFTHistogram, s.ITLHistogram, s.ResponsesHistogram = "", "", ""
 	s.SequenceHistogram = ""
-	s.Replicas = nil
+	s.Replicas, s.Models = nil, nil
 	z.recent = append(z.recent, s)
 }
 
@@ -180,6 +204,7 @@ func (z *Summarizer) Summary() record.Summary {
 	sum.Diagnosis = z.diagnose(z.last.Seq)
 	sum.ServerResets = append([]time.Duration(nil), z.resets...)
 	sum.Replicas = z.replicaSummaries()
+	sum.Models = z.modelSummaries()
 	if len(z.measured) > 0 {
 		sum.Steps = append([]record.Step(nil), z.measured...)
 		return sum

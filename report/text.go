@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/stats"
 )
@@ -23,7 +24,10 @@ import (
 // levels would mean nothing) and one row per step: throughput, latency
 // percentiles, Triton's queue and compute time, batch size, GPU
 // utilization, client CPU, stability and the SLO; then what the search found
-// and what limited the load.
+// and what limited the load. A run over several models gets the block of
+// one level for all the models together (GPUs, client CPU and replicas are
+// shared), then one row per model and each model's step table when it ran
+// at several levels.
 func WriteText(w io.Writer, s record.Summary) error {
 	var b strings.Builder
 	model := s.Model
@@ -32,9 +36,14 @@ func WriteText(w io.Writer, s record.Summary) error {
 	}
 	fmt.Fprintf(&b, "%s on %s (%s): %s, %d ticks\n", orDash(model), orDash(s.URL), orDash(s.Protocol),
 		s.Duration.Round(time.Millisecond), s.Ticks)
-	if len(s.Steps) > 1 {
+	switch {
+	case len(s.Models) > 0:
+		fmt.Fprintf(&b, "All %d models together (%s):\n", len(s.Models), modelLoads(s))
+		writeLevelBody(&b, s)
+		writeModels(&b, s)
+	case len(s.Steps) > 1:
 		writeSweep(&b, s)
-	} else {
+	default:
 		writeLevel(&b, s)
 	}
 	writeResets(&b, s.ServerResets)
@@ -49,6 +58,20 @@ func WriteText(w io.Writer, s record.Summary) error {
 // writeLevel is perf_analyzer's block for a run at one level.
 func writeLevel(b *strings.Builder, s record.Summary) {
 	fmt.Fprintf(b, "%s\n", perfAnalyzerTitle(s.Load))
+	writeLevelBody(b, s)
+}
+
+// modelLoads names each model's load at the end of a run over several.
+func modelLoads(s record.Summary) string {
+	names := make([]string, len(s.Models))
+	for i, m := range s.Models {
+		names[i] = m.Name + " " + m.Load.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+// writeLevelBody is writeLevel's block after its title.
+func writeLevelBody(b *strings.Builder, s record.Summary) {
 	c := s.Client
 	b.WriteString("  Client: \n")
 	fmt.Fprintf(b, "    Request count: %d\n", c.Requests)
@@ -94,9 +117,12 @@ func writeSweep(b *strings.Builder, s record.Summary) {
 // writeSteps is one row per step, then what the search found. A decoupled
 // model's steps get its responses' columns too: responses per second, and
 // time to first response and between responses.
-func writeSteps(b *strings.Builder, s record.Summary) {
+func writeSteps(b *strings.Builder, s record.Summary) { writeStepTable(b, "Steps", s) }
+
+// writeStepTable is writeSteps under its own title.
+func writeStepTable(b *strings.Builder, title string, s record.Summary) {
 	streaming := slices.ContainsFunc(s.Steps, func(st record.Step) bool { return st.Client.Streaming != nil })
-	b.WriteString("Steps (latency in ms, from the schedule in open loop; queue and compute are Triton's, per request):\n")
+	b.WriteString(title + " (latency in ms, from the schedule in open loop; queue and compute are Triton's, per request):\n")
 	head := []string{"step", "load", "infer/s", "p50", "p90", "p95", "p99", "queue", "compute", "batch", "gpu", "cpu/req", "stable", "slo", "limit"}
 	if streaming {
 		head = slices.Insert(head, 7, streamingHead...)
@@ -484,6 +510,9 @@ func writeGPUs(b *strings.Builder, title string, gpus []record.GPUSummary, has f
 
 // perfAnalyzerTitle is perf_analyzer's heading for a load level.
 func perfAnalyzerTitle(l stats.Load) string {
+	if l.Mode == load.Mixed {
+		return "Load: " + l.String()
+	}
 	if l.Open() {
 		s := "Request Rate: " + g6(l.Rate) + " inference requests per seconds"
 		if l.Distribution != "" {

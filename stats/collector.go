@@ -43,6 +43,16 @@ type CollectorOptions struct {
 	// (Result.Endpoint, its index here) counted apart, and every Snapshot
 	// has a Replicas entry for each, with the aggregate at the top.
 	Replicas []ReplicaSource
+	// Models, for a run over several models, replace Results, Control
+	// and Server (and each replica's Server): each model's results come
+	// on its own channel and are counted apart as well as together, its
+	// load is its own, its statistics are read from each server, and
+	// every Snapshot has a Models entry for each, with the aggregate at
+	// the top. Metrics (or each replica's) are read once per server: the
+	// models share its GPUs. A change of any model's load ends the tick
+	// for all (ModelLoadChanged), so that no tick spans two loads of any
+	// model.
+	Models []ModelSource
 	// ReadWait bounds how long a tick waits after its end for the server's
 	// statistics and metrics before it is emitted without them (default a
 	// quarter of Interval). Results keep being counted meanwhile.
@@ -73,12 +83,21 @@ type Collector struct {
 	opts   CollectorOptions
 	agg    *Aggregator
 	latest atomic.Pointer[Snapshot]
+	// models count each model's results apart, in a run over several
+	// models; agg counts them all.
+	models []*Aggregator
 
 	// Load changes and hooks handed over from other goroutines.
 	changeMu sync.Mutex
-	changes  []load.Change
+	changes  []modelChange
 	atNext   []func()
 	changed  chan struct{} // signalled when either is added to
+}
+
+// modelChange is a change of the load of model i (0 with one model).
+type modelChange struct {
+	i int
+	load.Change
 }
 
 // NewCollector returns a Collector with opts' defaults filled in.
@@ -100,7 +119,20 @@ func NewCollector(opts CollectorOptions) *Collector {
 		c.agg.SetDecoupled()
 	}
 	c.agg.SetEndpoints(len(opts.Replicas))
+	for _, m := range opts.Models {
+		a := NewAggregator(opts.Interval, opts.Window)
+		if m.Decoupled {
+			a.SetDecoupled()
+		}
+		c.models = append(c.models, a)
+	}
 	return c
+}
+
+// aggregators are the collector's aggregators: the one over every result
+// and each model's.
+func (c *Collector) aggregators() []*Aggregator {
+	return append([]*Aggregator{c.agg}, c.models...)
 }
 
 // LoadChanged tells the collector that the load changed (the driver's
@@ -109,9 +141,19 @@ func NewCollector(opts CollectorOptions) *Collector {
 // A change within a few milliseconds of a tick's boundary moves to the
 // boundary instead of leaving a sliver of a tick. It is safe from any
 // goroutine and never blocks.
-func (c *Collector) LoadChanged(ch load.Change) {
+func (c *Collector) LoadChanged(ch load.Change) { c.loadChanged(0, ch) }
+
+// ModelLoadChanged returns LoadChanged for model i of a run over several
+// models (CollectorOptions.Models): that model's driver's OnLoadChange. A
+// change of one model's load ends the tick of every model, so that every
+// tick is at one load level of each.
+func (c *Collector) ModelLoadChanged(i int) func(load.Change) {
+	return func(ch load.Change) { c.loadChanged(i, ch) }
+}
+
+func (c *Collector) loadChanged(i int, ch load.Change) {
 	c.changeMu.Lock()
-	c.changes = append(c.changes, ch)
+	c.changes = append(c.changes, modelChange{i, ch})
 	c.changeMu.Unlock()
 	c.signal()
 }
@@ -134,7 +176,7 @@ func (c *Collector) signal() {
 }
 
 // takeChanges returns the load changes handed over since the last call.
-func (c *Collector) takeChanges() []load.Change {
+func (c *Collector) takeChanges() []modelChange {
 	c.changeMu.Lock()
 	defer c.changeMu.Unlock()
 	ch := c.changes
@@ -153,11 +195,19 @@ func (c *Collector) takeHooks() []func() {
 
 // SetWindow changes the sliding window's length from the next tick on; it
 // is safe from any goroutine.
-func (c *Collector) SetWindow(d time.Duration) { c.agg.SetWindow(d) }
+func (c *Collector) SetWindow(d time.Duration) {
+	for _, a := range c.aggregators() {
+		a.SetWindow(d)
+	}
+}
 
 // ResetWindows restarts the sliding window and the whole-run totals from the
 // next tick; it is safe from any goroutine.
-func (c *Collector) ResetWindows() { c.agg.ResetWindows() }
+func (c *Collector) ResetWindows() {
+	for _, a := range c.aggregators() {
+		a.ResetWindows()
+	}
+}
 
 // Latest returns the last emitted Snapshot, and false before the first. It
 // is safe from any goroutine; the Snapshot's slices must not be modified.
@@ -284,15 +334,20 @@ type collection struct {
 	open     bool          // a tick is past its end but not yet cut
 	openAt   time.Time     // the open tick's wall-clock end
 	openEnd  time.Duration // the open tick's boundary
-	openLoad load.State    // the open tick's load
-	// tickLoad is the load of the tick being counted: the driver's state
-	// at its start, or the last change since.
-	tickLoad load.State
+	openLoad []load.State  // the open tick's load, per model
+	// tickLoad is the load of the tick being counted, one per model (one
+	// with a single model): the driver's state at its start, or the last
+	// change since. controls are where the states are read.
+	tickLoad []load.State
+	controls []LoadState
 	ticker   *time.Ticker
 	// sources are the servers read: the one of Server and Metrics, or
 	// each replica's; replicas is set for the latter.
 	sources  []ReplicaSource
 	replicas bool
+	// pollers read the statistics: one per server, or with several
+	// models one per model and server, model by model.
+	pollers  []*ServerPoller
 	server   *readers[ServerStats]
 	metrics  *readers[ServerMetrics]
 	lastMetr []*ServerMetrics
@@ -306,8 +361,13 @@ type collection struct {
 // Run's goroutine once per tick and should return quickly: results are not
 // counted while it runs.
 func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
-	if c.opts.Results == nil {
+	if c.opts.Results == nil && len(c.opts.Models) == 0 {
 		return fmt.Errorf("stats collector: no results channel to read")
+	}
+	for _, m := range c.opts.Models {
+		if m.Results == nil {
+			return fmt.Errorf("stats collector: no results channel to read for model %q", m.Name)
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -325,14 +385,45 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 	r.grace = time.NewTimer(time.Hour)
 	r.grace.Stop()
 	defer r.grace.Stop()
-	if ctrl := c.opts.Control; ctrl != nil {
-		r.tickLoad = ctrl.State()
+	r.controls = []LoadState{c.opts.Control}
+	results := c.opts.Results
+	var merged <-chan modelBatch
+	if len(c.opts.Models) > 0 {
+		r.controls = r.controls[:0]
+		for _, m := range c.opts.Models {
+			r.controls = append(r.controls, m.Control)
+		}
+		results, merged = nil, fanIn(ctx, c.opts.Models)
+	}
+	r.tickLoad = make([]load.State, len(r.controls))
+	r.openLoad = make([]load.State, len(r.controls))
+	for i, ctrl := range r.controls {
+		if ctrl != nil {
+			r.tickLoad[i] = ctrl.State()
+		}
 	}
 	r.ticker = time.NewTicker(c.opts.Interval)
 	defer r.ticker.Stop()
 	ticker := r.ticker
 
-	results := c.opts.Results
+	// A change of load and a tick that is due end the tick before a batch
+	// is counted, so that a collector woken late does not count into the
+	// closing tick what finished after it.
+	catchUp := func() error {
+		select {
+		case <-c.changed:
+			if err := r.applyChanges(); err != nil {
+				return err
+			}
+		default:
+		}
+		select {
+		case now := <-ticker.C:
+			return r.tick(now)
+		default:
+		}
+		return nil
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -344,24 +435,25 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 				}
 				return r.finish()
 			}
-			// A change of load and a tick that is due end the tick first,
-			// so that a collector woken late does not count into the
-			// closing tick what finished after it.
-			select {
-			case <-c.changed:
+			if err := catchUp(); err != nil {
+				return err
+			}
+			c.agg.Add(batch)
+		case mb, ok := <-merged:
+			if !ok {
 				if err := r.applyChanges(); err != nil {
 					return err
 				}
-			default:
+				return r.finish()
 			}
-			select {
-			case now := <-ticker.C:
-				if err := r.tick(now); err != nil {
-					return err
-				}
-			default:
+			if err := catchUp(); err != nil {
+				return err
 			}
-			c.agg.Add(batch)
+			// Each model's results are counted in its own aggregator and
+			// in the one over all: the per-result work is the same as one
+			// model's, twice.
+			c.agg.Add(mb.batch)
+			c.models[mb.i].Add(mb.batch)
 		case <-c.changed:
 			if err := r.applyChanges(); err != nil {
 				return err
@@ -407,10 +499,38 @@ func (r *collection) tick(now time.Time) error {
 	}
 	if len(hooks) > 0 {
 		for _, ch := range r.c.takeChanges() {
-			r.tickLoad = ch.State
+			r.tickLoad[ch.i] = ch.State
 		}
 	}
 	return nil
+}
+
+// modelBatch is a batch of model i's results.
+type modelBatch struct {
+	i     int
+	batch []driver.Result
+}
+
+// fanIn forwards every model's batches to one channel, closed once every
+// model's is: the collector's loop then waits on one channel whatever the
+// number of models, and knows each batch's model from the channel it came
+// on, so that nothing is added to the per-result path.
+func fanIn(ctx context.Context, models []ModelSource) <-chan modelBatch {
+	out := make(chan modelBatch, 16)
+	var wg sync.WaitGroup
+	for i, m := range models {
+		wg.Go(func() {
+			for b := range m.Results {
+				select {
+				case out <- modelBatch{i, b}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(out) }()
+	return out
 }
 
 // tickAt ends the tick being counted at end (on the boundaries' clock;
@@ -436,8 +556,11 @@ func (r *collection) tickAt(now time.Time, end time.Duration) error {
 	r.metrics.start()
 	r.deadline.Reset(r.c.opts.ReadWait)
 	if r.byDone {
-		r.open, r.openAt, r.openEnd, r.openLoad = true, now, end, r.tickLoad
-		r.c.agg.Split(r.openEnd)
+		r.open, r.openAt, r.openEnd = true, now, end
+		copy(r.openLoad, r.tickLoad)
+		for _, a := range r.c.aggregators() {
+			a.Split(r.openEnd)
+		}
 		r.grace.Reset(r.cutGrace())
 		return nil
 	}
@@ -477,7 +600,7 @@ func (r *collection) applyChanges() error {
 			r.ticker.Reset(r.c.opts.Interval)
 		}
 		// A change at (or noticed just after) a boundary applies from it.
-		r.tickLoad = ch.State
+		r.tickLoad[ch.i] = ch.State
 	}
 	return nil
 }
@@ -544,26 +667,71 @@ func (r *collection) awaitReads() {
 }
 
 // cut closes the client side of a tick that ended at wall-clock now and at
-// end on the boundaries' clock, under the load it ran at; it lasted from the
-// previous boundary to end.
-func (r *collection) cut(now time.Time, end time.Duration, at load.State) (*Snapshot, error) {
+// end on the boundaries' clock, under the load it ran at (one state per
+// model); it lasted from the previous boundary to end.
+func (r *collection) cut(now time.Time, end time.Duration, at []load.State) (*Snapshot, error) {
 	d := end - r.lastEnd
 	r.lastEnd = end
 	r.seq++
 	s := &Snapshot{Seq: r.seq, Time: now, Elapsed: now.Sub(r.start), Interval: d}
-	ctrl := r.c.opts.Control
-	if ctrl != nil {
-		// The in-flight and sequence counts and the pause are as at the
-		// tick's end.
-		cur := ctrl.State()
-		at.InFlight, at.Paused, at.Sequences = cur.InFlight, cur.Paused, cur.Sequences
+	var err error
+	if len(r.c.models) == 0 {
+		st, ctrl := r.stateAtEnd(0, at[0])
+		err = r.c.agg.Tick(d, ctrl && st.Target.Open(), s)
+		s.Load = loadOf(st, ctrl, s.Tick.Scheduled != nil)
+	} else {
+		err = r.cutModels(s, d, at)
 	}
-	err := r.c.agg.Tick(d, ctrl != nil && at.Target.Open(), s)
-	s.Load = loadOf(at, ctrl != nil, s.Tick.Scheduled != nil)
 	if sys := r.c.opts.System; sys != nil {
 		s.System = sys.Sample(r.ctx, s.Tick.Requests)
 	}
 	return s, err
+}
+
+// stateAtEnd is model i's load during the tick with the in-flight and
+// sequence counts and the pause as at its end, and whether its driver's
+// state is known at all.
+func (r *collection) stateAtEnd(i int, st load.State) (load.State, bool) {
+	ctrl := r.controls[i]
+	if ctrl == nil {
+		return st, false
+	}
+	cur := ctrl.State()
+	st.InFlight, st.Paused, st.Sequences = cur.InFlight, cur.Paused, cur.Sequences
+	return st, true
+}
+
+// cutModels closes the client side of a tick of a run over several models:
+// each model's entry from its own aggregator, the top from the one over
+// every result, with the models' loads together.
+func (r *collection) cutModels(s *Snapshot, d time.Duration, at []load.State) error {
+	var err error
+	s.Models = make([]Model, len(r.c.models))
+	loads := make([]Load, len(r.c.models))
+	anyOpen := false
+	for i, a := range r.c.models {
+		src := &r.c.opts.Models[i]
+		st, ctrl := r.stateAtEnd(i, at[i])
+		open := ctrl && st.Target.Open()
+		anyOpen = anyOpen || open
+		var ms Snapshot
+		if e := a.Tick(d, open, &ms); e != nil && err == nil {
+			err = e
+		}
+		m := &s.Models[i]
+		m.Name, m.Version = src.Name, src.Version
+		m.Load = loadOf(st, ctrl, ms.Tick.Scheduled != nil)
+		m.Tick, m.Window, m.Run = ms.Tick, ms.Window, ms.Run
+		m.Histogram, m.ScheduledHistogram = ms.Histogram, ms.ScheduledHistogram
+		m.TTFTHistogram, m.ITLHistogram, m.ResponsesHistogram = ms.TTFTHistogram, ms.ITLHistogram, ms.ResponsesHistogram
+		m.SequenceHistogram = ms.SequenceHistogram
+		loads[i] = m.Load
+	}
+	if e := r.c.agg.Tick(d, anyOpen, s); e != nil && err == nil {
+		err = e
+	}
+	s.Load = AggregateLoad(loads)
+	return err
 }
 
 // loadOf describes the driver's state; without a Control only the mode that
@@ -599,12 +767,17 @@ func (r *collection) emitPending() {
 	r.pending = nil
 	r.deadline.Stop()
 	n := len(r.sources)
-	servers := make([]ServerStats, n)
+	servers := make([]ServerStats, len(r.pollers))
 	metrics := make([]ServerMetrics, n)
-	for i := range n {
-		servers[i], metrics[i] = r.serverOf(i), r.metricsOf(i)
+	for i := range servers {
+		servers[i] = r.serverOf(i)
 	}
-	if r.replicas {
+	for i := range n {
+		metrics[i] = r.metricsOf(i)
+	}
+	if len(r.c.models) > 0 {
+		r.serverOfModels(s, servers, metrics)
+	} else if r.replicas {
 		if len(s.Replicas) != n {
 			// Without SetEndpoints' counts (not expected), the entries
 			// still name the replicas.
@@ -633,7 +806,61 @@ func (r *collection) emitPending() {
 	r.c.latest.Store(s)
 }
 
-// serverOf is server i's statistics for the pending tick.
+// serverOfModels fills the server side of a tick of a run over several
+// models from cells, each model's statistics on each server (model by
+// model): a model's entry adds its servers', a replica's adds its models',
+// and the top adds them all. Metrics are each server's, once.
+func (r *collection) serverOfModels(s *Snapshot, cells []ServerStats, metrics []ServerMetrics) {
+	n := len(r.sources)
+	if r.server != nil && len(s.Models) == len(r.c.models) {
+		for m := range s.Models {
+			parts := cells[m*n : (m+1)*n]
+			if n == 1 {
+				s.Models[m].Server = parts[0]
+			} else {
+				s.Models[m].Server = AggregateServer(parts)
+			}
+		}
+	}
+	if r.replicas {
+		if len(s.Replicas) != n {
+			s.Replicas = make([]Replica, n)
+		}
+		col := make([]ServerStats, len(r.c.models))
+		for i, src := range r.sources {
+			rep := &s.Replicas[i]
+			rep.URL, rep.Up = src.URL, src.Up == nil || src.Up()
+			rep.Metrics = metrics[i]
+			if r.server != nil {
+				for m := range col {
+					col[m] = cells[m*n+i]
+				}
+				rep.Server = acrossModels(col)
+			}
+		}
+	}
+	if r.server != nil {
+		s.Server = acrossModels(cells)
+	}
+	if r.metrics != nil {
+		if r.replicas {
+			s.Metrics = AggregateMetrics(metrics)
+		} else {
+			s.Metrics = metrics[0]
+		}
+	}
+}
+
+// acrossModels adds the statistics of several models: counts add and
+// averages are per request of any of them (AggregateServer), and it names
+// no model.
+func acrossModels(parts []ServerStats) ServerStats {
+	s := AggregateServer(parts)
+	s.Model, s.Version = "", ""
+	return s
+}
+
+// serverOf is statistics reading i's answer for the pending tick.
 func (r *collection) serverOf(i int) ServerStats {
 	if r.server == nil {
 		return ServerStats{}
@@ -641,7 +868,7 @@ func (r *collection) serverOf(i int) ServerStats {
 	if v := r.server.take(i); v != nil {
 		return *v
 	}
-	p := r.sources[i].Server
+	p := r.pollers[i]
 	if p == nil {
 		return ServerStats{Err: "statistics not read"}
 	}
@@ -684,20 +911,37 @@ func (r *collection) startReads(ctx context.Context) {
 		anyMetrics = anyMetrics || src.Metrics != nil
 	}
 	n := len(r.sources)
+	if len(o.Models) > 0 {
+		anyServer = false
+		for _, m := range o.Models {
+			for i := range n {
+				var p *ServerPoller
+				if i < len(m.Servers) {
+					p = m.Servers[i]
+				}
+				r.pollers = append(r.pollers, p)
+				anyServer = anyServer || p != nil
+			}
+		}
+	} else {
+		for _, src := range r.sources {
+			r.pollers = append(r.pollers, src.Server)
+		}
+	}
 	if anyServer {
 		prime := func(ctx context.Context, i int) {
-			if p := r.sources[i].Server; p != nil {
+			if p := r.pollers[i]; p != nil {
 				_ = p.Prime(ctx)
 			}
 		}
 		poll := func(ctx context.Context, i int) ServerStats {
-			p := r.sources[i].Server
+			p := r.pollers[i]
 			if p == nil {
 				return ServerStats{Err: "statistics not read"}
 			}
 			return p.Poll(ctx)
 		}
-		r.server = startReaders(ctx, n, o.ReadTimeout, prime, poll)
+		r.server = startReaders(ctx, len(r.pollers), o.ReadTimeout, prime, poll)
 	}
 	if anyMetrics {
 		r.lastMetr = make([]*ServerMetrics, n)

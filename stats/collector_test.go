@@ -266,6 +266,13 @@ nv_inference_pending_request_count{model="other",version="1"} 100
 	if none := NewMetricsScraper(srv.URL, nil, "absent", "").Scrape(ctx); none.HasPending {
 		t.Errorf("pending reported for a model without the gauge: %+v", none)
 	}
+	// A run over several models: the pending requests of all of them.
+	several := NewMetricsScraper(srv.URL, nil, "absent", "")
+	several.AlsoPending("m", "1")
+	several.AlsoPending("other", "")
+	if got := several.Scrape(ctx); !got.HasPending || got.Pending != 103 {
+		t.Errorf("pending of absent, m v1 and other = %v %v, want 103", got.HasPending, got.Pending)
+	}
 
 	// A closed port is unavailable, with the reason on one line.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -15,6 +15,9 @@ type MetricsScraper struct {
 	client  *http.Client
 	model   string
 	version string
+	// more are the other models of a run over several, whose pending
+	// requests add to the first's.
+	more [][2]string
 }
 
 // NewMetricsScraper returns a scraper of the metrics at url (for example
@@ -28,6 +31,14 @@ func NewMetricsScraper(url string, client *http.Client, model, version string) *
 	return &MetricsScraper{url: url, client: client, model: model, version: version}
 }
 
+// AlsoPending makes the pending requests of another model count in
+// ServerMetrics.Pending: a run over several models reads each server's
+// metrics once, and its pending requests are those of all its models.
+// Call it before the first Scrape.
+func (m *MetricsScraper) AlsoPending(model, version string) {
+	m.more = append(m.more, [2]string{model, version})
+}
+
 // Scrape reads the endpoint. An unreachable or unreadable endpoint gives
 // Available=false with the reason in Err.
 func (m *MetricsScraper) Scrape(ctx context.Context) ServerMetrics {
@@ -35,7 +46,14 @@ func (m *MetricsScraper) Scrape(ctx context.Context) ServerMetrics {
 	if err != nil {
 		return ServerMetrics{Err: oneLine(err)}
 	}
-	return MetricsFrom(tm, m.model, m.version)
+	s := MetricsFrom(tm, m.model, m.version)
+	for _, mv := range m.more {
+		if n, ok := pendingOf(tm, mv[0], mv[1]); ok {
+			s.HasPending = true
+			s.Pending += n
+		}
+	}
+	return s
 }
 
 // MetricsFrom selects what a Snapshot shows from a parsed metrics reading.
@@ -66,12 +84,21 @@ func MetricsFrom(tm *triton.Metrics, model, version string) ServerMetrics {
 		s.CPUMemoryUsed = tm.CPUMemoryUsed
 		s.CPUMemoryTotal = tm.CPUMemoryTotal
 	}
+	s.Pending, s.HasPending = pendingOf(tm, model, version)
+	return s
+}
+
+// pendingOf is a model's pending requests, summed over its versions when
+// version is empty, and whether the server reported them.
+func pendingOf(tm *triton.Metrics, model, version string) (float64, bool) {
+	var n float64
+	has := false
 	for k, mm := range tm.Models {
 		if k.Model != model || (version != "" && k.Version != version) || !mm.HasPending {
 			continue
 		}
-		s.HasPending = true
-		s.Pending += mm.PendingRequests
+		has = true
+		n += mm.PendingRequests
 	}
-	return s
+	return n, has
 }

@@ -46,6 +46,14 @@ type Snapshot struct {
 	// Metrics above are then the aggregate over the replicas, and
 	// Metrics.GPUs lists every replica's GPUs, each with its Replica.
 	Replicas []Replica `json:"replicas,omitempty"`
+	// Models has one entry per model of a run over several models, in the
+	// order given; nil with one model. Tick, Window, Run and Server above
+	// are then the aggregate over the models (counts add up; Server is
+	// AggregateServer over every model on every server), Load is their
+	// loads together (AggregateLoad), and Metrics is each server's once:
+	// the models share its GPUs. Replicas' Tick and Server are over every
+	// model too.
+	Models []Model `json:"models,omitempty"`
 
 	// Histogram is this tick's from-send latency histogram in
 	// hdrhistogram-go's compressed encoding (base64), so any window can be

@@ -18,10 +18,49 @@ func BenchmarkView(b *testing.B) {
 	}
 }
 
+// BenchmarkViewModels draws the whole 120x40 screen of a run over two
+// models from a full history, all of them shown ("all") and one ("one"):
+// the frame of BenchmarkView with the models pane.
+func BenchmarkViewModels(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		presses int
+	}{{"all", 0}, {"one", 1}} {
+		b.Run(c.name, func(b *testing.B) {
+			m := loaded(b, Options{Models: modelControls(), Header: modelsHeader}, modelsRun(HistoryLength), 120, 40)
+			for range c.presses {
+				m.selectModel(m.board.ui.model + 1)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = m.View()
+			}
+		})
+	}
+}
+
 // BenchmarkDrain takes one frame's snapshots (ten) into the history.
 func BenchmarkDrain(b *testing.B) {
 	snaps := closedLoopRun(10)
 	m := New(Options{Control: newFakeControl(32)})
+	ch := make(chan stats.Snapshot, len(snaps))
+	m.opts.Snapshots = ch
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range snaps {
+			ch <- s
+		}
+		m.drain()
+	}
+}
+
+// BenchmarkDrainModels is BenchmarkDrain for a run over two models, one
+// of them shown: each snapshot goes to the raw history and, as the model
+// shown sees it, to the panes'.
+func BenchmarkDrainModels(b *testing.B) {
+	snaps := modelsRun(10)
+	m := New(Options{Models: modelControls()})
+	m.selectModel(1)
 	ch := make(chan stats.Snapshot, len(snaps))
 	m.opts.Snapshots = ch
 	b.ReportAllocs()

@@ -34,15 +34,26 @@ type uiState struct {
 	// set when there is one.
 	sweep    plan.Progress
 	sweeping bool
+	// model is the model of a run over several that the detailed panes
+	// show (an index into Snapshot.Models), -1 for all of them together.
+	model int
 }
 
 // board is the state the panes render: the snapshot history, the UI state
 // and the run's fixed facts. Views read it and never change it.
 type board struct {
 	common *Common
-	hist   *history
-	ui     *uiState
+	// hist is what the panes draw: the snapshots, or in a run over several
+	// models each one's view of the model shown (Snapshot.ModelView).
+	// raw keeps the whole snapshots of such a run, nil until one comes.
+	hist *history
+	raw  *history
+	ui   *uiState
+	// header is what the header says; in a run over several models it is
+	// base with the facts of the model shown.
 	header HeaderInfo
+	base   HeaderInfo
+	models []ModelControl
 	// findings are stats.Diagnose's verdicts over the latest ticks;
 	// diagnosed counts the diagnoses, so that what is drawn from them is
 	// redone only when they change.

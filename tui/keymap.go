@@ -16,6 +16,9 @@ type KeyMap struct {
 	Back      key.Binding
 	Help      key.Binding
 	Quit      key.Binding
+	// Model selects the model the detailed panes show, in a run over
+	// several models; off otherwise.
+	Model key.Binding
 
 	// Replay keys.
 	ReplayPause key.Binding
@@ -41,6 +44,7 @@ func NewKeyMap(replay bool) *KeyMap {
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "unfocus")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Model:     key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "model"), key.WithDisabled()),
 
 		ReplayPause: key.NewBinding(key.WithKeys("space", "p"), key.WithHelp("space", "pause")),
 		StepBack:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←/→", "step")),
@@ -62,9 +66,9 @@ func NewKeyMap(replay bool) *KeyMap {
 // ShortHelp is the one-line hint for newcomers.
 func (k *KeyMap) ShortHelp() []key.Binding {
 	if k.Up.Enabled() {
-		return []key.Binding{k.Up, k.Pause, k.Window, k.Focus, k.Help, k.Quit}
+		return []key.Binding{k.Up, k.Pause, k.Model, k.Window, k.Focus, k.Help, k.Quit}
 	}
-	return []key.Binding{k.ReplayPause, k.StepBack, k.Faster, k.Window, k.Focus, k.Help, k.Quit}
+	return []key.Binding{k.ReplayPause, k.StepBack, k.Faster, k.Model, k.Window, k.Focus, k.Help, k.Quit}
 }
 
 // FullHelp is the help shown after ?.
@@ -76,7 +80,7 @@ func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{full.Up, full.Down, full.Pause},
 		{full.ReplayPause, full.StepBack, full.StepForward, full.Faster, full.Slower},
-		{full.Reset, full.Window, full.Focus},
+		{full.Reset, full.Window, full.Focus, full.Model},
 		{full.Help, full.Quit},
 	}
 }

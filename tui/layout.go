@@ -12,6 +12,7 @@ const (
 	focusErrors
 	focusSweep
 	focusReplicas
+	focusModels
 	paneCount
 )
 

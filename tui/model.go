@@ -11,6 +11,7 @@ package tui
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,15 +71,17 @@ func New(o Options) Model {
 	if o.FPS <= 0 {
 		o.FPS = DefaultFPS
 	}
-	replay := o.Control == nil
+	replay := o.Control == nil && !slices.ContainsFunc(o.Models, func(mc ModelControl) bool { return mc.Control != nil })
 	// Any non-empty NO_COLOR turns colors off (no-color.org).
 	noColor := o.NoColor || os.Getenv("NO_COLOR") != ""
 	c := &Common{Width: 80, Height: 24, Styles: NewStyles(!noColor), KeyMap: NewKeyMap(replay)}
 	b := &board{
 		common: c,
 		hist:   newHistory(HistoryLength),
-		ui:     &uiState{replay: replay, focus: -1, speed: 1},
+		ui:     &uiState{replay: replay, focus: -1, speed: 1, model: -1},
 		header: o.Header,
+		base:   o.Header,
+		models: o.Models,
 	}
 	m := Model{
 		opts:    o,
@@ -92,9 +95,10 @@ func New(o Options) Model {
 	m.panes = [paneCount]pane{
 		&throughputPane{b: b}, newLatencySlot(b), &serverPane{b: b},
 		&gpuPane{b: b}, &cpuPane{b: b}, &errorsPane{b: b}, &sweepPane{b: b},
-		&replicasPane{b: b},
+		&replicasPane{b: b}, &modelsPane{b: b},
 	}
 	m.setStyles(c.Styles)
+	c.KeyMap.Model.SetEnabled(len(o.Models) > 0)
 	m.readControl()
 	m.readSweep()
 	m.readReplay()
@@ -162,8 +166,8 @@ func (m *Model) drain() {
 			}
 			m.push(s)
 			pushed = true
-			if m.opts.Control == nil {
-				m.board.ui.load = s.Load
+			if m.board.ui.replay {
+				m.board.ui.load = m.board.hist.latest().Load
 			}
 		default:
 			return
@@ -202,23 +206,106 @@ func (m *Model) scrollWarnings() {
 
 // push adds a snapshot to the history. A snapshot older than the latest (a
 // replay stepping back) drops the ticks after it, so the charts never show
-// time running backwards.
+// time running backwards. A snapshot of several models goes to the raw
+// history whole, and to the panes' history as the model shown sees it.
 func (m *Model) push(s stats.Snapshot) {
-	h := m.board.hist
+	b := m.board
+	if len(s.Models) > 0 && b.raw == nil {
+		b.raw = newHistory(HistoryLength)
+		m.common.KeyMap.Model.SetEnabled(true)
+	}
+	if b.raw != nil {
+		if l := b.raw.latest(); l != nil && s.Seq <= l.Seq {
+			b.raw.truncateFrom(s.Seq)
+		}
+		b.raw.push(s)
+		s = s.ModelView(b.ui.model)
+	}
+	h := b.hist
 	if l := h.latest(); l != nil && s.Seq <= l.Seq {
 		h.truncateFrom(s.Seq)
 	}
 	h.push(s)
 }
 
-// readControl refreshes the driver's load and state (live runs).
+// modelCount is the number of models of a run over several, 0 otherwise.
+func (m *Model) modelCount() int {
+	if n := len(m.opts.Models); n > 0 {
+		return n
+	}
+	if m.board.raw != nil {
+		if s := m.board.raw.latest(); s != nil {
+			return len(s.Models)
+		}
+	}
+	return 0
+}
+
+// selectModel shows model i (-1: all of them) in the detailed panes: their
+// history is redrawn from the raw one, and the header says the model's
+// facts.
+func (m *Model) selectModel(i int) {
+	b := m.board
+	b.ui.model = i
+	b.header = b.base
+	if i >= 0 && i < len(b.models) {
+		mc := b.models[i]
+		b.header.Model, b.header.Version = mc.Name, mc.Version
+		b.header.MaxBatch, b.header.DynamicBatching, b.header.Decoupled = mc.MaxBatch, mc.DynamicBatching, mc.Decoupled
+	}
+	if b.raw != nil {
+		for b.hist.len() > 0 {
+			b.hist.truncateFrom(b.hist.fromEnd(0).Seq)
+		}
+		for j := range b.raw.len() {
+			b.hist.push(b.raw.at(j).ModelView(i))
+		}
+		if l := b.hist.latest(); l != nil && b.ui.replay {
+			b.ui.load = l.Load
+		}
+	}
+	b.diagnose()
+	m.readControl()
+}
+
+// controls are the load controls the keys act on: the shown model's, or
+// every model's when all are shown; Options.Control with one model; none
+// in a replay.
+func (m *Model) controls() []LoadControl {
+	if len(m.opts.Models) == 0 {
+		if m.opts.Control == nil {
+			return nil
+		}
+		return []LoadControl{m.opts.Control}
+	}
+	var out []LoadControl
+	for i, mc := range m.opts.Models {
+		if mc.Control != nil && (m.board.ui.model < 0 || m.board.ui.model == i) {
+			out = append(out, mc.Control)
+		}
+	}
+	return out
+}
+
+// readControl refreshes the driver's load and state (live runs): the
+// shown model's, or all the models' together.
 func (m *Model) readControl() {
-	if m.opts.Control == nil {
+	cs := m.controls()
+	if len(cs) == 0 {
 		return
 	}
-	st := m.opts.Control.State()
 	ui := m.board.ui
-	ui.load, ui.paused = stats.LoadOf(st), st.Paused
+	if len(cs) == 1 {
+		st := cs[0].State()
+		ui.load, ui.paused = stats.LoadOf(st), st.Paused
+		return
+	}
+	loads := make([]stats.Load, len(cs))
+	for i, c := range cs {
+		loads[i] = stats.LoadOf(c.State())
+	}
+	ui.load = stats.AggregateLoad(loads)
+	ui.paused = ui.load.Paused
 }
 
 // readReplay refreshes the replay's state: a step pauses it, and it may
@@ -253,12 +340,23 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Up), key.Matches(msg, k.Down):
 		m.changeLoad(key.Matches(msg, k.Up))
 	case key.Matches(msg, k.Pause):
-		if ui.paused {
-			m.opts.Control.Resume()
-		} else {
-			m.opts.Control.Pause()
+		for _, c := range m.controls() {
+			if ui.paused {
+				c.Resume()
+			} else {
+				c.Pause()
+			}
 		}
 		ui.paused = !ui.paused
+	case key.Matches(msg, k.Model):
+		// All the models, then each in turn.
+		if n := m.modelCount(); n > 0 {
+			next := m.board.ui.model + 1
+			if next >= n {
+				next = -1
+			}
+			m.selectModel(next)
+		}
 	case key.Matches(msg, k.ReplayPause):
 		if m.opts.Replay != nil {
 			if ui.paused {
@@ -330,22 +428,21 @@ func (m *Model) pauseHelp() {
 }
 
 // changeLoad moves the load one step up or down, from the driver's current
-// target, and shows the new target at once.
+// target, and shows the new target at once. With all the models of a run
+// over several shown, each model's load moves one step of its own.
 func (m *Model) changeLoad(up bool) {
-	c := m.opts.Control
-	if c == nil {
-		return
+	cs := m.controls()
+	for _, c := range cs {
+		st := c.State()
+		if st.Target.Open() {
+			c.SetRate(NextRate(st.Target.Rate, up, m.opts.Step.RateFactor))
+		} else {
+			c.SetConcurrency(NextConcurrency(st.Target.Concurrency, up, m.opts.Step.Concurrency))
+		}
 	}
-	st := c.State()
-	if st.Target.Open() {
-		st.Target.Rate = NextRate(st.Target.Rate, up, m.opts.Step.RateFactor)
-		c.SetRate(st.Target.Rate)
-	} else {
-		st.Target.Concurrency = NextConcurrency(st.Target.Concurrency, up, m.opts.Step.Concurrency)
-		c.SetConcurrency(st.Target.Concurrency)
+	if len(cs) > 0 {
+		m.readControl()
 	}
-	ui := m.board.ui
-	ui.load, ui.paused = stats.LoadOf(st), st.Paused
 }
 
 // View draws the whole screen.
@@ -373,13 +470,15 @@ func (m *Model) layout() {
 		errors = s.Run.Errors > 0 || s.Window.Errors > 0
 		replicas = len(s.Replicas)
 	}
+	models := m.modelCount()
 	m.show = allPanes(errors, m.board.ui.sweeping)
 	m.show[focusReplicas] = replicas > 0
+	m.show[focusModels] = models > 0
 	body := h - headerRows - m.warn.rows - len(m.footer)
 	if w <= 0 || body <= 0 {
 		return
 	}
-	m.rects = replicasLayout(w, body, m.board.ui.focus, gpus, replicas, m.show)
+	m.rects = bottomLayout(w, body, m.board.ui.focus, gpus, models, replicas, m.show)
 	for i, p := range m.panes {
 		// A pane needs its frame's two rows; a body shorter than that (a
 		// tiny terminal) stays blank.

@@ -87,6 +87,19 @@ type HeaderInfo struct {
 	Recording string
 }
 
+// ModelControl is one model of a run over several models (Snapshot.Models,
+// in the same order): its name, what the header says about it when it is
+// shown, and in a live run what changes its load.
+type ModelControl struct {
+	Name            string
+	Version         string
+	MaxBatch        int
+	DynamicBatching bool
+	Decoupled       bool
+	// Control changes the model's load; nil in a replay.
+	Control LoadControl
+}
+
 // StepSizes are the load changes one key press makes.
 type StepSizes struct {
 	// Concurrency, when positive, is a fixed step; zero selects the default
@@ -104,6 +117,12 @@ type Options struct {
 	Snapshots <-chan stats.Snapshot
 	// Control changes the driver's load; nil disables the load keys (replay).
 	Control LoadControl
+	// Models are the models of a run over several: m then selects the
+	// model the detailed panes show (or all of them together), ↑/↓ and p
+	// act on the model shown (on each model when all are shown), and a
+	// Models pane has a row per model. Control is then unused. A replay
+	// need not set it: its snapshots name the models.
+	Models []ModelControl
 	// Windows changes the window statistics' span; may be nil.
 	Windows WindowControl
 	// Replay drives a replay; nil in a live run.

@@ -32,7 +32,12 @@ func (p *headerPane) View() string {
 	// A narrow header abbreviates the model's batching and puts it last,
 	// so that the transport and a recording stay visible.
 	compact := p.w < 100
+	names := p.b.modelNames()
 	switch {
+	case len(names) > 0 && p.b.ui.model < 0:
+		// All the models of a run over several together: their names,
+		// each model's batching being its own.
+		id = []string{st.Value.Render(strconv.Itoa(len(names))+" models") + " " + strings.Join(names, ", ")}
 	case hi.MaxBatch > 0 && compact:
 		id = append(id, "batch≤"+strconv.Itoa(hi.MaxBatch))
 	case hi.MaxBatch > 0:
@@ -41,6 +46,7 @@ func (p *headerPane) View() string {
 		id = append(id, "no batching")
 	}
 	switch {
+	case len(names) > 0 && p.b.ui.model < 0:
 	case hi.DynamicBatching && compact:
 		id = append(id, "dynamic")
 	case hi.DynamicBatching:
@@ -195,8 +201,31 @@ func (p *headerPane) loadText() string {
 		return t + hint + step
 	case load.Concurrency:
 		return "concurrency " + st.Value.Render(strconv.Itoa(l.Concurrency)) + hint + step
+	case load.Mixed:
+		return "concurrency " + st.Value.Render(strconv.Itoa(l.Concurrency)) + " + rate " + st.Value.Render(fmtRate(l.Rate)+"/s") + hint
 	}
 	return ""
+}
+
+// modelNames are the names of the models of a run over several, nil with
+// one model.
+func (b *board) modelNames() []string {
+	if len(b.models) > 0 {
+		out := make([]string, len(b.models))
+		for i, m := range b.models {
+			out[i] = m.Name
+		}
+		return out
+	}
+	if b.raw == nil || b.raw.latest() == nil {
+		return nil
+	}
+	s := b.raw.latest()
+	out := make([]string, len(s.Models))
+	for i := range s.Models {
+		out[i] = s.Models[i].Name
+	}
+	return out
 }
 
 // state is the one-word run state: running, paused, server unreachable,

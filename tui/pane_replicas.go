@@ -18,16 +18,45 @@ type replicasPane struct {
 
 func (p *replicasPane) SetSize(w, h int) { p.w, p.h = w, h }
 
-// replicasLayout is bodyLayout with the replicas pane across the bottom
-// of the body when the run has replicas and no pane has the focus: a row
-// per replica, but never more than a third of the body.
-func replicasLayout(w, h, focus, gpus, replicas int, show shown) [paneCount]rect {
-	if replicas == 0 || focus >= 0 {
+// bottomLayout is bodyLayout with the models pane and the replicas pane
+// across the bottom of the body when the run has several models or
+// replicas and no pane has the focus: a row per model and per replica, but
+// never more than a third of the body for one of them, and a quarter each
+// for both.
+func bottomLayout(w, h, focus, gpus, models, replicas int, show shown) [paneCount]rect {
+	if (replicas == 0 && models == 0) || focus >= 0 {
 		return bodyLayout(w, h, focus, gpus, show)
 	}
-	rh := min(replicaRows(replicas), max(h/3, 4))
-	r := bodyLayout(w, h-rh, focus, gpus, show)
-	r[focusReplicas] = rect{0, h - rh, w, rh}
+	share := max(h/3, 4)
+	if replicas > 0 && models > 0 {
+		share = max(h/4, 4)
+	}
+	mh, rh := 0, 0
+	if models > 0 {
+		mh = min(replicaRows(models), share)
+	}
+	if replicas > 0 {
+		rh = min(replicaRows(replicas), share)
+	}
+	rest := h - mh - rh
+	r := bodyLayout(w, rest, focus, gpus, show)
+	// A short body's least heights may pass the rows left (80x24 with the
+	// errors pane too): what passes is cut, the bottom row first, rather
+	// than drawn over the rows below.
+	for i := range r {
+		if r[i].y+r[i].h > rest {
+			r[i].h = max(rest-r[i].y, 0)
+		}
+		if r[i].h < 2 {
+			r[i] = rect{}
+		}
+	}
+	if models > 0 {
+		r[focusModels] = rect{0, h - mh - rh, w, mh}
+	}
+	if replicas > 0 {
+		r[focusReplicas] = rect{0, h - rh, w, rh}
+	}
 	return r
 }
 

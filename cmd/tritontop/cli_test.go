@@ -53,6 +53,13 @@ func TestBadInput(t *testing.T) {
 	shortInput := write("short.json", `{"data":[{"INPUT0":[1,2,3],"INPUT1":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}]}`)
 	notARun := write("notarun.jsonl", "hello\n")
 	existing := write("existing.jsonl", "{}\n")
+	loadYAML := func(name, content string) string { return write(name, content) }
+	badYAML := loadYAML("bad.yaml", "models:\n  - model: simple\n    concurency: 4\n")
+	bothLoads := loadYAML("both.yaml", "models:\n  - model: simple\n    concurrency: 4\n    rate: 10\n")
+	noModels := loadYAML("none.yaml", "models: []\n")
+	notYAML := loadYAML("broken.json", `{"models": [{"model": "simple",}`)
+	rateZero := loadYAML("zero.json", `{"models": [{"model": "simple", "rate": 0}, {"model": "resnet50"}]}`)
+	unknownInFile := loadYAML("unknown.yaml", "models:\n  - model: simple\n  - model: nosuch\n")
 	m := []string{"-m", "simple"}
 	with := func(extra ...string) []string { return append(append([]string{}, m...), extra...) }
 
@@ -119,7 +126,35 @@ func TestBadInput(t *testing.T) {
 		{"percentile 100", with("--percentile", "100"), 2, []string{"--percentile 100"}},
 		{"threshold negative", with("--latency-threshold", "-5"), 2, []string{"--latency-threshold -5"}},
 		{"binary search alone", with("--concurrency-range", "1:8", "--binary-search"), 2, []string{"--latency-threshold"}},
-		{"model twice", []string{"-m", "a", "-m", "b"}, 2, []string{"-m given twice"}},
+		// Several models: each once, each with a load that reads, within
+		// the limits, and only what a run over several models can do.
+		{"model twice", []string{"-m", "a", "-m", "a@rate=5"}, 2, []string{"model a given twice", "-m a@rate=5"}},
+		{"malformed @load", []string{"-m", "a", "-m", "b@rate=lots"}, 2, []string{"bad -m \"b@rate=lots\"", "\"lots\" is not a number"}},
+		{"unknown @ option", []string{"-m", "a", "-m", "b@speed=3"}, 2, []string{"unknown option \"speed\"", "NAME@rate=R"}},
+		{"@ with both loads", []string{"-m", "a@concurrency=2,rate=5"}, 2, []string{"both a concurrency and a rate"}},
+		{"@ with nothing after", []string{"-m", "a@"}, 2, []string{"nothing after @"}},
+		{"poisson without a rate", []string{"-m", "a@poisson"}, 2, []string{"poisson", "add rate=R"}},
+		{"@concurrency 0", []string{"-m", "a", "-m", "b@concurrency=0"}, 2, []string{"-m b@concurrency=0: concurrency 0 is out of range", "1 to 16384"}},
+		{"@rate NaN", []string{"-m", "a", "-m", "b@rate=NaN"}, 2, []string{"-m b@rate=NaN: rate NaN is not a number"}},
+		{"@rate too high", []string{"-m", "a", "-m", "b@rate=2e6"}, 2, []string{"-m b@rate=2e6: rate 2e+06 is out of range"}},
+		{"models' concurrency past one process", []string{"-m", "a@concurrency=10000", "-m", "b@concurrency=10000"}, 2,
+			[]string{"the models' concurrency together 20000", "at most 16384"}},
+		{"several models with a range", []string{"-m", "a", "-m", "b", "--concurrency-range", "1:4"}, 2,
+			[]string{"--concurrency-range", "one model at a time"}},
+		{"@load with a range", []string{"-m", "a@concurrency=4", "--request-rate-range", "1:4"}, 2, []string{"drop the @load", "-m a@concurrency=4"}},
+		{"several models with workers", []string{"-m", "a", "-m", "b", "--workers", "2", "--concurrency", "4"}, 2,
+			[]string{"--workers", "without --workers"}},
+		{"several models planned", []string{"plan", "-m", "a", "-m", "b", "--slo", "p99:100ms", "--target-rate", "100"}, 2,
+			[]string{"tritontop plan", "-m once"}},
+		{"load file and -m", []string{"-m", "a", "--load-file", badYAML}, 2, []string{"--load-file", "drop -m"}},
+		{"load file missing", []string{"--load-file", filepath.Join(dir, "nope.yaml")}, 2, []string{"--load-file", "nope.yaml"}},
+		{"load file unknown field", []string{"--load-file", badYAML}, 2, []string{"bad.yaml", "line 3", "unknown field \"concurency\"", "concurrency, rate"}},
+		{"load file both loads", []string{"--load-file", bothLoads}, 2, []string{"both.yaml", "model simple", "choose one"}},
+		{"load file without models", []string{"--load-file", noModels}, 2, []string{"none.yaml", "no models"}},
+		{"load file not JSON", []string{"--load-file", notYAML}, 2, []string{"broken.json", "not YAML or JSON"}},
+		{"load file rate 0", []string{"--load-file", rateZero}, 2, []string{"--load-file", "zero.json: model simple: rate 0 is out of range"}},
+		{"load file streaming over HTTP", []string{"-i", "http", "--load-file", loadYAML("stream.yaml",
+			"models:\n  - model: llm\n    streaming: true\n  - model: simple\n")}, 2, []string{"model llm streams", "drop -i http"}},
 		// Several -u are replicas of the model: each once, each with its
 		// own metrics endpoint.
 		{"server twice", with("-u", "h:1", "-u", "h:1"), 2, []string{"-u h:1 given twice"}},
@@ -200,6 +235,16 @@ func TestBadInput(t *testing.T) {
 		{"variable dims need --shape", []string{"-m", "bert", "-u", grpcURL, "--duration", "1s"}, 2, []string{"--shape"}},
 		{"huge shape", []string{"-m", "bert", "-u", grpcURL, "--shape", "input_ids:99999999999", "--shape", "attention_mask:1",
 			"--duration", "1s"}, 2, []string{"input_ids", "smaller --shape"}},
+		{"unknown model among several", []string{"-m", "simple", "-m", "nosuch", "-u", grpcURL, "--duration", "1s"}, 2,
+			[]string{"unknown model \"nosuch\"", "resnet50", "simple"}},
+		{"unknown model in a load file", []string{"--load-file", unknownInFile, "-u", grpcURL, "--duration", "1s"}, 2,
+			[]string{"unknown model \"nosuch\""}},
+		{"shape of no model's input", []string{"-m", "simple", "-m", "resnet50", "-u", grpcURL, "--shape", "tokens:4", "--duration", "1s"}, 2,
+			[]string{"--shape names input 'tokens'", "none of the models (simple,resnet50)"}},
+		{"sequence flags on models without sequence batching", []string{"-m", "simple", "-m", "resnet50", "-u", grpcURL,
+			"--sequence-length", "5", "--duration", "1s"}, 2, []string{"--sequence-length", "none of the models (simple,resnet50) has sequence batching"}},
+		{"decoupled model among several without streaming", []string{"-m", "simple", "-m", "llm", "-u", grpcURL, "--duration", "1s"}, 2,
+			[]string{"model \"llm\" is decoupled", "--streaming"}},
 		{"sequence flags on a model without sequence batching", []string{"-m", "simple", "-u", grpcURL, "--sequence-length", "5",
 			"--duration", "1s"}, 2, []string{"--sequence-length", "\"simple\"", "no sequence batching"}},
 		{"serial sequences on a model without sequence batching", []string{"-m", "simple", "-u", httpURL, "-i", "http",

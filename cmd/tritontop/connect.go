@@ -26,10 +26,25 @@ type target struct {
 	config    *pb.ModelConfig
 	requests  []*triton.InferRequest
 	simulated bool
+	// models are the targets of a run over several models, one per model,
+	// each on this target's servers and clients with the flags that
+	// model sees (flags); nil with one model, whose metadata, config and
+	// requests are this target's own.
+	models []*target
+	flags  *loadFlags
+}
+
+// each is the target of each model of the run: its models, or itself.
+func (t *target) each() []*target {
+	if len(t.models) > 0 {
+		return t.models
+	}
+	return []*target{t}
 }
 
 // connect dials the server, reads the model's metadata and config, and
-// builds the requests. Errors name what was wrong and what to do.
+// builds the requests; in a run over several models, each model's. Errors
+// name what was wrong and what to do.
 func connect(ctx context.Context, f *loadFlags) (*target, error) {
 	conns := f.connections
 	if f.protocol == "http" && !f.set["connections"] {
@@ -56,46 +71,139 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 		return fail(fmt.Errorf("server metadata from %s: %w", f.url, err))
 	}
 	t.simulated = slices.Contains(t.server.GetExtensions(), sim.SimulatorExtension)
+	if err := connectReplicas(ctx, f, opts, t); err != nil {
+		return fail(err)
+	}
+	// Each replica's client encodes the requests for itself, each model's.
+	limit := requestBytesLimit() / int64(len(f.servers())*max(len(f.models), 1))
+	if !f.several() {
+		t.flags = f
+		if err := t.describeModel(ctx, f); err != nil {
+			return fail(err)
+		}
+		if err := t.buildRequests(f, limit); err != nil {
+			return fail(err)
+		}
+		return t, nil
+	}
+	if err := connectModels(ctx, f, t, limit); err != nil {
+		return fail(err)
+	}
+	return t, nil
+}
+
+// describeModel reads the model's metadata and config from the first
+// server and checks that every replica serves it alike.
+func (t *target) describeModel(ctx context.Context, f *loadFlags) error {
+	client := t.client
+	var err error
 	if t.metadata, err = client.ModelMetadata(ctx, f.model, f.modelVersion); err != nil {
 		code := triton.ErrorCode(err)
 		if f.modelVersion != "" && (code == codes.NotFound || code == codes.Unavailable || code == codes.InvalidArgument) {
 			if versions, ok := modelVersions(ctx, client, f.model); ok {
-				return fail(usageError{fmt.Errorf("model %q has no ready version %q: it has %s (use -x VERSION, or leave -x out for the server's choice)",
-					f.model, f.modelVersion, orNone(versions))})
+				return usageError{fmt.Errorf("model %q has no ready version %q: it has %s (use -x VERSION, or leave -x out for the server's choice)",
+					f.model, f.modelVersion, orNone(versions))}
 			}
 		}
 		if code == codes.NotFound {
-			return fail(usageError{unknownModel(ctx, client, f.model, err)})
+			return usageError{unknownModel(ctx, client, f.model, err)}
 		}
-		return fail(fmt.Errorf("metadata of model %q: %w", f.model, err))
+		return fmt.Errorf("metadata of model %q: %w", f.model, err)
 	}
 	if t.config, err = client.ModelConfig(ctx, f.model, f.modelVersion); err != nil {
-		return fail(fmt.Errorf("config of model %q: %w", f.model, err))
+		return fmt.Errorf("config of model %q: %w", f.model, err)
 	}
 	if t.config.GetModelTransactionPolicy().GetDecoupled() && !f.streaming {
-		return fail(usageError{fmt.Errorf("model %q is decoupled: Triton serves it over streaming only; add --streaming", f.model)})
+		how := "add --streaming"
+		if f.loadFile != "" {
+			how = "add streaming: true to the model in --load-file, or --streaming"
+		}
+		return usageError{fmt.Errorf("model %q is decoupled: Triton serves it over streaming only; %s", f.model, how)}
 	}
+	return checkReplicasServe(ctx, f, t)
+}
+
+// buildRequests builds the model's requests, which may take limit bytes.
+func (t *target) buildRequests(f *loadFlags, limit int64) error {
 	shapes, err := triton.ParseShapes(f.shapes)
 	if err != nil {
-		return fail(usageError{err})
+		return usageError{err}
 	}
-	if err := connectReplicas(ctx, f, t, opts); err != nil {
-		return fail(err)
-	}
-	// Each replica's client encodes the requests for itself.
-	limit := requestBytesLimit() / int64(len(f.servers()))
 	inputs := triton.InputOptions{Data: f.inputData, Shapes: shapes, BatchSize: f.batch, MaxBytes: limit}
 	if err := f.llm.apply(&inputs, t.metadata, f.streaming); err != nil {
-		return fail(usageError{err})
+		return usageError{err}
 	}
 	t.requests, err = triton.BuildRequests(t.metadata, t.config, inputs)
 	if err != nil {
-		return fail(usageError{err})
+		return usageError{err}
 	}
 	for _, r := range t.requests {
 		r.Version = f.modelVersion
 	}
-	return t, nil
+	return nil
+}
+
+// connectModels reads each model of a run over several and builds its
+// requests. The run's --shape, sequence flags and --prompt-tokens apply to
+// the models they fit (a shape to the models with that input, the sequence
+// flags to stateful models, the prompt to LLMs); one that fits none is
+// refused, as it would be in a run of one model.
+func connectModels(ctx context.Context, f *loadFlags, t *target, limit int64) error {
+	runShapes, err := triton.ParseShapes(f.shapes)
+	if err != nil {
+		return usageError{err}
+	}
+	usedShapes := map[string]bool{}
+	stateful, llm := false, false
+	for _, spec := range f.models {
+		mf := f.forModel(spec)
+		mt := &target{client: t.client, replicas: t.replicas, server: t.server, simulated: t.simulated, flags: mf}
+		t.models = append(t.models, mt)
+		if err := mt.describeModel(ctx, mf); err != nil {
+			return err
+		}
+		if len(spec.shapes) == 0 {
+			// The run's shapes of this model's inputs (ParseShapes takes
+			// the name before the last colon).
+			mf.shapes = nil
+			for _, sh := range f.shapes {
+				name := sh[:strings.LastIndexByte(sh, ':')]
+				if slices.ContainsFunc(mt.metadata.GetInputs(), func(in *pb.ModelMetadataResponse_TensorMetadata) bool { return in.GetName() == name }) {
+					mf.shapes = append(mf.shapes, sh)
+					usedShapes[name] = true
+				}
+			}
+		}
+		if mt.config.GetSequenceBatching() == nil {
+			for _, name := range sequenceFlagNames {
+				delete(mf.set, name)
+			}
+		} else {
+			stateful = true
+		}
+		if hasTextInput(mt.metadata) {
+			llm = true
+		} else {
+			mf.llm.promptTokens = 0
+		}
+		if err := mt.buildRequests(mf, limit); err != nil {
+			return err
+		}
+	}
+	for name := range runShapes {
+		if !usedShapes[name] {
+			return usageError{fmt.Errorf("--shape names input '%s', which none of the models (%s) has", name, f.model)}
+		}
+	}
+	for _, name := range sequenceFlagNames {
+		if f.set[name] && !stateful {
+			return usageError{fmt.Errorf("--%s is for stateful models, and none of the models (%s) has sequence batching in its config: drop it", name, f.model)}
+		}
+	}
+	if f.llm.promptTokens > 0 && !llm {
+		return usageError{fmt.Errorf("--prompt-tokens fills an LLM's BYTES input %q, which none of the models (%s) has", triton.LLMTextInput, f.model)}
+	}
+	return nil
 }
 
 // unknownModel lists the server's models for a NOT_FOUND answer.

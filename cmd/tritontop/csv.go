@@ -9,13 +9,27 @@ import (
 )
 
 // writeCSVFile writes the run's perf_analyzer-style CSV (one row per load
-// step) from the run's summary.
+// step) from the run's summary. perf_analyzer's CSV is of one model: a run
+// over several models writes one file per model, path with the model's
+// name before its extension (out.csv: out.resnet50.csv, out.bert.csv).
 func writeCSVFile(path string, sum record.Summary) error {
+	if len(sum.Models) == 0 {
+		return writeOneCSV(path, sum.Steps)
+	}
+	for i, m := range sum.Models {
+		if err := writeOneCSV(csvPathFor(path, m.Name), report.ModelRun(sum, i).Steps); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeOneCSV(path string, steps []record.Step) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("cannot write -f %s: %w", path, err)
 	}
-	if err := report.WriteCSVSteps(f, sum.Steps); err != nil {
+	if err := report.WriteCSVSteps(f, steps); err != nil {
 		f.Close()
 		return err
 	}

@@ -21,8 +21,14 @@ const defaultMaxInflight = 4096
 // loadFlags are the flags of a load run (live, headless or demo). Names
 // follow perf_analyzer where it has a flag for the same thing.
 type loadFlags struct {
+	// model is the model of a run of one model, or every model of a run
+	// over several, comma-separated; models are the models as given (-m
+	// or --load-file), several() when there is more than one.
 	model        string
 	modelVersion string
+	modelArgs    []string
+	loadFile     string
+	models       []modelSpec
 	url          string
 	protocol     string
 	streaming    bool
@@ -63,7 +69,7 @@ type loadFlags struct {
 	csv              string
 	jsonSummary      bool
 	mdSummary        bool
-	csvCreated       bool // -f's file did not exist before the run
+	csvCreated       []string // -f's files that did not exist before the run
 	headless         bool
 	drain            time.Duration
 	connectTimeout   time.Duration
@@ -89,29 +95,6 @@ type loadFlags struct {
 	set map[string]bool // flags given on the command line
 }
 
-// once is a string flag that may be given once: a second value is refused
-// rather than silently replacing the first.
-type once struct {
-	s    *string
-	name string
-	why  string
-}
-
-func (o once) String() string {
-	if o.s == nil {
-		return ""
-	}
-	return *o.s
-}
-
-func (o once) Set(v string) error {
-	if *o.s != "" {
-		return fmt.Errorf("%s given twice (%q and %q): %s", o.name, *o.s, v, o.why)
-	}
-	*o.s = v
-	return nil
-}
-
 // repeated is a flag.Value collecting every occurrence of a flag.
 type repeated struct{ list *[]string }
 
@@ -127,7 +110,8 @@ func (r repeated) Set(v string) error { *r.list = append(*r.list, v); return nil
 func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Var(once{&f.model, "-m", "one model per run"}, "m", "model name (required)")
+	fs.Var(repeated{&f.modelArgs}, "m", "model name (required); repeat for several models, each NAME or NAME@concurrency=N or NAME@rate=R[,poisson]")
+	fs.StringVar(&f.loadFile, "load-file", "", "YAML or JSON file of the run's models, each with its load, batch, shapes and input data (instead of -m)")
 	fs.StringVar(&f.modelVersion, "x", "", "model version (default: the server's choice)")
 	fs.Var(repeated{&f.urls}, "u", "server address (default localhost:8001 for gRPC, localhost:8000 for HTTP); repeat for replicas of the model")
 	fs.StringVar(&f.balance, "balance", "least", "with several -u: least (the replica with the fewest requests in flight) or rr (round robin)")
@@ -198,6 +182,9 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (flags go before it? see -h)", fs.Arg(0))
+	}
+	if err := takeModels(f); err != nil {
+		return nil, err
 	}
 	if needModel && f.model == "" {
 		return nil, errors.New("no model given: use -m MODEL (or `tritontop demo` to try the simulator)")

@@ -85,6 +85,10 @@ func (pf *planFlags) check(f *loadFlags) error {
 	switch {
 	case f.model == "" && !pf.demo:
 		return errors.New("no model given: use -m MODEL (or --demo to plan against the simulator)")
+	case f.several():
+		return errors.New("tritontop plan searches one model's capacity: give -m once (plan each model on its own)")
+	case len(f.models) == 1 && f.models[0].hasLoad():
+		return fmt.Errorf("tritontop plan chooses the load itself: drop the @load of %s", f.models[0].where)
 	case len(pf.slo) == 0:
 		return errors.New("no SLO given: use --slo p99:100ms (a percentile and a latency) or --slo avg:20ms")
 	case !(pf.targetRate > 0) || pf.targetRate > 1e9:

@@ -93,7 +93,12 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		info.DynamicBatching = cfg.GetDynamicBatching() != nil
 		info.Decoupled = cfg.GetModelTransactionPolicy().GetDecoupled()
 	}
-	p := tea.NewProgram(tui.New(tui.Options{Snapshots: frames, Replay: rp, Header: info, FPS: *fps}),
+	var models []tui.ModelControl
+	for _, m := range h.Models {
+		cfg, _ := kserve.ParseConfigJSON(m.Config)
+		models = append(models, modelControl(m.Name, m.Version, cfg))
+	}
+	p := tea.NewProgram(tui.New(tui.Options{Snapshots: frames, Replay: rp, Header: info, FPS: *fps, Models: models}),
 		tea.WithContext(ctx), tea.WithOutput(stdout))
 	if _, err := p.Run(); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "tritontop: dashboard: %s\n", oneLine(err.Error()))
@@ -108,6 +113,9 @@ func exportRun(sum record.Summary, csvPath string, jsonOut, markdown bool, stdou
 	switch csvPath {
 	case "":
 	case "-":
+		if n := len(sum.Models); n > 0 {
+			return usageError{fmt.Errorf("-f - writes one CSV, and this run has %d models: give -f FILE.csv (FILE.MODEL.csv for each)", n)}
+		}
 		return report.WriteCSVSteps(stdout, sum.Steps)
 	default:
 		if err := writeCSVFile(csvPath, sum); err != nil {

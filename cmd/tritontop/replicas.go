@@ -137,11 +137,9 @@ func endpointKey(raw, protocol string) string {
 	return s
 }
 
-// connectReplicas dials the replicas after the first (which connect
-// dialed and read the model from) and checks that each serves the model
-// with the same inputs and outputs: requests built for one must be valid
-// for all.
-func connectReplicas(ctx context.Context, f *loadFlags, t *target, opts triton.Options) error {
+// connectReplicas dials the replicas after the first, which connect
+// dialed.
+func connectReplicas(ctx context.Context, f *loadFlags, opts triton.Options, t *target) error {
 	urls := f.servers()
 	if len(urls) < 2 {
 		return nil
@@ -158,7 +156,30 @@ func connectReplicas(ctx context.Context, f *loadFlags, t *target, opts triton.O
 				return
 			}
 			t.replicas[i] = c
-			md, err := c.ModelMetadata(ctx, f.model, f.modelVersion)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkReplicasServe checks that every replica after the first (which the
+// model was read from) serves the model with the same inputs and outputs:
+// requests built for one must be valid for all.
+func checkReplicasServe(ctx context.Context, f *loadFlags, t *target) error {
+	urls := f.servers()
+	if len(t.replicas) < 2 {
+		return nil
+	}
+	errs := make([]error, len(urls))
+	var wg sync.WaitGroup
+	for i := 1; i < len(urls); i++ {
+		wg.Go(func() {
+			md, err := t.replicas[i].ModelMetadata(ctx, f.model, f.modelVersion)
 			if err != nil {
 				errs[i] = fmt.Errorf("replica %s: metadata of model %q: %w (every -u must serve the model)", urls[i], f.model, err)
 				return
@@ -236,51 +257,83 @@ func driverClient(f *loadFlags, t *target) (driver.Client, int, *driver.Balancer
 // server's statistics and metrics, or each replica's. The statistics'
 // baselines are taken now, all at once; a server that does not answer is
 // warned about and read again every tick.
+// In a run over several models, each model's statistics are read from
+// each server (the last result, by model then server) and each server's
+// metrics once, for all of them.
 func serverSources(ctx context.Context, f *loadFlags, t *target, bal *driver.Balancer, stderr io.Writer) (
-	*stats.ServerPoller, *stats.MetricsScraper, []stats.ReplicaSource) {
+	*stats.ServerPoller, *stats.MetricsScraper, []stats.ReplicaSource, [][]*stats.ServerPoller) {
+	models := t.each()
 	scraper := func(url string) *stats.MetricsScraper {
-		return stats.NewMetricsScraper(url, &http.Client{Timeout: 2 * f.tick}, f.model, f.modelVersion)
+		first := models[0].flags
+		m := stats.NewMetricsScraper(url, &http.Client{Timeout: 2 * f.tick}, first.model, first.modelVersion)
+		for _, mt := range models[1:] {
+			m.AlsoPending(mt.flags.model, mt.flags.modelVersion)
+		}
+		return m
+	}
+	clients := t.replicas
+	if bal == nil {
+		clients = []triton.Client{t.client}
+	}
+	perModel := make([][]*stats.ServerPoller, len(models))
+	for m, mt := range models {
+		for _, c := range clients {
+			perModel[m] = append(perModel[m], stats.NewServerPoller(c, mt.flags.model, mt.flags.modelVersion))
+		}
 	}
 	var (
 		poller   *stats.ServerPoller
 		metrics  *stats.MetricsScraper
 		replicas []stats.ReplicaSource
-		pollers  []*stats.ServerPoller
 	)
 	if bal != nil {
-		urls := f.servers()
-		for i, u := range urls {
+		for i, u := range f.servers() {
 			replicas = append(replicas, stats.ReplicaSource{
 				URL:     u,
-				Server:  stats.NewServerPoller(t.replicas[i], f.model, f.modelVersion),
 				Metrics: scraper(f.metricsURLFor(i)),
 				Up:      func() bool { return bal.Up(i) },
 			})
-			pollers = append(pollers, replicas[i].Server)
+			if !f.several() {
+				replicas[i].Server = perModel[0][i]
+			}
 		}
 	} else {
-		poller = stats.NewServerPoller(t.client, f.model, f.modelVersion)
 		metrics = scraper(f.metricsURLFor(0))
-		pollers = []*stats.ServerPoller{poller}
+		if !f.several() {
+			poller = perModel[0][0]
+		}
 	}
 	primeCtx, cancel := context.WithTimeout(ctx, f.connectTimeout)
 	defer cancel()
-	errs := make([]error, len(pollers))
+	errs := make([][]error, len(models))
 	var wg sync.WaitGroup
-	for i, p := range pollers {
-		wg.Go(func() { errs[i] = p.Prime(primeCtx) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		switch {
-		case err == nil:
-		case bal != nil:
-			fmt.Fprintf(stderr, "tritontop: warning: server statistics of %s unavailable: %s\n", f.servers()[i], oneLine(err.Error()))
-		default:
-			fmt.Fprintf(stderr, "tritontop: warning: server statistics unavailable: %s\n", oneLine(err.Error()))
+	for m, ps := range perModel {
+		errs[m] = make([]error, len(ps))
+		for i, p := range ps {
+			wg.Go(func() { errs[m][i] = p.Prime(primeCtx) })
 		}
 	}
-	return poller, metrics, replicas
+	wg.Wait()
+	for m, es := range errs {
+		for i, err := range es {
+			of := ""
+			switch {
+			case f.several() && bal != nil:
+				of = " of " + models[m].flags.model + " on " + f.servers()[i]
+			case f.several():
+				of = " of " + models[m].flags.model
+			case bal != nil:
+				of = " of " + f.servers()[i]
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "tritontop: warning: server statistics%s unavailable: %s\n", of, oneLine(err.Error()))
+			}
+		}
+	}
+	if !f.several() {
+		return poller, metrics, replicas, nil
+	}
+	return poller, metrics, replicas, perModel
 }
 
 // serverLabel names the servers in the dashboard's header: the address,

@@ -22,6 +22,7 @@ import (
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/stats"
+	"github.com/tritontop/tritontop/triton/pb"
 	"github.com/tritontop/tritontop/tui"
 )
 
@@ -140,10 +141,6 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	}
 	defer t.close()
 	planProbe(&sched, t.config)
-	seqs, err := sequenceOptions(f, t.config)
-	if err != nil {
-		return usageError{err}
-	}
 
 	client, streams, bal, err := driverClient(f, t)
 	if err != nil {
@@ -152,21 +149,24 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	if bal != nil {
 		defer bal.Close()
 	}
-	drv, err := driver.New(driver.Options{
-		Client: client, Requests: t.requests, BatchSize: f.batch,
-		Load:      sched.initial,
-		Streaming: f.streaming, Streams: streams, Decoupled: t.decoupled(),
-		Timeout: f.timeout, Retries: f.retries, Sequences: seqs,
-	})
+	drivers, err := newDrivers(f, t, sched, client, streams)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
-	col, closeCol, restartCPU := newCollector(ctx, f, t, drv, bal, stderr)
+	drv := drivers[0]
+	col, closeCol, restartCPU := newCollector(ctx, f, t, drivers, bal, stderr)
 	defer closeCol()
-	// Every change of load, by key or by step, starts a new tick.
-	drv.OnLoadChange(col.LoadChanged)
+	// Every change of load, by key or by step, of any model, starts a new
+	// tick.
+	if f.several() {
+		for i, d := range drivers {
+			d.OnLoadChange(col.ModelLoadChanged(i))
+		}
+	} else {
+		drv.OnLoadChange(col.LoadChanged)
+	}
 
-	header := runHeader(f, args, t, stats.LoadOf(drv.State()))
+	header := runHeader(f, args, t, drivers)
 	f.dist.stamp(&header)
 	rec, err := openRecord(f.record, header, stdout)
 	if err != nil {
@@ -227,18 +227,28 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	if f.duration > 0 {
 		time.AfterFunc(f.duration, endRun)
 	}
-	go func() { <-runCtx.Done(); drv.Stop(f.drain) }()
-
-	var (
-		driveErr error
-		driveWG  sync.WaitGroup
-	)
-	driveWG.Add(1)
 	go func() {
-		defer driveWG.Done()
-		driveErr = drv.Run(context.Background())
-		endRun()
+		<-runCtx.Done()
+		for _, d := range drivers {
+			d.Stop(f.drain)
+		}
 	}()
+
+	// The models' drivers run together: when one stops (an error, the end
+	// of a schedule), the run ends for all.
+	var (
+		driveErr  error
+		driveOnce sync.Once
+		driveWG   sync.WaitGroup
+	)
+	for _, d := range drivers {
+		driveWG.Go(func() {
+			if err := d.Run(context.Background()); err != nil {
+				driveOnce.Do(func() { driveErr = err })
+			}
+			endRun()
+		})
+	}
 	colDone := make(chan error, 1)
 	go func() {
 		colDone <- col.Run(context.Background(), outputs.Add)
@@ -249,7 +259,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 
 	var tuiErr error
 	if useTUI {
-		tuiErr = runDashboard(ctx, runCtx, f, t, drv, col, stepper, frames, stdout)
+		tuiErr = runDashboard(ctx, runCtx, f, t, drivers, col, stepper, frames, stdout)
 		endRun()
 	}
 	driveWG.Wait()
@@ -293,6 +303,43 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	return nil
 }
 
+// newDrivers makes the run's drivers: one, or one per model of a run over
+// several, sharing the client (and its balancer) and an epoch, so that one
+// collector counts their results in the same ticks.
+func newDrivers(f *loadFlags, t *target, sched schedule, client driver.Client, streams int) ([]*driver.Driver, error) {
+	epoch := time.Now()
+	var out []*driver.Driver
+	for _, mt := range t.each() {
+		mf := mt.flags
+		seqs, err := sequenceOptions(mf, mt.config)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		initial := sched.initial
+		if f.several() {
+			sc, err := loadFromFlags(mf)
+			if err != nil {
+				return nil, err
+			}
+			initial = sc.initial
+		}
+		drv, err := driver.New(driver.Options{
+			Client: client, Requests: mt.requests, BatchSize: mf.batch,
+			Load:      initial,
+			Streaming: mf.streaming, Streams: streams, Decoupled: mt.decoupled(),
+			Timeout: f.timeout, Retries: f.retries, Sequences: seqs, Epoch: epoch,
+		})
+		if err != nil {
+			if f.several() {
+				return nil, usageError{fmt.Errorf("model %s: %w", mf.model, err)}
+			}
+			return nil, usageError{err}
+		}
+		out = append(out, drv)
+	}
+	return out, nil
+}
+
 // newStepper builds the stepped run's stepper: it measures each level,
 // hands each measured step to onStep and what the run found to onDone, and
 // stops the run after the last level.
@@ -316,10 +363,10 @@ func newStepper(f *loadFlags, sched schedule, drv *driver.Driver, col *stats.Col
 // newCollector builds the run's measuring side: the server's statistics and
 // metrics, and the client's CPU. The returned funcs release the sampler and
 // restart its count of the client's CPU (after a wait for --start-at).
-func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driver, bal *driver.Balancer,
+func newCollector(ctx context.Context, f *loadFlags, t *target, drivers []*driver.Driver, bal *driver.Balancer,
 	stderr io.Writer) (*stats.Collector, func(), func()) {
 	interval := f.tick
-	poller, metrics, replicas := serverSources(ctx, f, t, bal, stderr)
+	poller, metrics, replicas, perModel := serverSources(ctx, f, t, bal, stderr)
 	closeSampler, restart := func() {}, func() {}
 	sampler, err := stats.NewSystemSampler(ctx)
 	if err != nil {
@@ -329,18 +376,39 @@ func newCollector(ctx context.Context, f *loadFlags, t *target, drv *driver.Driv
 		closeSampler = func() { sampler.Close() }
 		restart = func() { sampler.Sample(ctx, 0) }
 	}
-	col := stats.NewCollector(stats.CollectorOptions{
-		Interval: interval, Window: f.window,
-		Results: drv.Results(), Control: drv, Epoch: drv.Epoch(), Decoupled: t.decoupled(),
+	opts := stats.CollectorOptions{
+		Interval: interval, Window: f.window, Epoch: drivers[0].Epoch(),
 		Server:  poller,
 		Metrics: metrics,
 		System:  sampler, Replicas: replicas,
-	})
-	return col, closeSampler, restart
+	}
+	if f.several() {
+		for i, mt := range t.models {
+			opts.Models = append(opts.Models, stats.ModelSource{Name: mt.flags.model, Version: mt.flags.modelVersion,
+				Results: drivers[i].Results(), Control: drivers[i], Servers: perModel[i], Decoupled: mt.decoupled()})
+		}
+	} else {
+		opts.Results, opts.Control, opts.Decoupled = drivers[0].Results(), drivers[0], t.decoupled()
+	}
+	return stats.NewCollector(opts), closeSampler, restart
 }
 
-// runHeader is the run file's first line: what is measured and how.
-func runHeader(f *loadFlags, args []string, t *target, initial stats.Load) record.Header {
+// runHeader is the run file's first line: what is measured and how; a run
+// over several models lists each model with its initial load.
+func runHeader(f *loadFlags, args []string, t *target, drivers []*driver.Driver) record.Header {
+	initial := stats.LoadOf(drivers[0].State())
+	var models []record.ModelInfo
+	if f.several() {
+		loads := make([]stats.Load, len(drivers))
+		for i, mt := range t.models {
+			loads[i] = stats.LoadOf(drivers[i].State())
+			mi := record.ModelInfo{Name: mt.flags.model, Version: mt.flags.modelVersion, Load: &loads[i]}
+			mi.Metadata, _ = record.ProtoJSON(mt.metadata)
+			mi.Config, _ = record.ProtoJSON(mt.config)
+			models = append(models, mi)
+		}
+		initial = stats.AggregateLoad(loads)
+	}
 	h := record.Header{
 		TritontopVersion: version,
 		Args:             args,
@@ -350,6 +418,7 @@ func runHeader(f *loadFlags, args []string, t *target, initial stats.Load) recor
 		Load:             initial,
 		Interval:         f.tick,
 		Window:           f.window,
+		Models:           models,
 	}
 	if len(f.urls) > 1 {
 		h.Server.Replicas, h.Server.Balance = f.urls, f.balance
@@ -382,10 +451,10 @@ func openRecord(path string, h record.Header, stdout io.Writer) (*record.Writer,
 
 // runDashboard runs the dashboard until q, a signal, or the end of the run
 // (runCtx), feeding it frames.
-func runDashboard(ctx, runCtx context.Context, f *loadFlags, t *target, drv *driver.Driver, col *stats.Collector,
+func runDashboard(ctx, runCtx context.Context, f *loadFlags, t *target, drivers []*driver.Driver, col *stats.Collector,
 	stepper *plan.Stepper, frames <-chan stats.Snapshot, stdout io.Writer) error {
 	o := tui.Options{
-		Snapshots: frames, Control: drv, Windows: col, FPS: f.fps,
+		Snapshots: frames, Control: drivers[0], Windows: col, FPS: f.fps,
 		Header: tui.HeaderInfo{
 			Server: serverLabel(f.servers(), f.balance), Protocol: protocolName(f), Model: f.model, Version: f.modelVersion,
 			MaxBatch: int(t.config.GetMaxBatchSize()), DynamicBatching: t.config.GetDynamicBatching() != nil,
@@ -395,11 +464,26 @@ func runDashboard(ctx, runCtx context.Context, f *loadFlags, t *target, drv *dri
 	if stepper != nil { // a nil *plan.Stepper in the interface would not be nil
 		o.Sweep = stepper
 	}
+	if f.several() {
+		o.Control = nil
+		for i, mt := range t.models {
+			mc := modelControl(mt.flags.model, mt.flags.modelVersion, mt.config)
+			mc.Control = drivers[i]
+			o.Models = append(o.Models, mc)
+		}
+	}
 	p := tea.NewProgram(tui.New(o), tea.WithContext(ctx), tea.WithOutput(stdout))
 	// --duration, the end of a schedule or a signal also close the dashboard.
 	go func() { <-runCtx.Done(); p.Quit() }()
 	_, err := p.Run()
 	return err
+}
+
+// modelControl is what the dashboard says about one model of a run over
+// several when it is shown, from its config.
+func modelControl(name, version string, cfg *pb.ModelConfig) tui.ModelControl {
+	return tui.ModelControl{Name: name, Version: version, MaxBatch: int(cfg.GetMaxBatchSize()),
+		DynamicBatching: cfg.GetDynamicBatching() != nil, Decoupled: cfg.GetModelTransactionPolicy().GetDecoupled()}
 }
 
 // printSummary prints the end-of-run summary, to stderr when stdout carries

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,6 +93,40 @@ func checkNumbers(f *loadFlags) error {
 		{flag: "--sequence-length-variation", v: f.seq.variation, lo: 0, hi: 100, allowed: "0 to 100 (percent)"},
 		{flag: "--num-of-sequences", v: float64(f.seq.count), lo: 1, hi: maxConcurrency, allowed: fmt.Sprintf("1 to %d", maxConcurrency)},
 	}
+	// Each model's own load and batch (-m NAME@LOAD, --load-file), before
+	// the run's: a bad one is named as the person wrote it. A process
+	// keeps at most maxConcurrency requests in flight and maxRate a
+	// second in all, whatever the models.
+	var conc, rate float64
+	for _, m := range f.models {
+		c := check{flag: m.where + ": concurrency", v: float64(m.load.Concurrency), lo: 1, hi: maxConcurrency,
+			allowed: fmt.Sprintf("1 to %d", maxConcurrency)}
+		if m.load.Open() {
+			c = check{flag: m.where + ": rate", v: m.load.Rate, lo: 1e-3, hi: maxRate,
+				allowed: fmt.Sprintf("above 0, at most %v requests per second", maxRate)}
+		}
+		if m.hasLoad() {
+			checks = append([]check{c}, checks...)
+		}
+		if m.batch != 0 {
+			checks = append(checks, check{flag: m.where + ": batch", v: float64(m.batch), lo: 1, hi: maxBatch, allowed: fmt.Sprintf("1 to %d", maxBatch)})
+		}
+		switch {
+		case m.load.Open():
+			rate += m.load.Rate
+		case m.hasLoad():
+			conc += float64(m.load.Concurrency)
+		case f.set["request-rate"]:
+			rate += f.rate
+		default:
+			conc += float64(max(f.concurrency, 1))
+		}
+	}
+	if f.several() {
+		checks = append(checks,
+			check{flag: "the models' concurrency together", v: conc, lo: 0, hi: maxConcurrency, zeroOK: true, allowed: fmt.Sprintf("at most %d in one process", maxConcurrency)},
+			check{flag: "the models' rates together", v: rate, lo: 0, hi: maxRate, zeroOK: true, allowed: fmt.Sprintf("at most %v requests per second in one process", maxRate)})
+	}
 	for _, c := range checks {
 		if err := c.verify(); err != nil {
 			return err
@@ -135,7 +170,7 @@ func checkCombinations(f *loadFlags) error {
 		return errors.New("--concurrency and --concurrency-range both set the concurrency: give one")
 	case f.set["request-rate"] && f.rateRange != "":
 		return errors.New("--request-rate and --request-rate-range both set the rate: give one")
-	case f.set["streams"] && !f.streaming:
+	case f.set["streams"] && !f.streaming && !slices.ContainsFunc(f.models, func(m modelSpec) bool { return m.streaming != nil && *m.streaming }):
 		return errors.New("--streams needs --streaming: add --streaming or drop --streams")
 	case f.binarySearch && f.latencyThreshold == 0 && f.plan == nil:
 		return errors.New("--binary-search needs --latency-threshold MS: it searches for the highest level under it")
@@ -201,34 +236,52 @@ func validGRPCKey(k string) bool {
 // checkOutputs makes sure the CSV file can be written before the run, as
 // the run file is created before it: a run that could not keep its results
 // is not started. A CSV file that did not exist is created empty and
-// removed again if the run ends with nothing to write (removeEmptyCSV).
+// removed again if the run ends with nothing to write (removeEmptyCSV). A
+// run over several models writes a CSV file per model (csvPathFor).
 func checkOutputs(f *loadFlags) error {
 	if f.csv == "" || f.csv == "-" {
 		return nil
 	}
-	if fi, err := os.Stat(f.csv); err == nil && fi.IsDir() {
-		return fmt.Errorf("cannot write -f %s: it is a directory", f.csv)
-	} else if err != nil {
-		f.csvCreated = true
+	for _, path := range f.csvPaths() {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return fmt.Errorf("cannot write -f %s: it is a directory", path)
+		} else if err != nil {
+			f.csvCreated = append(f.csvCreated, path)
+		}
+		if _, err := os.Stat(filepath.Dir(path)); err != nil {
+			return fmt.Errorf("cannot write -f %s: there is no directory %s", path, filepath.Dir(path))
+		}
+		w, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("cannot write -f %s: %v", path, errors.Unwrap(err))
+		}
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("cannot write -f %s: %v", path, err)
+		}
 	}
-	if _, err := os.Stat(filepath.Dir(f.csv)); err != nil {
-		return fmt.Errorf("cannot write -f %s: there is no directory %s", f.csv, filepath.Dir(f.csv))
-	}
-	w, err := os.OpenFile(f.csv, os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("cannot write -f %s: %v", f.csv, errors.Unwrap(err))
-	}
-	return w.Close()
+	return nil
 }
 
-// removeEmptyCSV removes the CSV file checkOutputs created when the run
-// wrote nothing to it.
-func removeEmptyCSV(f *loadFlags) {
-	if !f.csvCreated {
-		return
+// csvPaths are the CSV files -f writes: the one, or one per model of a run
+// over several.
+func (f *loadFlags) csvPaths() []string {
+	if !f.several() {
+		return []string{f.csv}
 	}
-	if fi, err := os.Stat(f.csv); err == nil && fi.Size() == 0 {
-		os.Remove(f.csv)
+	out := make([]string, len(f.models))
+	for i, m := range f.models {
+		out[i] = csvPathFor(f.csv, m.name)
+	}
+	return out
+}
+
+// removeEmptyCSV removes the CSV files checkOutputs created when the run
+// wrote nothing to them.
+func removeEmptyCSV(f *loadFlags) {
+	for _, path := range f.csvCreated {
+		if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+			os.Remove(path)
+		}
 	}
 }
 
