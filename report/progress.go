@@ -54,6 +54,11 @@ func (p *Progress) Add(s stats.Snapshot) {
 	}
 	fmt.Fprintf(b, "%7.1fs  %-16s  %9.1f infer/s  p50 %s  p99 %s (from %s)  errors %d",
 		s.Elapsed.Seconds(), s.Load.String(), s.Tick.InferPerS, ms(lat.P50), ms(lat.P99), from, s.Tick.Errors)
+	if s.Load.Paused {
+		// A pause by key, or a stepped run waiting for one level's requests
+		// to finish before the next: the throughput is the ones finishing.
+		fmt.Fprintf(b, "  paused, %d in flight", s.Load.InFlight)
+	}
 	if n := len(s.Replicas); n > 0 {
 		fmt.Fprintf(b, "  replicas %d/%d up", s.ReplicasUp(), n)
 		for i := range s.Replicas {

@@ -86,6 +86,13 @@ func TestProgressLine(t *testing.T) {
 	if line := b.String(); !strings.Contains(line, "rate 200/s") || !strings.Contains(line, "p99 9.00 ms (from sched)") {
 		t.Errorf("open-loop progress line %q", line)
 	}
+	// A paused tick (a stepped run waiting for a level's requests) says so.
+	b.Reset()
+	s.Load.Paused, s.Load.InFlight = true, 12
+	p.Add(s)
+	if line := b.String(); !strings.Contains(line, "paused, 12 in flight") {
+		t.Errorf("paused progress line %q", line)
+	}
 	b.Reset()
 	s.Interval = 10 * time.Millisecond
 	p.Add(s)

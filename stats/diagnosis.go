@@ -89,7 +89,11 @@ type DiagnoseOptions struct {
 // Diagnose reads the last ticks (oldest first; it looks at up to
 // 2×DiagnoseTicks of them) and says what limits the load, most pressing
 // first. A healthy run gets no finding. Since it reads only the recent
-// ticks, a verdict lasts exactly as long as its condition holds.
+// ticks, a verdict lasts exactly as long as its condition holds. Every
+// verdict but queueing reads only the ticks at the last tick's load level
+// (a step, a key press or a pause starts afresh), so that nothing measured
+// at one level is blamed on the next; queueing compares the queue time
+// before and after a change, which is how a knee shows.
 func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 	if len(recent) == 0 {
 		return nil
@@ -106,6 +110,12 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 		out = append(out, Finding{Verdict: v, Message: fmt.Sprintf(format, args...)})
 	}
 	tail := recent[max(0, len(recent)-DiagnoseTicks):]
+	for i := len(tail) - 1; i > 0; i-- {
+		if !sameLevel(&tail[i-1].Load, &last.Load) {
+			tail = tail[i:]
+			break
+		}
+	}
 
 	switch {
 	case !last.Server.Available && !last.Metrics.Available && last.Tick.Successes == 0 && last.Interval > 0:
@@ -165,6 +175,12 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// sameLevel reports whether two ticks ran the same load: the same step,
+// target and pause.
+func sameLevel(a, b *Load) bool {
+	return a.Step == b.Step && a.Paused == b.Paused && a.Target() == b.Target()
 }
 
 // clientBound is tritontop's process or the client host near its CPU

@@ -196,3 +196,44 @@ func TestDiagnoseFallingBehindAtLowRates(t *testing.T) {
 		t.Errorf("8.5 req/s offered, 3 finished a second: verdicts %v, want falling behind", verdicts(fs))
 	}
 }
+
+// TestDiagnoseStartsAfreshAtEachLevel: the ticks of an earlier level (a
+// closed loop with most of its latency outside Triton and the client host
+// full), and the paused ticks while its requests finished, are not blamed
+// on the open-loop level that follows, which keeps up from its first tick.
+// Queueing still compares across the change, since that is how a knee shows.
+func TestDiagnoseStartsAfreshAtEachLevel(t *testing.T) {
+	run := ticks(10, func(i int, s *Snapshot) {
+		switch {
+		case i < 6:
+			s.Load = Load{Mode: load.Concurrency, Concurrency: 256, InFlight: 256, Step: 1}
+			s.Tick.Latency.Mean = 95 * time.Millisecond
+			s.System.HostCPU = 0.97
+		case i < 8:
+			s.Load = Load{Mode: load.Rate, Rate: 400, Distribution: load.Constant, Paused: true, Step: 2}
+			s.Tick.Requests, s.Tick.Successes, s.Tick.Latency.Count = 0, 0, 0
+			s.Server.SuccessCount = 0
+		default:
+			s.Load = Load{Mode: load.Rate, Rate: 800, Distribution: load.Constant, InFlight: 8, Step: 2}
+		}
+	})
+	if v := verdicts(Diagnose(run[:6], DiagnoseOptions{})); !slices.Contains(v, OutsideTriton) || !slices.Contains(v, ClientBound) {
+		t.Fatalf("the closed loop's own ticks were diagnosed %v, want outside Triton and client-bound", v)
+	}
+	for end := 9; end <= len(run); end++ {
+		if fs := Diagnose(run[:end], DiagnoseOptions{}); len(fs) != 0 {
+			t.Errorf("after tick %d, the new level diagnosed %+v", end, fs)
+		}
+	}
+	knee := ticks(10, func(i int, s *Snapshot) {
+		if i >= 5 {
+			s.Load.Concurrency, s.Load.Step = 16, 2
+			s.Server.Queue = 3 * time.Millisecond
+			s.Server.Request = 11500 * time.Microsecond
+			s.Tick.Latency.Mean = 12 * time.Millisecond
+		}
+	})
+	if v := verdicts(Diagnose(knee, DiagnoseOptions{})); !slices.Contains(v, Queueing) {
+		t.Errorf("queue rising across a load change diagnosed %v, want queueing", v)
+	}
+}
