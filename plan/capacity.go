@@ -324,12 +324,24 @@ func limitOf(levels []Level, best int, slo SLO) string {
 	return s
 }
 
+// spareAssumption states the spare rule with the headroom it was decided
+// on: without the spare when one was added (that headroom was under the
+// rule's), else the plan's own.
+func spareAssumption(p *record.Plan) string {
+	if p.Spare {
+		without := float64(p.Replicas-1)*p.Capacity/p.TargetRate - 1
+		return fmt.Sprintf("one spare replica is added when the headroom over the target is under %s (here %s without it, %s with it)",
+			pctOf(SpareHeadroom), pctOf(without), pctOf(p.Headroom))
+	}
+	return fmt.Sprintf("one spare replica is added when the headroom over the target is under %s (here %s)", pctOf(SpareHeadroom), pctOf(p.Headroom))
+}
+
 func assumptions(p *record.Plan, o PlanOptions, gpuMax float64, m HPAMetric) []string {
 	a := []string{
 		fmt.Sprintf("capacity is the highest open-loop rate (constant arrivals) at which %s held and the measurement was stable, on this server with this model config and these inputs",
 			o.SLO),
 		fmt.Sprintf("replicas scale linearly: %d × %s req/s, no shared bottleneck (network, load balancer, CPU of the nodes)", p.Replicas, num(p.Capacity)),
-		fmt.Sprintf("one spare replica is added when the headroom over the target is under %s (here %s)", pctOf(SpareHeadroom), pctOf(p.Headroom)),
+		spareAssumption(p),
 		fmt.Sprintf("the autoscaler may grow to %d× the replicas the target needs, for bursts", maxReplicasFactor),
 	}
 	switch m {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,10 @@ func TestMakePlan(t *testing.T) {
 		p.MinReplicas != 6 || p.MaxReplicas != 12 {
 		t.Errorf("plan %+v", p)
 	}
+	// The rule is stated with the headroom it was decided on.
+	if !slices.Contains(p.Assumptions, "one spare replica is added when the headroom over the target is under 20% (here 17% without it, 40% with it)") {
+		t.Errorf("assumptions %q", p.Assumptions)
+	}
 	if p.Autoscaling != "gpu-utilization" || p.AutoscalingTarget != 0.7 {
 		t.Errorf("autoscaling on %s %v, want GPU utilization at its 70%% at capacity", p.Autoscaling, p.AutoscalingTarget)
 	}
@@ -68,6 +73,9 @@ func TestMakePlan(t *testing.T) {
 	opts.TargetRate = 1500
 	if p, err = MakePlan(levels, 1, opts); err != nil || p.Replicas != 3 || p.Spare {
 		t.Errorf("1500 req/s at 700 each: %+v, %v; want 3 replicas, no spare", p, err)
+	}
+	if !slices.Contains(p.Assumptions, "one spare replica is added when the headroom over the target is under 20% (here 40%)") {
+		t.Errorf("assumptions %q", p.Assumptions)
 	}
 	if _, err := MakePlan(levels, -1, opts); err == nil {
 		t.Error("a plan without a passing level")
