@@ -214,7 +214,8 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		}
 		stepSink = stepper
 	}
-	outputs = report.NewOutputs(header, recSink, stepSink, view, prom.sink())
+	// The view before the stepper: a step's line follows its last tick's.
+	outputs = report.NewOutputs(header, recSink, view, stepSink, prom.sink())
 	if !f.dist.waitForStart(ctx, stderr) {
 		_, err := outputs.Close()
 		return err
