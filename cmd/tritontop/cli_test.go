@@ -268,7 +268,7 @@ func TestBadInput(t *testing.T) {
 		{"sim bad port", []string{"sim", "--grpc-port", "99999"}, 2, []string{"99999"}},
 		{"sim spike rate NaN", []string{"sim", "--spike-rate", "NaN"}, 2, []string{"--spike-rate"}},
 		{"sim unknown flag", []string{"sim", "--bogus"}, 2, []string{"-bogus"}},
-		{"sim unknown repository", []string{"sim", "--model-repository", filepath.Join(dir, "nosuch.json")}, 2, []string{"nosuch.json"}},
+		{"sim unknown repository", []string{"sim", "--model-repository", filepath.Join(dir, "nosuch.json")}, 2, []string{"nosuch.json", "not a built-in set", `"examples"`}},
 		{"replay missing file", []string{"replay", filepath.Join(dir, "nope.jsonl")}, 2, []string{"nope.jsonl"}},
 		{"replay two files", []string{"replay", notARun, existing}, 2, []string{"one run file"}},
 		{"replay negative speed", []string{"replay", existing, "--speed", "-1"}, 2, []string{"--speed"}},

@@ -150,7 +150,12 @@ func (o *simOptions) loadRepository() (sim.Repository, error) {
 	if repo, ok := sim.BuiltinRepository(name); ok {
 		return repo, nil
 	}
-	return sim.LoadRepository(name)
+	repo, err := sim.LoadRepository(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return repo, fmt.Errorf("--model-repository %s: no such file, and not a built-in set: give a description (JSON file), %q or %q",
+			name, sim.BuiltinDemo, sim.BuiltinExamples)
+	}
+	return repo, err
 }
 
 // checkLoadModels rejects --load-model names the repository does not have.
