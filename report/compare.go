@@ -19,7 +19,9 @@ import (
 // asynchronous one, gRPC against HTTP, batch 1 against batch 8, a model
 // config before and after a change). When both runs are of a decoupled
 // model (an LLM), each level also compares responses per second and the
-// time to the first response and between responses (p50 and p99).
+// time to the first response and between responses (p50 and p99); when
+// both are of a stateful model, sequences per second and the sequence
+// latency (p50 and p99).
 type Comparison struct {
 	A ComparedRun `json:"a"`
 	B ComparedRun `json:"b"`
@@ -186,15 +188,59 @@ func streamingLatency(pick func(*stats.StreamingStats) (stats.Latency, time.Dura
 	}
 }
 
+// sequenceMetrics are the numbers of a comparison of two stateful models'
+// runs: sequences ended per second and the sequence latency, from a
+// sequence's first send to its last response.
+var sequenceMetrics = []compared{
+	{"sequences_per_s", "sequences", "seq/s", func(n levelNumbers) (float64, bool) {
+		if n.client.Duration <= 0 {
+			return 0, false
+		}
+		// A level of a stateful model that ended no sequence ended 0.
+		if sq := n.client.Sequences; sq != nil {
+			return sq.EndedPerS, true
+		}
+		return 0, true
+	}},
+	{"sequence_latency_p50", "sequence p50", "ms", sequenceLatency(func(l stats.Latency) time.Duration { return l.P50 })},
+	{"sequence_latency_p99", "sequence p99", "ms", sequenceLatency(func(l stats.Latency) time.Duration { return l.P99 })},
+}
+
+// sequenceLatency reads one percentile of a stateful model's sequence
+// latency, in milliseconds; missing when no sequence ended.
+func sequenceLatency(pick func(stats.Latency) time.Duration) func(levelNumbers) (float64, bool) {
+	return func(n levelNumbers) (float64, bool) {
+		sq := n.client.Sequences
+		if sq == nil {
+			return 0, false
+		}
+		return millis(pick(sq.Latency)), sq.Latency.Count > 0
+	}
+}
+
 // metricsFor are the metrics of a comparison: comparedMetrics, with
 // streamingMetrics after the request latency when both runs are of a
-// decoupled model.
-func metricsFor(streaming bool) []compared {
-	if !streaming {
+// decoupled model, then sequenceMetrics when both are of a stateful one.
+func metricsFor(streaming, sequences bool) []compared {
+	var extra []compared
+	if streaming {
+		extra = append(extra, streamingMetrics...)
+	}
+	if sequences {
+		extra = append(extra, sequenceMetrics...)
+	}
+	if len(extra) == 0 {
 		return comparedMetrics
 	}
 	i := slices.IndexFunc(comparedMetrics, func(c compared) bool { return c.metric == "p99_latency" }) + 1
-	return slices.Concat(comparedMetrics[:i], streamingMetrics, comparedMetrics[i:])
+	return slices.Concat(comparedMetrics[:i], extra, comparedMetrics[i:])
+}
+
+// bothMetrics are the metrics comparing runs a and b: the models' own
+// when both ran that kind of model.
+func bothMetrics(a, b record.Summary) []compared {
+	return metricsFor(a.Client.Streaming != nil && b.Client.Streaming != nil,
+		a.Client.Sequences != nil && b.Client.Sequences != nil)
 }
 
 // busiestGPU is the highest average utilization of any GPU that reported
@@ -228,7 +274,7 @@ func Compare(a, b record.Summary, labelA, labelB string) (*Comparison, error) {
 		return nil, fmt.Errorf("compare: %s ran %s and %s ran %s: compare two runs of the same load mode", labelA, modeWords(ma), labelB, modeWords(mb))
 	}
 	c := &Comparison{A: comparedRun(a, labelA), B: comparedRun(b, labelB), Mode: ma}
-	metrics := metricsFor(a.Client.Streaming != nil && b.Client.Streaming != nil)
+	metrics := bothMetrics(a, b)
 
 	// Match the k-th occurrence of a level in A with its k-th in B.
 	type key struct {
@@ -296,7 +342,7 @@ func compareModels(a, b record.Summary, labelA, labelB string) (*Comparison, err
 	if len(c.Models) == 0 {
 		return nil, fmt.Errorf("compare: %s ran %s and %s ran %s: no model in common", labelA, modelNames(as), labelB, modelNames(bs))
 	}
-	metrics := metricsFor(a.Client.Streaming != nil && b.Client.Streaming != nil)
+	metrics := bothMetrics(a, b)
 	c.Overall = compareLevel(metrics, wholeRun,
 		levelNumbers{a.Client, a.Server, a.Metrics, a.ClientCPU},
 		levelNumbers{b.Client, b.Server, b.Metrics, b.ClientCPU})
@@ -402,7 +448,7 @@ func (c Change) cell(v *float64) string {
 		return "-"
 	}
 	switch c.Unit {
-	case "infer/s", "resp/s", "%":
+	case "infer/s", "resp/s", "seq/s", "%":
 		return strconv.FormatFloat(*v, 'f', 1, 64)
 	case "ms":
 		return strconv.FormatFloat(*v, 'f', 2, 64)

@@ -28,7 +28,22 @@ const (
 	csvStreamingColumns   = "Avg Time To First Response,p50 Time To First Response,p90 Time To First Response," +
 		"p95 Time To First Response,p99 Time To First Response,Avg Inter-Response Latency,p50 Inter-Response Latency," +
 		"p90 Inter-Response Latency,p95 Inter-Response Latency,p99 Inter-Response Latency,Avg Responses Per Request"
+	// csvSequenceColumns are tritontop's own, written with
+	// CSVOptions.Verbose only: perf_analyzer's CSV has no sequence columns.
+	csvSequenceColumns = "Sequence Count,Sequences/Second,Avg Sequence Latency,p50 Sequence Latency," +
+		"p90 Sequence Latency,p95 Sequence Latency,p99 Sequence Latency"
 )
+
+// CSVOptions are the choices of a CSV beyond perf_analyzer's columns.
+type CSVOptions struct {
+	// Verbose adds tritontop's own columns at the end of each row, after
+	// every column perf_analyzer writes (its readers find theirs where
+	// they expect them): for a stateful model's run, the sequences that
+	// ended in the step, per second, and their latency's average and
+	// percentiles. (perf_analyzer's verbose columns, request/response and
+	// response wait, are always written.)
+	Verbose bool
+}
 
 // WriteCSV writes a run in the CSV format of perf_analyzer's -f option (with
 // --verbose-csv, and --collect-metrics when the run read GPU metrics), so
@@ -47,7 +62,8 @@ const (
 // second), and eleven columns at the end of each row: the average and p50,
 // p90, p95 and p99 time to first response, the same of the time between
 // responses, and the average responses per request. Other runs' columns
-// are exactly perf_analyzer's.
+// are exactly perf_analyzer's; WriteCSVSteps with CSVOptions.Verbose adds
+// a stateful model's sequence columns at the end.
 //
 // There is one row per load step (see record.Step), in the order the steps
 // ran: a sweep reads in load order. (perf_analyzer sorts its rows by
@@ -67,12 +83,18 @@ func WriteCSV(w io.Writer, run *record.Run) error {
 	if run == nil || len(run.Snapshots) == 0 {
 		return fmt.Errorf("report: no snapshots to write as CSV")
 	}
-	return WriteCSVSteps(w, SummarizeRun(run).Steps)
+	return WriteCSVSteps(w, SummarizeRun(run).Steps, CSVOptions{})
 }
 
 // WriteCSVSteps writes load steps (a Summary's Steps) as WriteCSV does, for
-// a live run that kept a Summarizer rather than its snapshots.
-func WriteCSVSteps(w io.Writer, recorded []record.Step) error {
+// a live run that kept a Summarizer rather than its snapshots, with the
+// options o. With o.Verbose, a run whose steps ended sequences of a
+// stateful model gets seven columns at the end of each row: Sequence
+// Count, Sequences/Second, and Avg, p50, p90, p95 and p99 Sequence Latency
+// in whole microseconds, from a sequence's first send to its last
+// response. A step that ended no sequence has 0 sequences and empty
+// latencies.
+func WriteCSVSteps(w io.Writer, recorded []record.Step, o CSVOptions) error {
 	if len(recorded) == 0 {
 		return fmt.Errorf("report: no load steps to write as CSV")
 	}
@@ -81,10 +103,11 @@ func WriteCSVSteps(w io.Writer, recorded []record.Step) error {
 	// The first column follows the first recorded step, as a perf_analyzer
 	// run has a single mode.
 	rate := recorded[0].Load.Open()
-	gpus, streaming := false, false
+	var cols csvColumnSet
 	for _, st := range steps {
-		gpus = gpus || len(st.Metrics.GPUs) > 0
-		streaming = streaming || st.Client.Streaming != nil
+		cols.gpus = cols.gpus || len(st.Metrics.GPUs) > 0
+		cols.streaming = cols.streaming || st.Client.Streaming != nil
+		cols.sequences = cols.sequences || (o.Verbose && st.Client.Sequences != nil)
 	}
 
 	var b strings.Builder
@@ -94,19 +117,22 @@ func WriteCSVSteps(w io.Writer, recorded []record.Step) error {
 		b.WriteString(csvConcurrency)
 	}
 	columns := csvColumns
-	if streaming {
+	if cols.streaming {
 		columns = strings.Replace(columns, "Inferences/Second,", "Inferences/Second,"+csvResponseThroughput+",", 1)
 	}
 	b.WriteString("," + columns)
-	if gpus {
+	if cols.gpus {
 		b.WriteString("," + csvGPUColumns)
 	}
-	if streaming {
+	if cols.streaming {
 		b.WriteString("," + csvStreamingColumns)
+	}
+	if cols.sequences {
+		b.WriteString("," + csvSequenceColumns)
 	}
 	b.WriteByte('\n')
 	for _, st := range steps {
-		writeCSVRow(&b, st, rate, gpus, streaming)
+		writeCSVRow(&b, st, rate, cols)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("report: write CSV: %w", err)
@@ -114,7 +140,10 @@ func WriteCSVSteps(w io.Writer, recorded []record.Step) error {
 	return nil
 }
 
-func writeCSVRow(b *strings.Builder, st record.Step, rate, gpus, streaming bool) {
+// csvColumnSet says which optional columns a CSV has.
+type csvColumnSet struct{ gpus, streaming, sequences bool }
+
+func writeCSVRow(b *strings.Builder, st record.Step, rate bool, cols csvColumnSet) {
 	c, sv := st.Client, st.Server
 	if rate {
 		b.WriteString(g6(st.Load.Rate))
@@ -145,17 +174,17 @@ func writeCSVRow(b *strings.Builder, st record.Step, rate, gpus, streaming bool)
 	if sc == nil {
 		sc = &stats.StreamingStats{}
 	}
-	if streaming {
+	if cols.streaming {
 		fields = slices.Insert(fields, 1, g6(sc.ResponsesPerS))
 	}
 	for _, f := range fields {
 		b.WriteByte(',')
 		b.WriteString(f)
 	}
-	if gpus {
+	if cols.gpus {
 		writeGPUCells(b, st.Metrics.GPUs)
 	}
-	if streaming {
+	if cols.streaming {
 		for _, l := range []stats.Latency{sc.TTFT, sc.ITL} {
 			for _, d := range []time.Duration{l.Mean, l.P50, l.P90, l.P95, l.P99} {
 				b.WriteString("," + us(d))
@@ -163,7 +192,27 @@ func writeCSVRow(b *strings.Builder, st record.Step, rate, gpus, streaming bool)
 		}
 		b.WriteString("," + strconv.FormatFloat(sc.PerRequest.Mean, 'f', 2, 64))
 	}
+	if cols.sequences {
+		writeSequenceCells(b, c.Sequences)
+	}
 	b.WriteByte('\n')
+}
+
+// writeSequenceCells writes a step's cells under csvSequenceColumns; a
+// step that ended no sequence has no latency to give.
+func writeSequenceCells(b *strings.Builder, sq *stats.SequenceStats) {
+	if sq == nil {
+		b.WriteString(",0,0,,,,,")
+		return
+	}
+	b.WriteString("," + strconv.FormatInt(sq.Ended, 10) + "," + g6(sq.EndedPerS))
+	l := sq.Latency
+	for _, d := range []time.Duration{l.Mean, l.P50, l.P90, l.P95, l.P99} {
+		b.WriteByte(',')
+		if l.Count > 0 {
+			b.WriteString(us(d))
+		}
+	}
 }
 
 // writeGPUCells writes perf_analyzer's per-GPU cells: ",uuid:v;uuid:v;" for

@@ -56,10 +56,13 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 // GPU, server and client CPU, and errors. A decoupled model's run (an LLM)
 // adds its responses to the header, responses per second and time to the
 // first response and between responses to the step table, and the
-// percentiles of those two times as charts, with their SLOs. Several runs
-// overlay on the same charts, each in its own colour under its label; so
-// do the models of a run over several models, each shown as a run of its
-// own under its name, with the GPUs and CPU they share drawn once.
+// percentiles of those two times as charts, with their SLOs. A stateful
+// model's run adds its sequences to the header, sequences per second and
+// their latency to the step table, and the sequences active and their
+// latency (p50 and p99) as charts. Several runs overlay on the same
+// charts, each in its own colour under its label; so do the models of a
+// run over several models, each shown as a run of its own under its name,
+// with the GPUs and CPU they share drawn once.
 //
 // The page is inline CSS and SVG, with no script and nothing fetched, so it
 // opens from a mail attachment on a machine without a network. Charts are
@@ -131,9 +134,10 @@ type htmlRunView struct {
 	Steps  []htmlStepRow
 	Search []string
 	// StepsNote explains the latency columns; Streaming adds a decoupled
-	// model's columns to the step table.
+	// model's columns to the step table, Sequences a stateful model's.
 	StepsNote string
 	Streaming bool
+	Sequences bool
 	Diagnosis []stats.Finding
 	Errors    []stats.ErrorCount
 	Plan      *htmlPlan
@@ -250,6 +254,7 @@ func runView(i int, r HTMLRun, sum record.Summary) *htmlRunView {
 	add("length", fmt.Sprintf("%s, %d ticks of %s", sum.Duration.Round(time.Millisecond), sum.Ticks, h.Interval))
 	add("requests", fmt.Sprintf("%d, %s, %s infer/s over the run", sum.Client.Requests, errorsText(sum.Client.Errors, sum.Client.Requests), fixed(sum.Client.InferPerS, 1)))
 	add("responses", responsesSummary(sum))
+	add("sequences", sequencesSummary(sum))
 	add("tritontop", h.TritontopVersion)
 	if len(h.Args) > 0 {
 		v.Meta = append(v.Meta, htmlField{Name: "command", Value: commandLine(h.Args), Code: true})
@@ -266,8 +271,9 @@ func runView(i int, r HTMLRun, sum record.Summary) *htmlRunView {
 	if h.Server.InProcess {
 		v.Notes = append(v.Notes, "The simulator ran inside tritontop's process: tritontop's CPU includes the server's.")
 	}
-	v.Streaming = slices.ContainsFunc(sum.Steps, func(st record.Step) bool { return st.Client.Streaming != nil })
-	v.Steps = stepRows(sum, v.Streaming)
+	cols := stepColumnsOf(sum.Steps)
+	v.Streaming, v.Sequences = cols.streaming, cols.sequences
+	v.Steps = stepRows(sum, cols)
 	v.Search = searchLines(sum)
 	v.StepsNote = "Latency in ms from the send"
 	if sum.Load.Open() {
@@ -275,6 +281,9 @@ func runView(i int, r HTMLRun, sum record.Summary) *htmlRunView {
 	}
 	if v.Streaming {
 		v.StepsNote += ", to the final response; resp/s is responses per second, TTFT the time to the first response, ITL the time between responses"
+	}
+	if v.Sequences {
+		v.StepsNote += "; seq/s is sequences ended per second, seq p50 and p99 their latency from a sequence's first send to its last response"
 	}
 	v.StepsNote += "; queue and compute are Triton's own, per request; GPU is the busiest GPU's average; CPU/req is tritontop's CPU time per request."
 	if sum.Plan != nil {
@@ -462,6 +471,40 @@ func responsesSummary(sum record.Summary) string {
 	return s
 }
 
+// sequencesSummary is a stateful model's sequences over the run in words,
+// "" for other models.
+func sequencesSummary(sum record.Summary) string {
+	sq := sum.Client.Sequences
+	if sq == nil {
+		return ""
+	}
+	s := fmt.Sprintf("%d ended, %s per second", sq.Ended, fixed(sq.EndedPerS, 1))
+	if l := sq.Latency; l.Count > 0 {
+		s += fmt.Sprintf("; sequence latency avg %s, p50 %s, p90 %s, p95 %s, p99 %s ms", fixed(millis(l.Mean), 2),
+			fixed(millis(l.P50), 2), fixed(millis(l.P90), 2), fixed(millis(l.P95), 2), fixed(millis(l.P99), 2))
+	}
+	return s
+}
+
+// sequenceStepCells are a stateful model's cells of a step: sequences
+// ended per second, and their latency's p50 and p99, each titled with
+// more. A step that ended none has none per second and no latency.
+func sequenceStepCells(st record.Step) []htmlCell {
+	sq := st.Client.Sequences
+	if sq == nil {
+		return []htmlCell{{Text: fixed(0, 1), Title: "no sequence ended in " + st.Client.Duration.Round(time.Millisecond).String()}, dash(), dash()}
+	}
+	cells := []htmlCell{{Text: fixed(sq.EndedPerS, 1),
+		Title: fmt.Sprintf("%d sequences ended in %s", sq.Ended, st.Client.Duration.Round(time.Millisecond))}}
+	l := sq.Latency
+	if l.Count == 0 {
+		return append(cells, dash(), dash())
+	}
+	title := fmt.Sprintf("sequence latency: avg %s, p50 %s, p90 %s, p95 %s, p99 %s ms over %d sequences",
+		fixed(millis(l.Mean), 2), fixed(millis(l.P50), 2), fixed(millis(l.P90), 2), fixed(millis(l.P95), 2), fixed(millis(l.P99), 2), l.Count)
+	return append(cells, htmlCell{Text: fixed(millis(l.P50), 2), Title: title}, htmlCell{Text: fixed(millis(l.P99), 2), Title: title})
+}
+
 // streamingStepCells are a decoupled model's cells of a step: responses
 // per second, TTFT p50 and p99, ITL p50 and p99, each titled with more.
 func streamingStepCells(st record.Step) []htmlCell {
@@ -484,9 +527,9 @@ func streamingStepCells(st record.Step) []htmlCell {
 }
 
 // stepRows is the step table: every step's numbers at full precision, the
-// knee and the best level under the SLO marked; with streaming, a
-// decoupled model's columns after the latency.
-func stepRows(sum record.Summary, streaming bool) []htmlStepRow {
+// knee and the best level under the SLO marked; a decoupled model's
+// columns, then a stateful model's, after the latency.
+func stepRows(sum record.Summary, cols stepColumns) []htmlStepRow {
 	knee, best := -1, -1
 	if sr := sum.Search; sr != nil {
 		knee, best = sr.Knee, sr.Best
@@ -514,8 +557,11 @@ func stepRows(sum record.Summary, streaming bool) []htmlStepRow {
 		} else {
 			cells = append(cells, dash(), dash(), dash(), dash())
 		}
-		if streaming {
+		if cols.streaming {
 			cells = append(cells, streamingStepCells(st)...)
+		}
+		if cols.sequences {
+			cells = append(cells, sequenceStepCells(st)...)
 		}
 		if sv := st.Server; sv.Available {
 			cells = append(cells, msc(sv.Queue), htmlCell{

@@ -242,6 +242,8 @@ func (c *chartSet) timeCharts() ([]htmlChart, error) {
 		func() (*svgplot.TimeChart, string) { return c.latencyChart(true) },
 		func() (*svgplot.TimeChart, string) { return c.streamingChart(false) },
 		func() (*svgplot.TimeChart, string) { return c.streamingChart(true) },
+		c.sequencesChart,
+		c.sequenceLatencyChart,
 	}
 	for _, b := range builders {
 		if err := add(b()); err != nil {
@@ -320,25 +322,80 @@ func (c *chartSet) streamingChart(itl bool) (*svgplot.TimeChart, string) {
 	return tc, note
 }
 
+// hasSequences reports whether run r drove a stateful model: a tick with
+// sequences active or ended.
+func (c *chartSet) hasSequences(r int) bool {
+	return slices.ContainsFunc(c.ticks[r], func(s stats.Snapshot) bool {
+		return s.Load.Sequences > 0 || s.Tick.Sequences != nil
+	})
+}
+
+// sequencesChart is a stateful model's sequences active (started and not
+// yet ended) at the end of each tick; no series for other models.
+func (c *chartSet) sequencesChart() (*svgplot.TimeChart, string) {
+	tc := &svgplot.TimeChart{ID: "sequences", Title: "Active sequences", YLabel: "active sequences"}
+	for r := range c.runs {
+		if !c.hasSequences(r) {
+			continue
+		}
+		pts := c.series(r, func(s stats.Snapshot) (float64, bool) { return float64(s.Load.Sequences), true })
+		tc.Series = append(tc.Series, svgplot.Series{Name: c.name(r, "active"), Color: r, Points: pts})
+	}
+	return tc, "Sequences started and not yet ended at the end of each tick."
+}
+
+// sequenceLatencyChart is a stateful model's sequence latency, from a
+// sequence's first send to its last response, p50 and p99 over the
+// sequences that ended in each tick; no series for other models.
+func (c *chartSet) sequenceLatencyChart() (*svgplot.TimeChart, string) {
+	tc := &svgplot.TimeChart{ID: "sequence-latency", Title: "Sequence latency", YLabel: "sequence latency", YUnit: "ms"}
+	pick := func(s stats.Snapshot) (stats.Latency, bool) {
+		sq := s.Tick.Sequences
+		if sq == nil {
+			return stats.Latency{}, false
+		}
+		return sq.Latency, sq.Latency.Count > 0
+	}
+	note := "From a sequence's first send to its last response, over the sequences that ended in each tick; a tick in which none ended has no point."
+	// A tick ends few sequences: p90 would say little that p50 and p99
+	// do not.
+	if more := c.percentileSeries(tc, pick, []percentile{pctP50, pctP99}); more != "" {
+		note += " " + more
+	}
+	return tc, note
+}
+
+// percentile is one percentile series of a latency chart: its name,
+// colour (in a single-run report), whether it is a run's second line
+// (dashed in a report of several), and its value.
+type percentile struct {
+	name   string
+	color  int
+	second bool
+	get    func(stats.Latency) time.Duration
+}
+
+var (
+	pctP50 = percentile{"p50", colorP50, false, func(l stats.Latency) time.Duration { return l.P50 }}
+	pctP90 = percentile{"p90", colorP90, false, func(l stats.Latency) time.Duration { return l.P90 }}
+	pctP99 = percentile{"p99", colorP99, true, func(l stats.Latency) time.Duration { return l.P99 }}
+)
+
 // percentiles adds p50, p90 and p99 of pick's distribution over each run's
 // ticks to tc (p50 and p99 when there are several runs), and says how to
 // read them.
 func (c *chartSet) percentiles(tc *svgplot.TimeChart, pick func(stats.Snapshot) (stats.Latency, bool)) string {
-	type pct struct {
-		name   string
-		color  int
-		second bool
-		get    func(stats.Latency) time.Duration
-	}
-	pcts := []pct{
-		{"p50", colorP50, false, func(l stats.Latency) time.Duration { return l.P50 }},
-		{"p90", colorP90, false, func(l stats.Latency) time.Duration { return l.P90 }},
-		{"p99", colorP99, true, func(l stats.Latency) time.Duration { return l.P99 }},
-	}
+	return c.percentileSeries(tc, pick, []percentile{pctP50, pctP90, pctP99})
+}
+
+// percentileSeries adds the percentiles pcts of pick's distribution over
+// each run's ticks to tc (only p50 and p99 when there are several runs),
+// and says how to read them.
+func (c *chartSet) percentileSeries(tc *svgplot.TimeChart, pick func(stats.Snapshot) (stats.Latency, bool), pcts []percentile) string {
 	note := ""
 	if c.multi {
 		// Two lines a run keep several runs readable.
-		pcts = []pct{pcts[0], pcts[2]}
+		pcts = slices.DeleteFunc(slices.Clone(pcts), func(p percentile) bool { return p.name != "p50" && p.name != "p99" })
 		note = "p50 solid, p99 dashed."
 	}
 	for r := range c.runs {

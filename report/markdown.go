@@ -20,7 +20,9 @@ import (
 // search found; last, what limited the load. A decoupled model's run adds
 // its responses: per second and per request, time to first response and
 // between responses, and Triton's response statistics; its step table
-// adds their columns. A run over several models gets the table of one
+// adds their columns. A stateful model's run adds the sequences that
+// ended, per second, and their latency; its step table adds sequences per
+// second and their latency's p50 and p99. A run over several models gets the table of one
 // level for all of them together, then one row per model and the step
 // table of each model that ran at several levels. Numbers are the ones
 // WriteText prints.
@@ -99,6 +101,13 @@ func mdLevel(b *strings.Builder, s record.Summary) {
 			addLatency("Inter-response latency", sc.ITL)
 		}
 	}
+	if sq := c.Sequences; sq != nil {
+		// WriteText's sequence count, rate and latency.
+		rows = append(rows, [2]string{"Sequences ended", fmt.Sprintf("%d (%s seq/s)", sq.Ended, g6(sq.EndedPerS))})
+		if sq.Latency.Count > 0 {
+			addLatency("Sequence latency", sq.Latency)
+		}
+	}
 	if c.Late > 0 {
 		rows = append(rows, [2]string{"Late sends", fmt.Sprintf("%d (%s%%)", c.Late, fixed(100*c.LateShare, 1))})
 	}
@@ -170,29 +179,29 @@ func mdSweep(b *strings.Builder, s record.Summary) {
 // mdSteps is the step table (the columns of WriteText's) and the search's
 // findings.
 func mdSteps(b *strings.Builder, s record.Summary) {
-	streaming := slices.ContainsFunc(s.Steps, func(st record.Step) bool { return st.Client.Streaming != nil })
+	cols := stepColumnsOf(s.Steps)
 	head := []string{"step", "load", "infer/s", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "queue ms", "compute ms", "batch", "GPU", "CPU/req", "stable", "SLO", "limit"}
 	align := []string{"---:", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---", "---", "---"}
-	if streaming {
-		// The responses' columns after the latency, as in the text table.
-		head = slices.Insert(head, 7, "resp/s", "TTFT p50 ms", "TTFT p99 ms", "ITL p50 ms", "ITL p99 ms")
-		align = slices.Insert(align, 7, "---:", "---:", "---:", "---:", "---:")
-	}
+	// The responses' and the sequences' columns after the latency, as in
+	// the text table.
+	head = cols.insert(head, []string{"resp/s", "TTFT p50 ms", "TTFT p99 ms", "ITL p50 ms", "ITL p99 ms"}, []string{"seq/s", "seq p50 ms", "seq p99 ms"})
+	right := func(n int) []string { return slices.Repeat([]string{"---:"}, n) }
+	align = cols.insert(align, right(len(streamingHead)), right(len(sequenceHead)))
 	b.WriteString("| " + strings.Join(head, " | ") + " |\n")
 	b.WriteString("|" + strings.Join(align, "|") + "|\n")
 	for i, st := range s.Steps {
-		row := stepRow(i, st)
-		if streaming {
-			row = slices.Insert(row, 7, streamingCells(st.Client.Streaming)...)
-		}
+		row := cols.row(i, st)
 		for j := range row {
 			row[j] = mdCell(row[j])
 		}
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
 	b.WriteString("\nLatency from the send in closed loop, from the schedule in open loop; queue and compute are Triton's, per request.")
-	if streaming {
+	if cols.streaming {
 		b.WriteString(" resp/s is responses per second; TTFT is the time to the first response, ITL the time between responses; the latency is to the final response.")
+	}
+	if cols.sequences {
+		b.WriteString(" seq/s is sequences ended per second; seq p50 and p99 are the sequence latency, from a sequence's first send to its last response.")
 	}
 	b.WriteString("\n")
 	if lines := searchLines(s); len(lines) > 0 {

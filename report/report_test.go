@@ -372,13 +372,13 @@ func TestWriteCSVStepsFromLiveSummarizer(t *testing.T) {
 	if err := WriteCSV(&fromRun, run); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteCSVSteps(&fromSteps, z.Summary().Steps); err != nil {
+	if err := WriteCSVSteps(&fromSteps, z.Summary().Steps, CSVOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if fromRun.String() != fromSteps.String() {
 		t.Errorf("CSV from a Summarizer's steps differs from the run's:\n%s\n%s", fromSteps.String(), fromRun.String())
 	}
-	if err := WriteCSVSteps(&fromSteps, nil); err == nil {
+	if err := WriteCSVSteps(&fromSteps, nil, CSVOptions{}); err == nil {
 		t.Error("CSV of no steps succeeded")
 	}
 }

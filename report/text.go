@@ -22,7 +22,8 @@ import (
 // Metrics), then tritontop's own client cost and the errors. A run over
 // several levels gets the whole run's counts (percentiles pooled across
 // levels would mean nothing) and one row per step: throughput, latency
-// percentiles, Triton's queue and compute time, batch size, GPU
+// percentiles (then a decoupled model's responses and a stateful model's
+// sequences), Triton's queue and compute time, batch size, GPU
 // utilization, client CPU, stability and the SLO; then what the search found
 // and what limited the load. A run over several models gets the block of
 // one level for all the models together (GPUs, client CPU and replicas are
@@ -116,27 +117,54 @@ func writeSweep(b *strings.Builder, s record.Summary) {
 
 // writeSteps is one row per step, then what the search found. A decoupled
 // model's steps get its responses' columns too: responses per second, and
-// time to first response and between responses.
+// time to first response and between responses; a stateful model's its
+// sequences per second and their latency.
 func writeSteps(b *strings.Builder, s record.Summary) { writeStepTable(b, "Steps", s) }
 
 // writeStepTable is writeSteps under its own title.
 func writeStepTable(b *strings.Builder, title string, s record.Summary) {
-	streaming := slices.ContainsFunc(s.Steps, func(st record.Step) bool { return st.Client.Streaming != nil })
+	cols := stepColumnsOf(s.Steps)
 	b.WriteString(title + " (latency in ms, from the schedule in open loop; queue and compute are Triton's, per request):\n")
 	head := []string{"step", "load", "infer/s", "p50", "p90", "p95", "p99", "queue", "compute", "batch", "gpu", "cpu/req", "stable", "slo", "limit"}
-	if streaming {
-		head = slices.Insert(head, 7, streamingHead...)
-	}
+	head = cols.insert(head, streamingHead, sequenceHead)
 	rows := [][]string{head}
 	for i, st := range s.Steps {
-		row := stepRow(i, st)
-		if streaming {
-			row = slices.Insert(row, 7, streamingCells(st.Client.Streaming)...)
-		}
-		rows = append(rows, row)
+		rows = append(rows, cols.row(i, st))
 	}
 	writeTable(b, "  ", rows)
 	writeSearch(b, s)
+}
+
+// stepColumns says which model-specific columns a step table has: a
+// decoupled model's responses, a stateful model's sequences. They follow
+// the latency, responses first.
+type stepColumns struct{ streaming, sequences bool }
+
+// stepColumnsOf are the columns of steps: a kind's columns when any step
+// measured it.
+func stepColumnsOf(steps []record.Step) stepColumns {
+	return stepColumns{
+		streaming: slices.ContainsFunc(steps, func(st record.Step) bool { return st.Client.Streaming != nil }),
+		sequences: slices.ContainsFunc(steps, func(st record.Step) bool { return st.Client.Sequences != nil }),
+	}
+}
+
+// insert puts the columns' cells (or headings) after the latency of row,
+// stepRow's layout.
+func (c stepColumns) insert(row, streaming, sequences []string) []string {
+	var extra []string
+	if c.streaming {
+		extra = append(extra, streaming...)
+	}
+	if c.sequences {
+		extra = append(extra, sequences...)
+	}
+	return slices.Insert(row, 7, extra...)
+}
+
+// row is a step's row of the step table with the columns' cells.
+func (c stepColumns) row(i int, st record.Step) []string {
+	return c.insert(stepRow(i, st), streamingCells(st.Client.Streaming), sequenceCells(st.Client.Sequences))
 }
 
 // stepRow is a step's row of the step table.
@@ -457,6 +485,23 @@ func streamingCells(st *stats.StreamingStats) []string {
 	}
 	if st.ITL.Count > 0 {
 		cells[3], cells[4] = msCell(st.ITL.P50), msCell(st.ITL.P99)
+	}
+	return cells
+}
+
+// sequenceHead are the step table's columns of a stateful model.
+var sequenceHead = []string{"seq/s", "seq p50", "seq p99"}
+
+// sequenceCells are a step's cells under sequenceHead: sequences ended
+// per second and their latency's p50 and p99. A step of a stateful model
+// without them ended no sequence: none per second, no latency.
+func sequenceCells(sq *stats.SequenceStats) []string {
+	if sq == nil {
+		return []string{fixed(0, 1), "-", "-"}
+	}
+	cells := []string{fixed(sq.EndedPerS, 1), "-", "-"}
+	if sq.Latency.Count > 0 {
+		cells[1], cells[2] = msCell(sq.Latency.P50), msCell(sq.Latency.P99)
 	}
 	return cells
 }

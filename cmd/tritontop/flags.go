@@ -138,7 +138,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.Float64Var(&f.latencyThreshold, "l", 0, "same as --latency-threshold")
 	fs.BoolVar(&f.binarySearch, "binary-search", false, "with --latency-threshold: search the range for the highest level under it instead of scanning it")
 	fs.BoolVar(&f.collectMetrics, "collect-metrics", false, "accepted for perf_analyzer command lines: Triton's metrics are always read when the endpoint answers")
-	fs.BoolVar(&f.verboseCSV, "verbose-csv", false, "accepted for perf_analyzer command lines: -f always writes the verbose columns")
+	fs.BoolVar(&f.verboseCSV, "verbose-csv", false, "with -f: add tritontop's columns after perf_analyzer's (a stateful model's sequence count, rate and latency); perf_analyzer's verbose columns are always written")
 	fs.IntVar(&f.connections, "connections", 1, "gRPC connections, used round-robin; with -i http, the most connections (default: one per request in flight)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "per-request timeout (0: none)")
 	fs.IntVar(&f.retries, "retries", 0, "retries of a failed request, with backoff (counted apart)")

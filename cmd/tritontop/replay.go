@@ -22,7 +22,7 @@ import (
 func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tritontop replay", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: tritontop replay FILE [--speed X] [-f out.csv] [--json | --markdown]\n\n"+
+		fmt.Fprint(stderr, "Usage: tritontop replay FILE [--speed X] [-f out.csv [--verbose-csv]] [--json | --markdown]\n\n"+
 			"Replays a run file in the dashboard; flags may come before or after FILE.\n"+
 			"Without a terminal, or with -f, --json or --markdown, it prints the run's summary instead.\n\n")
 		fs.PrintDefaults()
@@ -30,6 +30,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	speed := fs.Float64("speed", 1, "playback speed (2 = twice as fast, 0 = as fast as possible)")
 	fps := fs.Int("fps", 10, "dashboard frames per second")
 	csvPath := fs.String("f", "", "write the run's perf_analyzer-style CSV to FILE (- for standard output, instead of the summary)")
+	verboseCSV := fs.Bool("verbose-csv", false, "with -f: add tritontop's columns after perf_analyzer's (a stateful model's sequence count, rate and latency)")
 	jsonOut := fs.Bool("json", false, "print the summary as JSON instead of the dashboard")
 	markdown := fs.Bool("markdown", false, "print the summary as Markdown instead of the dashboard")
 	quietFlags(fs, stderr)
@@ -64,7 +65,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	sum := report.SummarizeRun(run)
 	if *csvPath != "" || *jsonOut || *markdown || !isTerminal(stdout) {
-		return exitFor(exportRun(sum, *csvPath, *jsonOut, *markdown, stdout), stderr)
+		return exitFor(exportRun(sum, *csvPath, report.CSVOptions{Verbose: *verboseCSV}, *jsonOut, *markdown, stdout), stderr)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
@@ -107,18 +108,18 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// exportRun writes a replayed run's CSV (-f) and its summary; a CSV sent to
-// standard output takes the summary's place.
-func exportRun(sum record.Summary, csvPath string, jsonOut, markdown bool, stdout io.Writer) error {
+// exportRun writes a replayed run's CSV (-f, with the options o) and its
+// summary; a CSV sent to standard output takes the summary's place.
+func exportRun(sum record.Summary, csvPath string, o report.CSVOptions, jsonOut, markdown bool, stdout io.Writer) error {
 	switch csvPath {
 	case "":
 	case "-":
 		if n := len(sum.Models); n > 0 {
 			return usageError{fmt.Errorf("-f - writes one CSV, and this run has %d models: give -f FILE.csv (FILE.MODEL.csv for each)", n)}
 		}
-		return report.WriteCSVSteps(stdout, sum.Steps)
+		return report.WriteCSVSteps(stdout, sum.Steps, o)
 	default:
-		if err := writeCSVFile(csvPath, sum); err != nil {
+		if err := writeCSVFile(csvPath, sum, o); err != nil {
 			return usageError{err}
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,12 +109,16 @@ func TestSequenceModelRun(t *testing.T) {
 }
 
 // TestSequenceModelSummaryText: the text summary of a sequence model's run
-// counts its sequences and gives their latency; a sequence model run
-// without sequence flags takes perf_analyzer's defaults; and open loop
-// with --serial-sequences runs too.
+// counts its sequences and gives their latency; -f with --verbose-csv adds
+// the sequence columns to the CSV, live and in replay, and only then; a
+// sequence model run without sequence flags takes perf_analyzer's
+// defaults; and open loop with --serial-sequences runs too.
 func TestSequenceModelSummaryText(t *testing.T) {
 	srv := startExampleSim(t)
-	code, stdout, stderr := runCLI("-m", "simple_sequence", "-u", srv.GRPCAddr(), "--duration", "1500ms")
+	dir := t.TempDir()
+	runFile, csvFile := filepath.Join(dir, "seq.jsonl"), filepath.Join(dir, "seq.csv")
+	code, stdout, stderr := runCLI("-m", "simple_sequence", "-u", srv.GRPCAddr(), "--duration", "1500ms",
+		"--record", runFile, "-f", csvFile, "--verbose-csv")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -121,6 +126,23 @@ func TestSequenceModelSummaryText(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}
+	}
+	const seqColumns = ",Sequence Count,Sequences/Second,Avg Sequence Latency,p50 Sequence Latency,p90 Sequence Latency,p95 Sequence Latency,p99 Sequence Latency\n"
+	live, err := os.ReadFile(csvFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if header, row, _ := strings.Cut(string(live), "\n"); !strings.HasSuffix(header+"\n", seqColumns) ||
+		strings.Count(row, ",") != strings.Count(header, ",") || strings.HasSuffix(row, ",0,0,,,,,\n") {
+		t.Errorf("-f with --verbose-csv:\n%s", live)
+	}
+	code, replayed, stderr := runCLI("replay", runFile, "-f", "-", "--verbose-csv")
+	if code != 0 || replayed != string(live) {
+		t.Errorf("replay -f - --verbose-csv: exit %d, %s\n%s\nwant the live run's\n%s", code, stderr, replayed, live)
+	}
+	code, plain, stderr := runCLI("replay", runFile, "-f", "-")
+	if code != 0 || strings.Contains(plain, "Sequence") || !strings.HasPrefix(plain, "Concurrency,Inferences/Second,") {
+		t.Errorf("replay -f - without --verbose-csv: exit %d, %s\n%s", code, stderr, plain)
 	}
 	code, stdout, stderr = runCLI("-m", "simple_dyna_sequence", "-u", srv.GRPCAddr(), "--request-rate", "200",
 		"--num-of-sequences", "3", "--serial-sequences", "--sequence-length", "5", "--sequence-id-range", "100:110",

@@ -285,7 +285,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	sum, recErr := outputs.Close()
 	printSummary(f, sum, stdout, stderr)
 	if f.csv != "" {
-		if err := writeCSVFile(f.csv, sum); err != nil && recErr == nil {
+		if err := writeCSVFile(f.csv, sum, report.CSVOptions{Verbose: f.verboseCSV}); err != nil && recErr == nil {
 			recErr = err
 		}
 	}
