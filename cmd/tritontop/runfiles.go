@@ -28,29 +28,69 @@ func readRunFile(path string, stderr io.Writer) (*record.Run, error) {
 }
 
 // runLabels names each file: the --label given for it, in order, or else
-// its name without the directory and the .jsonl extension. Labels name
+// its name without the .jsonl extension and with as much of its directory
+// as tells it from the others (before/run and after/run). Labels name
 // series on shared charts, so they must differ.
 func runLabels(files, labels []string) ([]string, error) {
 	if len(labels) > len(files) {
 		return nil, usageError{fmt.Errorf("%d --label flags for %d run files: give at most one label per file, in the files' order", len(labels), len(files))}
 	}
 	out := make([]string, len(files))
-	seen := map[string]int{}
+	parts := make([][]string, len(files)) // a file's path, last element first
+	depth := make([]int, len(files))
 	for i, f := range files {
 		if i < len(labels) {
 			out[i] = strings.TrimSpace(labels[i])
 			if out[i] == "" {
 				return nil, usageError{fmt.Errorf("--label %q is empty: give each run a name", labels[i])}
 			}
-		} else {
-			out[i] = strings.TrimSuffix(filepath.Base(f), ".jsonl")
+			continue
 		}
-		if j, dup := seen[out[i]]; dup {
-			return nil, usageError{fmt.Errorf("runs %d and %d are both labelled %q: name them apart with --label", j+1, i+1, out[i])}
+		for _, e := range strings.Split(filepath.ToSlash(filepath.Clean(strings.TrimSuffix(f, ".jsonl"))), "/") {
+			if e != "" && e != "." {
+				parts[i] = append([]string{e}, parts[i]...)
+			}
 		}
-		seen[out[i]] = i
+		depth[i] = 1
 	}
-	return out, nil
+	for {
+		for i := range files {
+			if depth[i] > 0 {
+				p := parts[i][:min(depth[i], len(parts[i]))]
+				var b strings.Builder
+				for k := len(p) - 1; k >= 0; k-- {
+					b.WriteString(p[k])
+					if k > 0 {
+						b.WriteByte('/')
+					}
+				}
+				out[i] = b.String()
+			}
+		}
+		seen := map[string]int{}
+		grew := false
+		for i := range files {
+			j, dup := seen[out[i]]
+			if !dup {
+				seen[out[i]] = i
+				continue
+			}
+			pairGrew := false
+			for _, k := range []int{j, i} {
+				if depth[k] > 0 && depth[k] < len(parts[k]) {
+					depth[k]++
+					pairGrew = true
+				}
+			}
+			grew = grew || pairGrew
+			if !pairGrew {
+				return nil, usageError{fmt.Errorf("runs %d and %d are both labelled %q: name them apart with --label", j+1, i+1, out[i])}
+			}
+		}
+		if !grew {
+			return out, nil
+		}
+	}
 }
 
 // writeSummary writes a run's summary as text, JSON or Markdown.
