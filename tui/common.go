@@ -37,6 +37,14 @@ type uiState struct {
 	// model is the model of a run over several that the detailed panes
 	// show (an index into Snapshot.Models), -1 for all of them together.
 	model int
+	// scrolled says that the wheel moved the charts back from now: their
+	// right edge is then the tick numbered scrollSeq, which holds still as
+	// new ticks come. scrollCols is the plot width of the chart the wheel
+	// was over: the charts never end so early that its left part would be
+	// empty.
+	scrolled   bool
+	scrollSeq  int
+	scrollCols int
 }
 
 // board is the state the panes render: the snapshot history, the UI state
@@ -69,6 +77,39 @@ func (b *board) windowStats(s *stats.Snapshot) (*stats.ClientStats, string) {
 		return &s.Run, "whole run"
 	}
 	return &s.Window, fmtWindow(s.WindowLength)
+}
+
+// chartEnd is the index in hist of the newest tick the charts show: the
+// latest when live, the one numbered scrollSeq (or the newest before it)
+// when scrolled, but never before the scrollCols-th tick. -1 when the
+// history is empty.
+func (b *board) chartEnd() int {
+	h, ui := b.hist, b.ui
+	n := h.len()
+	if !ui.scrolled || n == 0 {
+		return n - 1
+	}
+	// Seq grows along the history (push drops the ticks a step back
+	// replaces): the first tick past scrollSeq, by bisection.
+	lo, hi := 0, n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if h.at(mid).Seq <= ui.scrollSeq {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return min(n-1, max(lo-1, ui.scrollCols-1))
+}
+
+// charted is the history the charts and sparklines draw: all of it when
+// live, up to chartEnd when scrolled. It shares hist's ring, so taking it
+// costs no allocation; the panes' numbers keep reading hist, now.
+func (b *board) charted() history {
+	h := *b.hist
+	h.n = b.chartEnd() + 1
+	return h
 }
 
 // pane is one box of the dashboard.

@@ -20,6 +20,14 @@ type KeyMap struct {
 	// several models; off otherwise.
 	Model key.Binding
 
+	// Live returns the charts to now after the wheel scrolled them back;
+	// on with Options.Mouse only, as only the wheel scrolls them.
+	Live key.Binding
+	// Click and Wheel are the mouse's actions, for the full help only:
+	// mouse events are not key presses and these are never matched.
+	Click key.Binding
+	Wheel key.Binding
+
 	// Replay keys.
 	ReplayPause key.Binding
 	StepBack    key.Binding
@@ -45,6 +53,9 @@ func NewKeyMap(replay bool) *KeyMap {
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Model:     key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "model"), key.WithDisabled()),
+		Live:      key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end", "live charts"), key.WithDisabled()),
+		Click:     key.NewBinding(key.WithKeys("click"), key.WithHelp("click", "focus pane"), key.WithDisabled()),
+		Wheel:     key.NewBinding(key.WithKeys("wheel"), key.WithHelp("wheel", "scroll history"), key.WithDisabled()),
 
 		ReplayPause: key.NewBinding(key.WithKeys("space", "p"), key.WithHelp("space", "pause")),
 		StepBack:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←/→", "step")),
@@ -71,6 +82,14 @@ func (k *KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.ReplayPause, k.StepBack, k.Faster, k.Model, k.Window, k.Focus, k.Help, k.Quit}
 }
 
+// enableMouse turns on the mouse's entries in the help and the key that
+// returns the charts to now.
+func (k *KeyMap) enableMouse() {
+	for _, b := range []*key.Binding{&k.Live, &k.Click, &k.Wheel} {
+		b.SetEnabled(true)
+	}
+}
+
 // FullHelp is the help shown after ?.
 func (k *KeyMap) FullHelp() [][]key.Binding {
 	full := *k
@@ -81,6 +100,7 @@ func (k *KeyMap) FullHelp() [][]key.Binding {
 		{full.Up, full.Down, full.Pause},
 		{full.ReplayPause, full.StepBack, full.StepForward, full.Faster, full.Slower},
 		{full.Reset, full.Window, full.Focus, full.Model},
+		{full.Click, full.Wheel, full.Live},
 		{full.Help, full.Quit},
 	}
 }

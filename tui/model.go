@@ -46,6 +46,7 @@ type Model struct {
 	footer []string
 	show   shown
 	rects  [paneCount]rect
+	body   int // the rows between the header and the warning lines
 	warn   warnArea
 }
 
@@ -99,6 +100,9 @@ func New(o Options) Model {
 	}
 	m.setStyles(c.Styles)
 	c.KeyMap.Model.SetEnabled(len(o.Models) > 0)
+	if o.Mouse {
+		c.KeyMap.enableMouse()
+	}
 	m.readControl()
 	m.readSweep()
 	m.readReplay()
@@ -116,7 +120,8 @@ func (m Model) tick() tea.Cmd {
 	return tea.Tick(m.frame, func(t time.Time) tea.Msg { return frameMsg(t) })
 }
 
-// Update handles frames, keys, resizes and the terminal's color profile.
+// Update handles frames, keys, the mouse (with Options.Mouse), resizes and
+// the terminal's color profile.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case frameMsg:
@@ -141,8 +146,82 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m.key(msg)
+	case tea.MouseClickMsg:
+		// The same focus as tab's, on the pane under the pointer.
+		if !m.opts.Mouse || msg.Button != tea.MouseLeft {
+			return m, nil
+		}
+		if p, ok := m.paneAt(msg.X, msg.Y); ok {
+			m.board.ui.focus = p
+			m.layout()
+		}
+		return m, nil
+	case tea.MouseWheelMsg:
+		if !m.opts.Mouse {
+			return m, nil
+		}
+		if p, ok := m.paneAt(msg.X, msg.Y); ok && drawsHistory(p) {
+			// Each event moves the charts an eighth of the width of the
+			// chart under the pointer: a screenful in eight, at any width.
+			cols := max(1, m.rects[p].w-4-chartAxis)
+			switch msg.Button {
+			case tea.MouseWheelUp, tea.MouseWheelLeft:
+				m.scroll(-max(1, cols/8), cols)
+			case tea.MouseWheelDown, tea.MouseWheelRight:
+				m.scroll(max(1, cols/8), cols)
+			}
+		}
+		return m, nil
 	}
 	return m, nil
+}
+
+// paneAt is the pane drawn at screen cell (x, y), if any: the header, the
+// warning lines and the key hints are no pane's.
+func (m *Model) paneAt(x, y int) (int, bool) {
+	y -= headerRows
+	if y < 0 || y >= m.body {
+		return -1, false
+	}
+	for i, r := range m.rects {
+		// Render draws a pane only with its frame's two rows.
+		if r.w > 0 && r.h >= 2 && x >= r.x && x < r.x+r.w && y >= r.y && y < r.y+r.h {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// drawsHistory says whether pane p draws the history (charts or
+// sparklines), which the wheel over it scrolls.
+func drawsHistory(p int) bool {
+	switch p {
+	case focusThroughput, focusLatency, focusServer, focusGPU, focusCPU, focusReplicas:
+		return true
+	}
+	return false
+}
+
+// scroll moves the charts' right edge by delta ticks (negative: back in
+// time), stopping where a chart of cols columns shows the oldest tick at
+// its left edge; reaching the latest tick makes them live again.
+func (m *Model) scroll(delta, cols int) {
+	b := m.board
+	n := b.hist.len()
+	end := b.chartEnd() + delta
+	end = max(end, min(n-1, cols-1))
+	if end >= n-1 {
+		m.live()
+		return
+	}
+	ui := b.ui
+	ui.scrolled, ui.scrollSeq, ui.scrollCols = true, b.hist.at(end).Seq, cols
+}
+
+// live returns the charts to now.
+func (m *Model) live() {
+	ui := m.board.ui
+	ui.scrolled, ui.scrollSeq, ui.scrollCols = false, 0, 0
 }
 
 // drain takes every snapshot waiting on the channel without blocking.
@@ -226,6 +305,11 @@ func (m *Model) push(s stats.Snapshot) {
 		h.truncateFrom(s.Seq)
 	}
 	h.push(s)
+	if b.ui.scrolled && s.Seq <= b.ui.scrollSeq {
+		// A replay stepped back to where the charts were scrolled: they
+		// show now again.
+		m.live()
+	}
 }
 
 // modelCount is the number of models of a run over several, 0 otherwise.
@@ -339,6 +423,10 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case key.Matches(msg, k.Up), key.Matches(msg, k.Down):
 		m.changeLoad(key.Matches(msg, k.Up))
+		// The new level's ticks are what the person wants to see.
+		m.live()
+	case key.Matches(msg, k.Live):
+		m.live()
 	case key.Matches(msg, k.Pause):
 		for _, c := range m.controls() {
 			if ui.paused {
@@ -450,6 +538,11 @@ func (m Model) View() tea.View {
 	v := tea.NewView(m.Render())
 	v.AltScreen = true
 	v.WindowTitle = "tritontop"
+	if m.opts.Mouse {
+		// Clicks and the wheel only; without Mouse no mode is asked for,
+		// so the terminal keeps its own text selection.
+		v.MouseMode = tea.MouseModeCellMotion
+	}
 	return v
 }
 
@@ -475,6 +568,7 @@ func (m *Model) layout() {
 	m.show[focusReplicas] = replicas > 0
 	m.show[focusModels] = models > 0
 	body := h - headerRows - m.warn.rows - len(m.footer)
+	m.body = max(body, 0)
 	if w <= 0 || body <= 0 {
 		return
 	}

@@ -138,4 +138,9 @@ type Options struct {
 	// NoColor forces monochrome styles. The NO_COLOR environment variable
 	// and a colorless terminal have the same effect.
 	NoColor bool
+	// Mouse asks the terminal for mouse events: a left click on a pane
+	// focuses it, the wheel over a chart scrolls the charts' history and
+	// end (or G) returns them to now. Off, no mouse mode is requested, so
+	// the terminal's own text selection keeps working.
+	Mouse bool
 }

@@ -41,6 +41,8 @@ func (p *cpuPane) View() string {
 	st := p.b.common.Styles
 	focused := p.b.ui.focus == focusCPU
 	s := p.b.hist.latest()
+	// The charts draw the ticks up to where the wheel scrolled them.
+	ch := p.b.charted()
 	if s == nil {
 		return box(st, "CPU", focused, p.w, p.h, []string{st.Dim.Render("waiting for data")})
 	}
@@ -67,7 +69,7 @@ func (p *cpuPane) View() string {
 		}
 		if m != nil {
 			if sw := iw - cellWidth(line) - 1; sw >= 4 {
-				line += " " + sparkline(st.Series[0], p.b.hist, sw, m, 1)
+				line += " " + sparkline(st.Series[0], &ch, sw, m, 1)
 			}
 		}
 		return line
@@ -115,7 +117,7 @@ func (p *cpuPane) View() string {
 		c := newChart(fmtAxisPct, "", processCPU, hostCPU)
 		c.top = 1
 		lines = append(lines, st.Series[0].Render("█")+" "+self+"  "+st.Series[1].Render("▓")+" client host")
-		lines = append(lines, c.draw(st, p.b.hist, iw, left-1)...)
+		lines = append(lines, c.draw(st, &ch, iw, left-1)...)
 	}
 	return box(st, "CPU", focused, p.w, p.h, lines)
 }

@@ -38,6 +38,8 @@ func (p *gpuPane) View() string {
 	st := p.b.common.Styles
 	focused := p.b.ui.focus == focusGPU
 	s := p.b.hist.latest()
+	// The charts draw the ticks up to where the wheel scrolled them.
+	ch := p.b.charted()
 	if s == nil {
 		return box(st, "GPU", focused, p.w, p.h, []string{st.Dim.Render("waiting for data")})
 	}
@@ -72,7 +74,7 @@ func (p *gpuPane) View() string {
 			gw := min(20, max(5, (iw-idw-5)/2))
 			line += gauge(st.Series[0], g.Utilization, gw) + " " + st.Value.Render(padLeft(fmtPct(g.Utilization), 4))
 			if sw := iw - idw - gw - 6; sw >= 4 && chartRows == 0 {
-				line += " " + sparkline(st.Series[0], p.b.hist, sw, gpuUtil(i, g.UUID), 1)
+				line += " " + sparkline(st.Series[0], &ch, sw, gpuUtil(i, g.UUID), 1)
 			}
 		} else {
 			line += st.Label.Render("utilization ") + st.Dim.Render(missing+" not reported")
@@ -94,7 +96,7 @@ func (p *gpuPane) View() string {
 			} else {
 				c.timeAxis = false
 			}
-			lines = append(lines, c.draw(st, p.b.hist, iw, n)...)
+			lines = append(lines, c.draw(st, &ch, iw, n)...)
 		}
 	}
 	return box(st, "GPU", focused, p.w, p.h, lines)

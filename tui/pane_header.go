@@ -97,11 +97,23 @@ func (p *headerPane) View() string {
 			field{p.sequences(), 1},
 			field{st.Value.Render(fmtElapsed(s.Elapsed)), 3},
 			field{p.state(s), 4},
+			field{p.scrolled(), 4},
 			field{p.b.verdictTag(compact), 5},
 			field{st.Label.Render(cpuLabel) + st.Value.Render(processShare(&s.System)), 2},
 		)
 	}
 	return fit(" "+line1, p.w) + "\n" + fit(" "+line2, p.w)
+}
+
+// scrolled says where the wheel scrolled the charts back to, and how to
+// bring them to now; "" while they are live.
+func (p *headerPane) scrolled() string {
+	if !p.b.ui.scrolled {
+		return ""
+	}
+	st := p.b.common.Styles
+	end := p.b.hist.at(p.b.chartEnd())
+	return st.Warn.Render("◂ charts at "+fmtElapsed(end.Elapsed)) + " " + st.Dim.Render("end: live")
 }
 
 // sequences is a stateful model's running sequences, "" for other models

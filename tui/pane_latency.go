@@ -44,6 +44,8 @@ func (p *latencyPane) View() string {
 	st := p.b.common.Styles
 	focused := p.b.ui.focus == focusLatency
 	s := p.b.hist.latest()
+	// The charts draw the ticks up to where the wheel scrolled them.
+	ch := p.b.charted()
 	if s == nil {
 		return box(st, "Latency", focused, p.w, p.h, []string{st.Dim.Render("waiting for data")})
 	}
@@ -67,14 +69,14 @@ func (p *latencyPane) View() string {
 		}
 		c := newChart(fmtAxis, "ms", latP50, latP90, latP99)
 		lines = append(lines, legend)
-		lines = append(lines, c.draw(st, p.b.hist, iw, left-1)...)
+		lines = append(lines, c.draw(st, &ch, iw, left-1)...)
 	case left >= 1:
 		// Sparklines on one scale, the tail first: p50 scaled apart
 		// from p99 would look as high.
-		top := maxOver(p.b.hist, latP99)
-		lines = append(lines, fit(st.Label.Render("p99"), label)+sparkline(st.Series[2], p.b.hist, iw-label, latP99, top))
+		top := maxOver(&ch, latP99)
+		lines = append(lines, fit(st.Label.Render("p99"), label)+sparkline(st.Series[2], &ch, iw-label, latP99, top))
 		if left >= 2 {
-			lines = append(lines, fit(st.Label.Render("p50"), label)+sparkline(st.Series[0], p.b.hist, iw-label, latP50, top))
+			lines = append(lines, fit(st.Label.Render("p50"), label)+sparkline(st.Series[0], &ch, iw-label, latP50, top))
 		}
 	}
 	return box(st, title, focused, p.w, p.h, lines)

@@ -86,6 +86,8 @@ func (p *replicasPane) View() string {
 	st := p.b.common.Styles
 	focused := p.b.ui.focus == focusReplicas
 	s := p.b.hist.latest()
+	// The charts draw the ticks up to where the wheel scrolled them.
+	ch := p.b.charted()
 	if s == nil || len(s.Replicas) == 0 {
 		return box(st, "Replicas", focused, p.w, p.h, []string{st.Dim.Render("waiting for data")})
 	}
@@ -104,7 +106,7 @@ func (p *replicasPane) View() string {
 	top := 0.0
 	if spark > 0 {
 		for i := range s.Replicas {
-			top = max(top, maxOver(p.b.hist, replicaRate(i, s.Replicas[i].URL)))
+			top = max(top, maxOver(&ch, replicaRate(i, s.Replicas[i].URL)))
 		}
 	}
 	cell := func(v string, w int) string { return strings.Repeat(" ", max(0, w-cellWidth(v))) + v }
@@ -138,7 +140,7 @@ func (p *replicasPane) View() string {
 		line := fit(r.URL, urlW) + " " + state + " " + st.Value.Render(cell(fmtRate(r.Tick.RequestsPerS), replicaRateW)) +
 			" " + p99 + " " + queue + " " + gpu
 		if spark > 0 {
-			line += "  " + sparkline(st.Series[0], p.b.hist, spark, replicaRate(i, r.URL), top)
+			line += "  " + sparkline(st.Series[0], &ch, spark, replicaRate(i, r.URL), top)
 		}
 		lines = append(lines, line)
 	}

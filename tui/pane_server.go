@@ -35,6 +35,8 @@ func (p *serverPane) View() string {
 	focused := p.b.ui.focus == focusServer
 	const title = "Server time per request · Triton statistics"
 	s := p.b.hist.latest()
+	// The charts draw the ticks up to where the wheel scrolled them.
+	ch := p.b.charted()
 	if s == nil {
 		return box(st, title, focused, p.w, p.h, []string{st.Dim.Render("waiting for data")})
 	}
@@ -50,19 +52,19 @@ func (p *serverPane) View() string {
 			c := newChart(fmtAxis, "ms", computeMs, serverMs)
 			legend := st.Series[0].Render("█") + " compute  " + st.Series[1].Render("▓") + " queue  " +
 				st.Dim.Render("ms per request, stacked")
-			return append(append(lines, legend), c.draw(st, p.b.hist, iw, left-1)...)
+			return append(append(lines, legend), c.draw(st, &ch, iw, left-1)...)
 		}
 		if left <= 0 {
 			return lines
 		}
 		const label = 8
-		top := niceCeil(maxOver(p.b.hist, queueMs, computeMs))
+		top := niceCeil(maxOver(&ch, queueMs, computeMs))
 		scale := st.Dim.Render(fit("0–"+fmtAxis(top)+" ms", 11))
 		lines = append(lines, st.Label.Render(fit("queue", label))+scale+
-			sparkline(st.Segments[0], p.b.hist, iw-label-11, queueMs, top))
+			sparkline(st.Segments[0], &ch, iw-label-11, queueMs, top))
 		if left >= 2 {
 			lines = append(lines, st.Label.Render(fit("compute", label))+scale+
-				sparkline(st.Segments[2], p.b.hist, iw-label-11, computeMs, top))
+				sparkline(st.Segments[2], &ch, iw-label-11, computeMs, top))
 		}
 		return lines
 	}

@@ -111,7 +111,8 @@ func (p *streamPane) View() string {
 	if rows > len(lines) {
 		lines = append(lines, responsesSummary(st, ws.Streaming, iw))
 	}
-	h := p.b.hist
+	ch := p.b.charted() // up to where the wheel scrolled the charts
+	h := &ch
 	switch left := rows - len(lines); {
 	case left >= streamChartRows:
 		glyphs := st.Series[0].Render("█") + " p50  " + st.Series[1].Render("▓") + " p90  " +

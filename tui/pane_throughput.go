@@ -22,6 +22,8 @@ func (p *throughputPane) View() string {
 	st := p.b.common.Styles
 	focused := p.b.ui.focus == focusThroughput
 	s := p.b.hist.latest()
+	// The charts draw the ticks up to where the wheel scrolled them.
+	ch := p.b.charted()
 	if s == nil {
 		return box(st, "Throughput", focused, p.w, p.h, []string{st.Dim.Render("waiting for data")})
 	}
@@ -76,9 +78,9 @@ func (p *throughputPane) View() string {
 		if batched {
 			c = newChart(fmtAxis, "", reqPerS, inferPerS)
 		}
-		lines = append(lines, c.draw(st, p.b.hist, iw, left)...)
+		lines = append(lines, c.draw(st, &ch, iw, left)...)
 	case left >= 1:
-		lines = append(lines, st.Label.Render("req/s ")+sparkline(st.Series[0], p.b.hist, iw-6, reqPerS, 0))
+		lines = append(lines, st.Label.Render("req/s ")+sparkline(st.Series[0], &ch, iw-6, reqPerS, 0))
 	}
 	return box(st, "Throughput", focused, p.w, p.h, lines)
 }

@@ -74,6 +74,7 @@ type loadFlags struct {
 	drain            time.Duration
 	connectTimeout   time.Duration
 	fps              int
+	mouse            bool
 	cpuProfile       string
 	llm              llmFlags
 	dist             workerFlags // --workers, --start-at, --prometheus-addr
@@ -106,6 +107,9 @@ func (r repeated) String() string {
 }
 
 func (r repeated) Set(v string) error { *r.list = append(*r.list, v); return nil }
+
+// mouseUsage is --mouse's help, for the load commands and replay alike.
+const mouseUsage = "dashboard: a click focuses a pane, the wheel scrolls the charts' history (off by default, so the terminal's text selection works)"
 
 func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -160,6 +164,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&f.drain, "drain", 5*time.Second, "on stop, wait this long for in-flight requests")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to wait for the server")
 	fs.IntVar(&f.fps, "fps", 10, "dashboard frames per second")
+	fs.BoolVar(&f.mouse, "mouse", false, mouseUsage)
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of tritontop itself to FILE")
 	registerLLMFlags(fs, &f.llm)
 	registerWorkerFlags(fs, &f.dist)

@@ -22,13 +22,14 @@ import (
 func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tritontop replay", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: tritontop replay FILE [--speed X] [-f out.csv [--verbose-csv]] [--json | --markdown]\n\n"+
+		fmt.Fprint(stderr, "Usage: tritontop replay FILE [--speed X] [--mouse] [-f out.csv [--verbose-csv]] [--json | --markdown]\n\n"+
 			"Replays a run file in the dashboard; flags may come before or after FILE.\n"+
 			"Without a terminal, or with -f, --json or --markdown, it prints the run's summary instead.\n\n")
 		fs.PrintDefaults()
 	}
 	speed := fs.Float64("speed", 1, "playback speed (2 = twice as fast, 0 = as fast as possible)")
 	fps := fs.Int("fps", 10, "dashboard frames per second")
+	mouse := fs.Bool("mouse", false, mouseUsage)
 	csvPath := fs.String("f", "", "write the run's perf_analyzer-style CSV to FILE (- for standard output, instead of the summary)")
 	verboseCSV := fs.Bool("verbose-csv", false, "with -f: add tritontop's columns after perf_analyzer's (a stateful model's sequence count, rate and latency)")
 	jsonOut := fs.Bool("json", false, "print the summary as JSON instead of the dashboard")
@@ -99,7 +100,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		cfg, _ := kserve.ParseConfigJSON(m.Config)
 		models = append(models, modelControl(m.Name, m.Version, cfg))
 	}
-	p := tea.NewProgram(tui.New(tui.Options{Snapshots: frames, Replay: rp, Header: info, FPS: *fps, Models: models}),
+	p := tea.NewProgram(tui.New(tui.Options{Snapshots: frames, Replay: rp, Header: info, FPS: *fps, Models: models, Mouse: *mouse}),
 		tea.WithContext(ctx), tea.WithOutput(stdout))
 	if _, err := p.Run(); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "tritontop: dashboard: %s\n", oneLine(err.Error()))

@@ -455,7 +455,7 @@ func openRecord(path string, h record.Header, stdout io.Writer) (*record.Writer,
 func runDashboard(ctx, runCtx context.Context, f *loadFlags, t *target, drivers []*driver.Driver, col *stats.Collector,
 	stepper *plan.Stepper, frames <-chan stats.Snapshot, stdout io.Writer) error {
 	o := tui.Options{
-		Snapshots: frames, Control: drivers[0], Windows: col, FPS: f.fps,
+		Snapshots: frames, Control: drivers[0], Windows: col, FPS: f.fps, Mouse: f.mouse,
 		Header: tui.HeaderInfo{
 			Server: serverLabel(f.servers(), f.balance), Protocol: protocolName(f), Model: f.model, Version: f.modelVersion,
 			MaxBatch: int(t.config.GetMaxBatchSize()), DynamicBatching: t.config.GetDynamicBatching() != nil,
