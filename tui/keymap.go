@@ -20,9 +20,12 @@ type KeyMap struct {
 	// several models; off otherwise.
 	Model key.Binding
 
-	// Live returns the charts to now after the wheel scrolled them back;
-	// on with Options.Mouse only, as only the wheel scrolls them.
-	Live key.Binding
+	// Earlier and Later scroll the charts back through the history and
+	// forward again (the wheel does the same with Options.Mouse); Live
+	// returns them to now.
+	Earlier key.Binding
+	Later   key.Binding
+	Live    key.Binding
 	// Click and Wheel are the mouse's actions, for the full help only:
 	// mouse events are not key presses and these are never matched.
 	Click key.Binding
@@ -53,7 +56,9 @@ func NewKeyMap(replay bool) *KeyMap {
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Model:     key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "model"), key.WithDisabled()),
-		Live:      key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end", "live charts"), key.WithDisabled()),
+		Earlier:   key.NewBinding(key.WithKeys("["), key.WithHelp("[/]", "scroll history")),
+		Later:     key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "scroll forward")),
+		Live:      key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end", "live charts")),
 		Click:     key.NewBinding(key.WithKeys("click"), key.WithHelp("click", "focus pane"), key.WithDisabled()),
 		Wheel:     key.NewBinding(key.WithKeys("wheel"), key.WithHelp("wheel", "scroll history"), key.WithDisabled()),
 
@@ -82,10 +87,9 @@ func (k *KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.ReplayPause, k.StepBack, k.Faster, k.Model, k.Window, k.Focus, k.Help, k.Quit}
 }
 
-// enableMouse turns on the mouse's entries in the help and the key that
-// returns the charts to now.
+// enableMouse turns on the mouse's entries in the help.
 func (k *KeyMap) enableMouse() {
-	for _, b := range []*key.Binding{&k.Live, &k.Click, &k.Wheel} {
+	for _, b := range []*key.Binding{&k.Click, &k.Wheel} {
 		b.SetEnabled(true)
 	}
 }
@@ -96,11 +100,12 @@ func (k *KeyMap) FullHelp() [][]key.Binding {
 	full.Up.SetHelp("↑/+", "more load")
 	full.StepBack.SetHelp("←", "step back")
 	full.Faster.SetHelp("+", "faster")
+	full.Earlier.SetHelp("[", "scroll history back")
 	return [][]key.Binding{
 		{full.Up, full.Down, full.Pause},
 		{full.ReplayPause, full.StepBack, full.StepForward, full.Faster, full.Slower},
 		{full.Reset, full.Window, full.Focus, full.Model},
-		{full.Click, full.Wheel, full.Live},
+		{full.Earlier, full.Later, full.Live, full.Click, full.Wheel},
 		{full.Help, full.Quit},
 	}
 }

@@ -427,6 +427,19 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.live()
 	case key.Matches(msg, k.Live):
 		m.live()
+	case key.Matches(msg, k.Earlier), key.Matches(msg, k.Later):
+		// The keys move the charts as the wheel does over the focused
+		// chart, or over the throughput chart when none is focused.
+		p := ui.focus
+		if p < 0 || p >= len(m.rects) || !drawsHistory(p) || m.rects[p].w == 0 {
+			p = focusThroughput
+		}
+		cols := max(1, m.rects[p].w-4-chartAxis)
+		step := max(1, cols/8)
+		if key.Matches(msg, k.Earlier) {
+			step = -step
+		}
+		m.scroll(step, cols)
 	case key.Matches(msg, k.Pause):
 		for _, c := range m.controls() {
 			if ui.paused {

@@ -152,9 +152,11 @@ func TestMouseModeOnlyWithOption(t *testing.T) {
 	}
 }
 
-// The full help lists the mouse's actions with Mouse, and only then.
+// The full help lists the mouse's actions with Mouse, and only then; the
+// keys that scroll the history always.
 func TestHelpListsMouseActions(t *testing.T) {
-	want := []string{"click focus pane", "wheel scroll history", "end   live charts"}
+	want := []string{"click focus pane", "wheel scroll history"}
+	keys := []string{"[ scroll history back", "] scroll forward", "end live charts"}
 	for _, mouse := range []bool{false, true} {
 		m := loaded(t, Options{Control: newFakeControl(32), Mouse: mouse}, closedLoopRun(64), 120, 40)
 		m = press(t, m, tea.KeyPressMsg{Code: '?', Text: "?"})
@@ -162,6 +164,12 @@ func TestHelpListsMouseActions(t *testing.T) {
 		for _, w := range want {
 			if strings.Contains(out, w) != mouse {
 				t.Errorf("mouse %v: help has %q: %v\n%s", mouse, w, !mouse, out)
+			}
+		}
+		spaced := strings.Join(strings.Fields(out), " ")
+		for _, w := range keys {
+			if !strings.Contains(spaced, w) {
+				t.Errorf("mouse %v: help lacks %q\n%s", mouse, w, out)
 			}
 		}
 	}
@@ -347,5 +355,47 @@ func TestMouseInProgram(t *testing.T) {
 		if m.board.ui.focus != want {
 			t.Errorf("mouse %v: focus %d after a click on the latency pane, want %d", mouse, m.board.ui.focus, want)
 		}
+	}
+}
+
+// [ and ] scroll the charts as the wheel does, with or without the mouse:
+// over the focused chart, else the throughput chart; ] back to the latest
+// tick is live again.
+func TestKeysScrollCharts(t *testing.T) {
+	snaps := closedLoopRun(300)
+	earlier := tea.KeyPressMsg{Code: '[', Text: "["}
+	later := tea.KeyPressMsg{Code: ']', Text: "]"}
+	m := loaded(t, Options{Control: newFakeControl(32)}, snaps, 120, 40)
+	live := chartRows(m)
+	step := (m.rects[focusThroughput].w - 4 - chartAxis) / 8
+
+	m = press(t, m, earlier, earlier)
+	if got, want := shownEnd(m), 300-2*step; got != want {
+		t.Fatalf("charts end at tick %d after [ twice, want %d", got, want)
+	}
+	ended := loaded(t, Options{Control: newFakeControl(32)}, snaps[:300-2*step], 120, 40)
+	if got, want := chartRows(m), chartRows(ended); !slices.Equal(got, want) {
+		t.Errorf("scrolled chart:\n%s\nwant the chart of a run ended there:\n%s",
+			strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(m.Render(), "charts at") {
+		t.Error("the header does not say the charts are scrolled")
+	}
+	m = press(t, m, later, later)
+	if m.board.ui.scrolled || !slices.Equal(chartRows(m), live) {
+		t.Errorf("charts not live after as many ] as [ (end at %d)", shownEnd(m))
+	}
+
+	// Focused, the latency chart's width sets the step.
+	m = press(t, m, tea.KeyPressMsg{Code: tea.KeyTab}, tea.KeyPressMsg{Code: tea.KeyTab})
+	if m.board.ui.focus != focusLatency {
+		t.Fatalf("focus %d after two tabs, want the latency pane", m.board.ui.focus)
+	}
+	lstep := (m.rects[focusLatency].w - 4 - chartAxis) / 8
+	if m = press(t, m, earlier); shownEnd(m) != 300-lstep {
+		t.Errorf("[ on the focused latency chart ends the charts at %d, want %d", shownEnd(m), 300-lstep)
+	}
+	if m = press(t, m, tea.KeyPressMsg{Code: tea.KeyEnd}); m.board.ui.scrolled {
+		t.Error("end left the charts scrolled")
 	}
 }
