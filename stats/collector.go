@@ -129,6 +129,45 @@ func NewCollector(opts CollectorOptions) *Collector {
 	return c
 }
 
+// Prime takes every statistics poller's baseline reading now, each within
+// ReadTimeout, all at once. Called before the driver sends its first
+// request, it makes the first tick's server numbers count every request of
+// the run; Run otherwise primes them itself when it starts, after the
+// driver, and the requests that finish in between are in no tick's
+// statistics. A poller that fails to read is primed again by Run.
+func (c *Collector) Prime(ctx context.Context) {
+	var pollers []*ServerPoller
+	add := func(p *ServerPoller) {
+		if p != nil {
+			pollers = append(pollers, p)
+		}
+	}
+	o := &c.opts
+	switch {
+	case len(o.Models) > 0:
+		for _, m := range o.Models {
+			for _, p := range m.Servers {
+				add(p)
+			}
+		}
+	case len(o.Replicas) > 0:
+		for _, r := range o.Replicas {
+			add(r.Server)
+		}
+	default:
+		add(o.Server)
+	}
+	var wg sync.WaitGroup
+	for _, p := range pollers {
+		wg.Go(func() {
+			rctx, cancel := context.WithTimeout(ctx, o.ReadTimeout)
+			defer cancel()
+			_ = p.Prime(rctx)
+		})
+	}
+	wg.Wait()
+}
+
 // aggregators are the collector's aggregators: the one over every result
 // and each model's.
 func (c *Collector) aggregators() []*Aggregator {

@@ -227,3 +227,78 @@ func TestCollectorOpenLoopAgainstSimulator(t *testing.T) {
 		t.Errorf("%d requests issued at 100/s for 2 s", sent)
 	}
 }
+
+// TestCollectorPrimedCountsEveryRequest: a collector primed before the
+// driver's first request counts in its ticks' server statistics every
+// request the simulator served, even when it starts running well after
+// the driver (as a run's collector does, a little); unprimed, the requests
+// before its own first reading would be in no tick.
+func TestCollectorPrimedCountsEveryRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1 s load run")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := sim.Start(ctx, sim.Config{GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
+		Repository: sim.DemoRepository()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	client, err := triton.Dial(ctx, srv.GRPCAddr(), triton.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	const model = "simple"
+	md, err := client.ModelMetadata(ctx, model, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := client.ModelConfig(ctx, model, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := triton.BuildRequests(md, cfg, triton.InputOptions{Data: triton.InputDataZero})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drv, err := driver.New(driver.Options{Client: client, Requests: reqs, Load: load.Target{Mode: load.Concurrency, Concurrency: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := simStats(t, srv, model).GetSuccess().GetCount()
+	col := NewCollector(CollectorOptions{
+		Interval: 500 * time.Millisecond, ReadWait: 400 * time.Millisecond,
+		Results: drv.Results(), Control: drv, Epoch: drv.Epoch(),
+		Server: NewServerPoller(client, model, ""),
+	})
+	col.Prime(ctx)
+	driverDone := make(chan error, 1)
+	go func() { driverDone <- drv.Run(ctx) }()
+	time.Sleep(100 * time.Millisecond)
+	time.AfterFunc(time.Second, func() { drv.Stop(5 * time.Second) })
+	snaps, err := collect(t, ctx, col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-driverDone; err != nil {
+		t.Fatal(err)
+	}
+	served := simStats(t, srv, model).GetSuccess().GetCount() - before
+	var counted int64
+	for _, s := range snaps {
+		if s.Server.Reset {
+			t.Fatalf("tick %d: server statistics reset", s.Seq)
+		}
+		counted += s.Server.SuccessCount
+	}
+	if last := snaps[len(snaps)-1]; !last.Server.Available {
+		t.Skipf("the last tick's statistics read did not answer within the wait (%s): nothing to compare", last.Server.Err)
+	}
+	run := snaps[len(snaps)-1].Run
+	t.Logf("simulator served %d, ticks counted %d; the client %d successes", served, counted, run.Successes)
+	if counted != int64(served) || run.Successes != int64(served) {
+		t.Errorf("ticks counted %d server successes and the client %d, the simulator served %d", counted, run.Successes, served)
+	}
+}

@@ -39,8 +39,14 @@ func NewServerPoller(client StatisticsClient, model, version string) *ServerPoll
 	return &ServerPoller{client: client, model: model, version: version}
 }
 
-// Prime takes the baseline reading that the first Poll is measured from.
+// Prime takes the baseline reading that the first Poll is measured from,
+// unless one was taken already: a run primes its pollers before its first
+// request (Collector.Prime), and the collector's own priming when it
+// starts, later, must not move that baseline past the requests between.
 func (p *ServerPoller) Prime(ctx context.Context) error {
+	if p.prev != nil {
+		return nil
+	}
 	cur, err := p.read(ctx)
 	if err != nil {
 		return err

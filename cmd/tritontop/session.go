@@ -220,6 +220,8 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		_, err := outputs.Close()
 		return err
 	}
+	// The server's statistics count from before the first request.
+	col.Prime(ctx)
 	restartCPU()
 
 	// The run ends on a signal, --duration, the end of a schedule, or q.
