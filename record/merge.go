@@ -84,6 +84,7 @@ func Merge(runs []*Run, names []string) (*Run, error) {
 	}
 	steps := stepRanges(parts)
 	window := newTickRing(windowTicks(out.Header))
+	var prevLevel stats.Load
 	var run spanMerge
 	for i := 0; ; i++ {
 		var ticks []stats.Snapshot
@@ -104,6 +105,11 @@ func Merge(runs []*Run, names []string) (*Run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("record: merge: tick %d: %w", ticks[0].Seq, err)
 		}
+		// The window restarts at a new load level, as the collector's does.
+		if i > 0 && (s.Load.Step != prevLevel.Step || s.Load.Target() != prevLevel.Target()) {
+			window.reset()
+		}
+		prevLevel = s.Load
 		window.push(sp)
 		run.add(sp)
 		s.Window = window.stats()
@@ -459,6 +465,9 @@ func (r *tickRing) push(sp *tickSpan) {
 	r.next = (r.next + 1) % len(r.spans)
 	r.n = min(r.n+1, len(r.spans))
 }
+
+// reset empties the window.
+func (r *tickRing) reset() { r.next, r.n = 0, 0 }
 
 // stats merges the ticks in the window.
 func (r *tickRing) stats() stats.ClientStats {

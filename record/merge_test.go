@@ -61,6 +61,13 @@ func newFleet(t testing.TB, o fleetOptions) fleet {
 		f.names[w] = "w" + string(rune('0'+w)) + ".jsonl"
 	}
 	for k := 1; k <= o.ticks; k++ {
+		if k > 1 && (k-1)%3 == 0 {
+			// A new step: the windows restart, as a collector's do.
+			whole.StartLevel()
+			for _, a := range aggs {
+				a.StartLevel()
+			}
+		}
 		var all []driver.Result
 		for w := range o.workers {
 			if o.ticksOf != nil && k > o.ticksOf(w) {

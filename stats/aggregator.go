@@ -47,6 +47,7 @@ type Aggregator struct {
 	// Requests from other goroutines, applied by Tick.
 	newWindow atomic.Int64 // nanoseconds; 0 when none is pending
 	resetReq  atomic.Bool
+	levelReq  atomic.Bool
 }
 
 // NewAggregator returns an Aggregator for ticks of the given interval and a
@@ -87,6 +88,11 @@ func (a *Aggregator) SetWindow(d time.Duration) {
 // ResetWindows empties the sliding window and the whole-run totals at the
 // next tick, so that both start again from that tick.
 func (a *Aggregator) ResetWindows() { a.resetReq.Store(true) }
+
+// StartLevel says that the next tick is the first at a new load level (a
+// step, a key press): the sliding window restarts with it, so that it never
+// blends two levels' latencies. The whole-run totals go on.
+func (a *Aggregator) StartLevel() { a.levelReq.Store(true) }
 
 // SetDecoupled says that the model is decoupled: every tick, window and
 // run then carries ClientStats.Streaming, zero while no request finished,
@@ -284,6 +290,9 @@ func (a *Aggregator) applyControls() {
 	if d := time.Duration(a.newWindow.Swap(0)); d > 0 {
 		a.winLength = d
 		a.win.resize(a.windowTicks(d))
+	}
+	if a.levelReq.Swap(false) {
+		a.win.reset()
 	}
 	if a.resetReq.Swap(false) {
 		a.win.reset()

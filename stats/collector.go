@@ -378,6 +378,9 @@ type collection struct {
 	// with a single model): the driver's state at its start, or the last
 	// change since. controls are where the states are read.
 	tickLoad []load.State
+	// levels are each model's load level of the last tick cut (one entry
+	// with one model), to restart the sliding windows at a new level.
+	levels   []levelKey
 	controls []LoadState
 	ticker   *time.Ticker
 	// sources are the servers read: the one of Server and Metrics, or
@@ -716,6 +719,9 @@ func (r *collection) cut(now time.Time, end time.Duration, at []load.State) (*Sn
 	var err error
 	if len(r.c.models) == 0 {
 		st, ctrl := r.stateAtEnd(0, at[0])
+		if r.newLevel(0, st) {
+			r.c.agg.StartLevel()
+		}
 		err = r.c.agg.Tick(d, ctrl && st.Target.Open(), s)
 		s.Load = loadOf(st, ctrl, s.Tick.Scheduled != nil)
 	} else {
@@ -725,6 +731,28 @@ func (r *collection) cut(now time.Time, end time.Duration, at []load.State) (*Sn
 		s.System = sys.Sample(r.ctx, s.Tick.Requests)
 	}
 	return s, err
+}
+
+// levelKey is what makes a load level: the target and the step.
+type levelKey struct {
+	target load.Target
+	step   int
+}
+
+// newLevel reports whether model i's tick, at st, runs another load level
+// than its last one (not its first tick: the window is empty then), and
+// remembers st's.
+func (r *collection) newLevel(i int, st load.State) bool {
+	if r.levels == nil {
+		r.levels = make([]levelKey, len(r.tickLoad))
+		for j := range r.levels {
+			r.levels[j].step = -1
+		}
+	}
+	k := levelKey{st.Target, st.Step}
+	prev := r.levels[i]
+	r.levels[i] = k
+	return prev.step >= 0 && prev != k
 }
 
 // stateAtEnd is model i's load during the tick with the in-flight and
@@ -747,12 +775,16 @@ func (r *collection) cutModels(s *Snapshot, d time.Duration, at []load.State) er
 	var err error
 	s.Models = make([]Model, len(r.c.models))
 	loads := make([]Load, len(r.c.models))
-	anyOpen := false
+	anyOpen, anyNew := false, false
 	for i, a := range r.c.models {
 		src := &r.c.opts.Models[i]
 		st, ctrl := r.stateAtEnd(i, at[i])
 		open := ctrl && st.Target.Open()
 		anyOpen = anyOpen || open
+		if r.newLevel(i, st) {
+			a.StartLevel()
+			anyNew = true
+		}
 		var ms Snapshot
 		if e := a.Tick(d, open, &ms); e != nil && err == nil {
 			err = e
@@ -765,6 +797,9 @@ func (r *collection) cutModels(s *Snapshot, d time.Duration, at []load.State) er
 		m.TTFTHistogram, m.ITLHistogram, m.ResponsesHistogram = ms.TTFTHistogram, ms.ITLHistogram, ms.ResponsesHistogram
 		m.SequenceHistogram = ms.SequenceHistogram
 		loads[i] = m.Load
+	}
+	if anyNew {
+		r.c.agg.StartLevel()
 	}
 	if e := r.c.agg.Tick(d, anyOpen, s); e != nil && err == nil {
 		err = e

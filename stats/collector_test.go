@@ -286,3 +286,74 @@ nv_inference_pending_request_count{model="other",version="1"} 100
 		t.Fatalf("closed port = %+v", down)
 	}
 }
+
+// lockedControl is a load whose state a test changes while the collector
+// reads it.
+type lockedControl struct {
+	mu    sync.Mutex
+	state load.State
+}
+
+func (c *lockedControl) State() load.State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+func (c *lockedControl) set(st load.State) {
+	c.mu.Lock()
+	c.state = st
+	c.mu.Unlock()
+}
+
+// TestCollectorWindowRestartsAtNewLevel: after a change of load the sliding
+// window holds only the new level's ticks, never a blend of two levels'
+// latencies, while the whole run's totals keep both.
+func TestCollectorWindowRestartsAtNewLevel(t *testing.T) {
+	results := make(chan []driver.Result)
+	low := load.State{Target: load.Target{Mode: load.Concurrency, Concurrency: 2}, InFlight: 2}
+	high := load.State{Target: load.Target{Mode: load.Concurrency, Concurrency: 16}, InFlight: 16, Step: 1}
+	ctrl := &lockedControl{state: low}
+	c := NewCollector(CollectorOptions{Interval: 100 * time.Millisecond, Window: 10 * time.Second,
+		Results: results, Control: ctrl})
+	go func() {
+		defer close(results)
+		feed := func(lat time.Duration, d time.Duration) {
+			for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+				results <- []driver.Result{ok(0, lat)}
+			}
+		}
+		feed(time.Millisecond, 350*time.Millisecond)
+		ctrl.set(high)
+		c.LoadChanged(load.Change{State: high})
+		feed(50*time.Millisecond, 350*time.Millisecond)
+	}()
+	snaps, err := collect(t, context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after int
+	for _, s := range snaps {
+		switch {
+		case s.Load.Concurrency == 2 && s.Window.Requests > 0:
+			before++
+			if s.Window.Latency.Max != time.Millisecond {
+				t.Errorf("tick %d at the first level: window latency up to %v", s.Seq, s.Window.Latency.Max)
+			}
+		case s.Load.Concurrency == 16 && s.Window.Requests > 0:
+			after++
+			if s.Window.Latency.Min != 50*time.Millisecond {
+				t.Errorf("tick %d at the second level: window latency from %v, a blend of both levels", s.Seq, s.Window.Latency.Min)
+			}
+			if s.Window.Duration > s.Elapsed-300*time.Millisecond {
+				t.Errorf("tick %d: window spans %v of a %v run", s.Seq, s.Window.Duration, s.Elapsed)
+			}
+		}
+	}
+	if before < 2 || after < 2 {
+		t.Fatalf("%d ticks with results at the first level, %d at the second", before, after)
+	}
+	if run := snaps[len(snaps)-1].Run; run.Latency.Min != time.Millisecond || run.Latency.Max != 50*time.Millisecond {
+		t.Errorf("whole run latency %v..%v, want both levels' 1ms..50ms", run.Latency.Min, run.Latency.Max)
+	}
+}

@@ -28,7 +28,9 @@ type Snapshot struct {
 	Load Load `json:"load"`
 
 	// Tick is the client's view of this tick alone; Window covers the last
-	// WindowLength (merged from tick histograms); Run covers the whole run.
+	// WindowLength (merged from tick histograms), restarted at each new load
+	// level (a step, a key press) so that it never blends two levels; Run
+	// covers the whole run.
 	Tick         ClientStats   `json:"tick"`
 	Window       ClientStats   `json:"window"`
 	WindowLength time.Duration `json:"window_ns"`

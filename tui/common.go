@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/tritontop/tritontop/plan"
@@ -75,6 +76,11 @@ type board struct {
 func (b *board) windowStats(s *stats.Snapshot) (*stats.ClientStats, string) {
 	if windowChoices[b.ui.window] == 0 {
 		return &s.Run, "whole run"
+	}
+	// The window restarts at a change of load (stats.Aggregator.StartLevel)
+	// and covers less than its length until it fills again: it says so.
+	if w := s.Window.Duration; w > 0 && w+s.Interval/2 < min(s.WindowLength, s.Run.Duration) {
+		return &s.Window, "last " + strconv.FormatFloat(w.Round(100*time.Millisecond).Seconds(), 'f', -1, 64) + " s at this load"
 	}
 	return &s.Window, fmtWindow(s.WindowLength)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -97,6 +98,28 @@ func TestScreen(t *testing.T) {
 				checkScreen(t, out, sz.w, sz.h)
 				golden.RequireEqual(t, out)
 			})
+		}
+	}
+}
+
+// TestWindowAtThisLoad: after a change of load the window restarts, and
+// the panes that show it say how much of it there is and that it is this
+// load's, not "last 10 s" over less.
+func TestWindowAtThisLoad(t *testing.T) {
+	snaps := closedLoopRun(64)
+	last := &snaps[len(snaps)-1]
+	if last.WindowLength != 10*time.Second || last.Run.Duration < 20*time.Second {
+		t.Fatalf("fixture: window %v, run %v", last.WindowLength, last.Run.Duration)
+	}
+	full := ansi.Strip(loaded(t, Options{Control: newFakeControl(32)}, snaps, 120, 40).Render())
+	if !strings.Contains(full, "Latency · last 10 s") || strings.Contains(full, "at this load") {
+		t.Fatalf("a full window is not named last 10 s:\n%s", full)
+	}
+	last.Window.Duration = 3 * time.Second
+	screen := ansi.Strip(loaded(t, Options{Control: newFakeControl(32)}, snaps, 120, 40).Render())
+	for _, want := range []string{"Latency · last 3 s at this load", "3 s at this load "} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("screen lacks %q:\n%s", want, screen)
 		}
 	}
 }
