@@ -50,6 +50,17 @@ type Comparison struct {
 	Models      []ModelComparison `json:"models,omitempty"`
 	OnlyAModels []string          `json:"only_a_models,omitempty"`
 	OnlyBModels []string          `json:"only_b_models,omitempty"`
+	// Replicas compares runs that both ran over several replicas, replica
+	// by replica over the whole run: throughput, p99 from the send,
+	// Triton's queue time on that server and errors. ReplicasMatchedBy
+	// says how they were paired: MatchByURL when both runs listed the same
+	// URLs, else MatchByPosition, the replicas past the shorter list named
+	// in OnlyAReplicas or OnlyBReplicas. All empty unless both runs had
+	// replicas.
+	Replicas          []ReplicaComparison `json:"replicas,omitempty"`
+	ReplicasMatchedBy string              `json:"replicas_matched_by,omitempty"`
+	OnlyAReplicas     []string            `json:"only_a_replicas,omitempty"`
+	OnlyBReplicas     []string            `json:"only_b_replicas,omitempty"`
 }
 
 // ModelComparison is one model of two runs, compared as two runs of that
@@ -257,11 +268,25 @@ func busiestGPU(m record.MetricsSummary) (float64, bool) {
 
 // Compare sets run b beside run a, each named by its label. The runs must
 // have run in the same load mode (both closed loop or both open loop):
-// levels of different modes do not match.
+// levels of different modes do not match. When both ran over several
+// replicas, their replicas are compared too (Comparison.Replicas).
 func Compare(a, b record.Summary, labelA, labelB string) (*Comparison, error) {
+	var c *Comparison
+	var err error
 	if len(a.Models) > 0 || len(b.Models) > 0 {
-		return compareModels(a, b, labelA, labelB)
+		c, err = compareModels(a, b, labelA, labelB)
+	} else {
+		c, err = compareRuns(a, b, labelA, labelB)
 	}
+	if err != nil {
+		return nil, err
+	}
+	c.compareReplicas(a.Replicas, b.Replicas)
+	return c, nil
+}
+
+// compareRuns compares two runs of one model, level by level and whole.
+func compareRuns(a, b record.Summary, labelA, labelB string) (*Comparison, error) {
 	ma, err := runMode(a, labelA)
 	if err != nil {
 		return nil, err
@@ -452,7 +477,7 @@ func (c Change) cell(v *float64) string {
 		return strconv.FormatFloat(*v, 'f', 1, 64)
 	case "ms":
 		return strconv.FormatFloat(*v, 'f', 2, 64)
-	case "µs":
+	case "µs", "requests":
 		return strconv.FormatFloat(*v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(*v, 'f', 2, 64)

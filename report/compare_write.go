@@ -12,7 +12,8 @@ import (
 // run, then one row per metric of each matched level and of the whole
 // runs, with A, B and the change from A to B.
 // A comparison of several models has a table per model, then the whole
-// runs'.
+// runs'; one of two runs over several replicas ends with a table of the
+// replicas.
 func (c *Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "A  %s: %s\n", c.A.Label, c.A.describe())
@@ -26,6 +27,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		b.WriteString("All models\n")
 	}
 	c.writeTable(&b)
+	c.writeReplicaTable(&b)
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("report: write comparison: %w", err)
 	}
@@ -60,7 +62,7 @@ func (c *Comparison) writeTable(b *strings.Builder) {
 }
 
 // WriteMarkdown writes the comparison as a Markdown table, for an issue, a
-// pull request or a wiki page.
+// pull request or a wiki page; the replicas' table follows as in WriteText.
 func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**A** %s: %s  \n", mdText(c.A.Label), mdText(c.A.describe()))
@@ -74,6 +76,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		b.WriteString("**All models**\n\n")
 	}
 	c.writeMarkdownTable(&b)
+	c.writeMarkdownReplicaTable(&b)
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("report: write comparison: %w", err)
 	}

@@ -62,7 +62,12 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 // latency (p50 and p99) as charts. Several runs overlay on the same
 // charts, each in its own colour under its label; so do the models of a
 // run over several models, each shown as a run of its own under its name,
-// with the GPUs and CPU they share drawn once.
+// with the GPUs and CPU they share drawn once. A run over several replicas
+// adds a Replicas section: a table with each replica's requests,
+// throughput, latency, errors, Triton's queue and compute, GPU and time in
+// service, and charts of the throughput and queue time of each replica
+// (in the run's colour, a shade and dash per replica) and of the replicas
+// in service, with each replica's time out of service shaded.
 //
 // The page is inline CSS and SVG, with no script and nothing fetched, so it
 // opens from a mail attachment on a machine without a network. Charts are
@@ -111,6 +116,10 @@ type htmlPage struct {
 	// Curve is the latency–throughput chart, nil without a sweep.
 	Curve  *htmlChart
 	Charts []htmlChart
+	// Replicas has a table per run over several replicas, and
+	// ReplicaCharts their charts; both empty without one.
+	Replicas      []*htmlReplicaView
+	ReplicaCharts []htmlChart
 }
 
 // htmlChart is one chart, rendered.
@@ -218,6 +227,9 @@ func buildPage(files []HTMLRun, o HTMLOptions) (*htmlPage, error) {
 		return nil, err
 	}
 	if p.Charts, err = charts.timeCharts(); err != nil {
+		return nil, err
+	}
+	if p.Replicas, p.ReplicaCharts, err = charts.replicas(len(files)); err != nil {
 		return nil, err
 	}
 	return p, nil

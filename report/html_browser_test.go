@@ -170,6 +170,36 @@ func TestTwoRunsInChromium(t *testing.T) {
 	checkPNG(t, p.Screenshot(browsertest.ArtifactDir(t), "two-runs", 1280, 2000), 1280, 2000)
 }
 
+// TestReplicasInChromium opens the report of a run over two replicas, one
+// of them out for two ticks: the replica charts drawn among the others,
+// the replica out shaded on each, a table row per replica on screen.
+func TestReplicasInChromium(t *testing.T) {
+	page := renderHTML(t, HTMLRun{Label: "two replicas", File: "rep.jsonl", Run: replicaRecord(t)})
+	p := browsertest.Open(t, writePage(t, "replicas.html", page))
+	if errs := p.Errors(); len(errs) > 0 {
+		t.Errorf("console errors: %v", errs)
+	}
+	if ext := p.ExternalRequests(); len(ext) > 0 {
+		t.Errorf("the report made network requests: %v", ext)
+	}
+	checkChartsDrawn(t, p, append(slices.Clone(replicaCharts), "throughput", "latency", "server-time", "batch", "gpu-utilization", "errors"))
+	for _, id := range replicaCharts {
+		if got := p.Attrs("#"+id+" g.band", "data-label"); strings.Join(got, ",") != "b:8001 out" {
+			t.Errorf("chart %s: bands %q, want b's time out", id, got)
+		}
+		if got := p.Attrs("#"+id+" g.legend-band", "data-band"); strings.Join(got, ",") != "b:8001 out" {
+			t.Errorf("chart %s: band legend %q", id, got)
+		}
+	}
+	if got := p.Attrs("table.replicas-table tbody tr", "data-replica"); strings.Join(got, ",") != "a:8001,b:8001" {
+		t.Errorf("replica rows %q", got)
+	}
+	if got := p.Texts("table.replicas-table tbody tr.out td:last-child"); strings.Join(got, ",") != "1" {
+		t.Errorf("times out of the replica that went out: %q", got)
+	}
+	checkPNG(t, p.Screenshot(browsertest.ArtifactDir(t), "replicas", 1280, 2000), 1280, 2000)
+}
+
 func checkPNG(t *testing.T, path string, w, h int) {
 	t.Helper()
 	f, err := os.Open(path)

@@ -16,7 +16,8 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: tritontop compare A.jsonl B.jsonl [--json | --markdown] [--label A --label B]\n\n"+
 			"Compares two runs of the same load mode, level by level and whole: throughput,\n"+
-			"p50/p99, Triton's queue and compute, batch size, GPU utilization, client CPU per request.\n\n")
+			"p50/p99, Triton's queue and compute, batch size, GPU utilization, client CPU per request;\n"+
+			"replica by replica when both ran over several replicas (-u A -u B).\n\n")
 		fs.PrintDefaults()
 	}
 	jsonOut := fs.Bool("json", false, "print the comparison as JSON")

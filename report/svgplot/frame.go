@@ -29,10 +29,13 @@ const (
 
 // legendItem is one entry of a chart's legend.
 type legendItem struct {
-	name   string
-	color  int
-	dashed bool
-	area   bool
+	name string
+	// stroke is the CSS colour and dash the stroke-dasharray ("" solid) of
+	// the entry's line, or the fill of its box when area is set.
+	stroke, dash string
+	area         bool
+	// band marks a band's entry: a pale box, named by the band's label.
+	band bool
 	// x, y place the entry once laid out; label is the name, shortened
 	// when it does not fit on a row.
 	x, y  float64

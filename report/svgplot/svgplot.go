@@ -18,6 +18,8 @@
 //	g.pts[data-series=N]        its hover points: circle > title
 //	g.legend-item[data-legend]  one legend entry per series
 //	g.marker[data-label]        a vertical marker, its line and label
+//	g.band[data-label]          a shaded span of time: rect > title, rect.lane
+//	g.legend-band[data-band]    the legend entry of a band's label
 //	path.ref[data-label]        a reference line; text.ref-label its label
 //	g.highlight[data-label]     a highlighted point of an x-y chart
 //	g.grid, g.axis.x, g.axis.y  the grid and the axes; .title the chart title
@@ -62,6 +64,12 @@ type Series struct {
 	// Dashed draws the line dashed, to tell two measures of one run apart
 	// when they share a colour.
 	Dashed bool
+	// Variant tells apart the members of a family of series drawn in one
+	// colour, such as the replicas of one run: variant 0 is the colour
+	// itself, each other a darker or lighter shade of it (VariantColor)
+	// with a dash pattern of its own (VariantDash), which overrides
+	// Dashed. VariantLen variants stay distinct.
+	Variant int
 	// Points are the samples. On a time chart X must not decrease.
 	Points []Point
 }

@@ -500,7 +500,7 @@ func TestHighlightLabelsKeepApart(t *testing.T) {
 func legendFor(ss []Series) []legendItem {
 	var out []legendItem
 	for _, s := range ss {
-		out = append(out, legendItem{name: s.Name, color: s.Color})
+		out = append(out, legendItem{name: s.Name, stroke: s.stroke(), dash: s.dash()})
 	}
 	return out
 }

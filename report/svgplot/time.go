@@ -35,6 +35,10 @@ type TimeChart struct {
 	Markers []Marker
 	// Refs are horizontal reference lines, such as an SLO.
 	Refs []RefLine
+	// Bands shade spans of time beneath the data, such as a replica's
+	// time out of service; each label has a legend entry after the
+	// series'.
+	Bands []Band
 }
 
 // WriteSVG writes the chart as one <svg> element. Each series is a <path>
@@ -59,7 +63,7 @@ func (c *TimeChart) WriteSVG(w io.Writer) error {
 		markers: c.Markers,
 	}
 	for i, s := range c.Series {
-		spec.legend = append(spec.legend, legendItem{name: s.Name, color: s.Color, dashed: s.Dashed || dashedIndex(s.Color), area: c.Stacked})
+		spec.legend = append(spec.legend, legendItem{name: s.Name, stroke: s.stroke(), dash: s.dash(), area: c.Stacked})
 		for j, p := range s.Points {
 			spec.xLo, spec.xHi = math.Min(spec.xLo, p.X), math.Max(spec.xHi, p.X)
 			y := p.Y
@@ -70,6 +74,12 @@ func (c *TimeChart) WriteSVG(w io.Writer) error {
 				spec.yLo, spec.yHi = math.Min(spec.yLo, y), math.Max(spec.yHi, y)
 			}
 		}
+	}
+	for _, b := range bandLabels(c.Bands) {
+		spec.legend = append(spec.legend, legendItem{name: b.Label, stroke: VariantColor(b.Color, b.Variant), band: true})
+	}
+	for _, b := range c.Bands {
+		spec.xLo, spec.xHi = math.Min(spec.xLo, b.From), math.Max(spec.xHi, b.To)
 	}
 	for _, mk := range c.Markers {
 		spec.xLo, spec.xHi = math.Min(spec.xLo, mk.X), math.Max(spec.xHi, mk.X)
@@ -92,9 +102,10 @@ func (c *TimeChart) WriteSVG(w io.Writer) error {
 	}
 	m.open(f, c.ID, kind)
 	m.axes(f)
+	bucketW := (f.x.d1 - f.x.d0) * bucketPx / (f.right - f.left)
+	m.bands(f, c.Bands, bucketW)
 	m.markers(f, c.Markers)
 	m.refLines(f, c.Refs, c.YUnit)
-	bucketW := (f.x.d1 - f.x.d0) * bucketPx / (f.right - f.left)
 	if c.Stacked {
 		c.writeStack(&m, f, stack, bucketW)
 	} else {
@@ -131,7 +142,7 @@ func (c *TimeChart) writeLines(m *markup, f *frame, bucketW float64) {
 	for i, s := range c.Series {
 		m.WriteString(`<g class="pts" fill-opacity="0"`)
 		m.attr("data-series", s.Name)
-		m.attr("fill", ColorOf(s.Color))
+		m.attr("fill", s.stroke())
 		m.WriteString(">")
 		for _, seg := range kept[i] {
 			for _, j := range seg {
@@ -196,8 +207,8 @@ func (c *TimeChart) writeStack(m *markup, f *frame, stack [][]float64, bucketW f
 		}
 		m.WriteString(`<path class="area"`)
 		m.attr("data-series", s.Name)
-		m.attr("fill", ColorOf(s.Color))
-		m.attr("stroke", ColorOf(s.Color))
+		m.attr("fill", s.stroke())
+		m.attr("stroke", s.stroke())
 		m.WriteString(` d="`)
 		for _, seg := range kept {
 			m.polyline(f, xs, stack[i], seg)
@@ -218,7 +229,7 @@ func (c *TimeChart) writeStack(m *markup, f *frame, stack [][]float64, bucketW f
 	for i, s := range c.Series {
 		m.WriteString(`<g class="pts" fill-opacity="0"`)
 		m.attr("data-series", s.Name)
-		m.attr("fill", ColorOf(s.Color))
+		m.attr("fill", s.stroke())
 		m.WriteString(">")
 		for _, seg := range kept {
 			for _, j := range seg {
@@ -277,6 +288,9 @@ func (c *TimeChart) validate() error {
 		}
 	}
 	if err := checkRefs(c.Refs); err != nil {
+		return err
+	}
+	if err := checkBands(c.Bands); err != nil {
 		return err
 	}
 	if !c.Stacked || len(c.Series) == 0 {

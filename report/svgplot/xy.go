@@ -45,7 +45,7 @@ func (c *XYChart) WriteSVG(w io.Writer) error {
 		title: c.Title, yTitle: axisTitle(c.YLabel, c.YUnit), xTitle: axisTitle(c.XLabel, c.XUnit),
 	}
 	for _, s := range c.Series {
-		spec.legend = append(spec.legend, legendItem{name: s.Name, color: s.Color, dashed: s.Dashed || dashedIndex(s.Color)})
+		spec.legend = append(spec.legend, legendItem{name: s.Name, stroke: s.stroke(), dash: s.dash()})
 		for _, p := range s.Points {
 			if math.IsNaN(p.Y) {
 				continue
@@ -88,7 +88,7 @@ func (c *XYChart) WriteSVG(w io.Writer) error {
 	for i, s := range c.Series {
 		m.WriteString(`<g class="pts" stroke="#fff"`)
 		m.attr("data-series", s.Name)
-		m.attr("fill", ColorOf(s.Color))
+		m.attr("fill", s.stroke())
 		m.WriteString(">")
 		for _, seg := range segs[i] {
 			for _, j := range seg {
