@@ -42,26 +42,57 @@ func tickSnapshot(b *testing.B, n int, wide bool) stats.Snapshot {
 	}
 }
 
+// addCases are the ticks of BenchmarkAdd and BenchmarkAddModels: 1,000 or
+// 10,000 requests, with a steady model's narrow latency spread or one over
+// three decades (the worst case: the work grows with the number of HDR
+// buckets populated).
+var addCases = []struct {
+	name string
+	n    int
+	wide bool
+}{
+	{"1k-narrow", 1_000, false},
+	{"10k-narrow", 10_000, false},
+	{"10k-wide", 10_000, true},
+}
+
 // BenchmarkAdd is the cost of one tick with two histograms (from send and
-// from schedule): 1,000 or 10,000 requests, with a steady model's narrow
-// latency spread or one over three decades (the worst case: the work grows
-// with the number of HDR buckets populated).
+// from schedule), in a run of one model.
 func BenchmarkAdd(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		n    int
-		wide bool
-	}{
-		{"1k-narrow", 1_000, false},
-		{"10k-narrow", 10_000, false},
-		{"10k-wide", 10_000, true},
-	} {
+	for _, c := range addCases {
 		b.Run(c.name, func(b *testing.B) {
 			e, err := New(Options{Model: "m", Worker: "0"})
 			if err != nil {
 				b.Fatal(err)
 			}
 			s := tickSnapshot(b, c.n, c.wide)
+			b.ReportAllocs()
+			for b.Loop() {
+				e.Add(s)
+			}
+			if err := e.Err(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+// BenchmarkAddModels is the cost of one tick of a run over two models,
+// each with a tick of BenchmarkAdd's size: to compare with BenchmarkAdd,
+// which is one such model.
+func BenchmarkAddModels(b *testing.B) {
+	for _, c := range addCases {
+		b.Run(c.name, func(b *testing.B) {
+			e, err := New(Options{Models: []string{"a", "b"}, Worker: "0"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			one := tickSnapshot(b, c.n, c.wide)
+			s := one
+			for _, name := range []string{"a", "b"} {
+				s.Models = append(s.Models, stats.Model{Name: name, Load: one.Load, Tick: one.Tick,
+					Histogram: one.Histogram, ScheduledHistogram: one.ScheduledHistogram})
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				e.Add(s)

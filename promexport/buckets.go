@@ -107,13 +107,14 @@ func (b *bucketCounts) add(bounds []float64, h *hdrhistogram.PackedHistogram, l 
 	}
 }
 
-// metric returns the buckets as a constant Prometheus histogram.
-func (b *bucketCounts) metric(desc *prometheus.Desc, bounds []float64) prometheus.Metric {
+// metric returns the buckets as a constant Prometheus histogram with the
+// given label values.
+func (b *bucketCounts) metric(desc *prometheus.Desc, bounds []float64, labels ...string) prometheus.Metric {
 	cum := make(map[float64]uint64, len(bounds))
 	var acc uint64
 	for i, ub := range bounds {
 		acc += b.counts[i]
 		cum[ub] = acc
 	}
-	return prometheus.MustNewConstHistogram(desc, b.count, b.sum, cum)
+	return prometheus.MustNewConstHistogram(desc, b.count, b.sum, cum, labels...)
 }

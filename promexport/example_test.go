@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 
 	"github.com/tritontop/tritontop/promexport"
@@ -47,4 +48,35 @@ func Example() {
 	// tritontop_request_successes_total{model="resnet50",worker="2"} 118
 	// tritontop_requests_cancelled_total{model="resnet50",worker="2"} 0
 	// tritontop_requests_total{model="resnet50",worker="2"} 120
+}
+
+// In a run over several models, each model's part of the tick has its own
+// series; the load step and tritontop's CPU stay the run's.
+func Example_severalModels() {
+	exp, err := promexport.New(promexport.Options{Models: []string{"resnet50", "bert"}})
+	if err != nil {
+		panic(err)
+	}
+	rec := httptest.NewRecorder()
+	exp.Add(stats.Snapshot{
+		Tick:   stats.ClientStats{Requests: 300, Successes: 300},
+		Load:   stats.Load{Step: 1},
+		System: stats.SystemStats{ProcessCPU: 0.5},
+		Models: []stats.Model{
+			{Name: "resnet50", Tick: stats.ClientStats{Requests: 100, Successes: 100}},
+			{Name: "bert", Tick: stats.ClientStats{Requests: 200, Successes: 200}},
+		},
+	})
+	exp.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, promexport.MetricsPath, nil))
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if strings.HasPrefix(line, "tritontop_requests_total") || strings.HasPrefix(line, "tritontop_load_step") ||
+			strings.HasPrefix(line, "tritontop_process_cpu") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// tritontop_load_step 1
+	// tritontop_process_cpu_cores 0.5
+	// tritontop_requests_total{model="bert"} 200
+	// tritontop_requests_total{model="resnet50"} 100
 }

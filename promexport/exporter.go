@@ -4,9 +4,19 @@
 // per tick (Add) and keeps cumulative totals that a scrape turns into
 // counters, gauges and latency histograms in Prometheus' exposition format.
 //
-// Nothing here runs per request: each tick costs a few additions and one
-// pass over the tick's HDR latency histogram, and each scrape builds its
-// metrics from the totals.
+// A run of one model names it in a constant model label on every metric
+// (Options.Model). A run over several models (Options.Models) has one series
+// per model of every per-request metric (requests, successes, errors by
+// code, inferences, cancelled requests, retries, late sends, bytes, requests
+// in flight, the load target and both latency histograms), labelled
+// model="NAME" and read from that model's part of each tick
+// (stats.Snapshot.Models); the run-wide metrics (the load step and
+// tritontop's own CPU) have no model label. The run's totals are then sums
+// over the label, such as sum without (model) (tritontop_requests_total).
+//
+// Nothing here runs per request: each tick costs a few additions per model
+// and one pass over each of its HDR latency histograms, and each scrape
+// builds its metrics from the totals.
 package promexport
 
 import (
@@ -19,15 +29,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/stats"
 )
 
 // Options configures an Exporter. All fields are optional.
 type Options struct {
-	// Model is the value of the model label on every metric (omitted when
-	// empty).
+	// Model is the value of the model label on every metric of a run of
+	// one model (omitted when empty).
 	Model string
+	// Models names the models of a run over several models, in the order
+	// of its snapshots' Models. With two or more, every per-request metric
+	// has one series per model, labelled with its name and read from that
+	// model's part of each tick, and the run-wide metrics have no model
+	// label; Model must then be empty. One name is the same as Model. A
+	// model that a tick has and Models does not name gets its series from
+	// that tick on; one named here has them, at zero, from the start.
+	Models []string
 	// Worker is the value of the worker label on every metric, such as the
 	// worker's index in a distributed run (omitted when empty).
 	Worker string
@@ -44,26 +61,21 @@ type Exporter struct {
 	buckets []float64
 	descs   descs
 	reg     *prometheus.Registry
+	// perModel is set for a run over several models: the per-request
+	// metrics then come from each tick's Models, one series per model.
+	perModel bool
 
-	mu  sync.Mutex
-	tot totals
-	err error // the first histogram that could not be decoded
+	mu sync.Mutex
+	// models are the per-request totals: the one entry of a run of one
+	// model, or one per model of a run over several.
+	models []*modelTotals
+	run    runTotals
+	err    error // the first histogram that could not be decoded
 }
 
-// totals are the run's cumulative counters and the last tick's gauges.
-type totals struct {
-	requests, successes, errors, inferences int64
-	cancelled, retries, late                int64
-	bytesSent, bytesReceived                int64
-	errorsByCode                            map[string]int64
-
-	latency, scheduled bucketCounts
-
-	// Gauges, valid once a snapshot was added.
-	seen       bool
-	mode       load.Mode
-	target     float64
-	inFlight   int
+// runTotals are the last tick's run-wide gauges.
+type runTotals struct {
+	seen       bool // a snapshot was added
 	step       int
 	processCPU float64
 }
@@ -98,8 +110,9 @@ const (
 )
 
 // New returns an Exporter with no data yet. It fails when a label value is
-// not valid UTF-8 or the buckets are not positive, finite and strictly
-// increasing.
+// not valid UTF-8, when Model and Models are both given or Models names a
+// model twice or an empty one, or when the buckets are not positive,
+// finite and strictly increasing.
 func New(opts Options) (*Exporter, error) {
 	buckets := opts.Buckets
 	if buckets == nil {
@@ -108,43 +121,59 @@ func New(opts Options) (*Exporter, error) {
 	if err := checkBuckets(buckets); err != nil {
 		return nil, err
 	}
-	labels := prometheus.Labels{}
-	for name, v := range map[string]string{"model": opts.Model, "worker": opts.Worker} {
-		if !utf8.ValidString(v) {
-			return nil, fmt.Errorf("prometheus %s label %q is not valid UTF-8", name, v)
-		}
-		if v != "" {
-			labels[name] = v
-		}
+	model, perModel, err := modelLabels(opts)
+	if err != nil {
+		return nil, err
 	}
-	d := func(name, help string, variable ...string) *prometheus.Desc {
+	if !utf8.ValidString(opts.Worker) {
+		return nil, fmt.Errorf("prometheus worker label %q is not valid UTF-8", opts.Worker)
+	}
+	labels := prometheus.Labels{}
+	if model != "" {
+		labels["model"] = model
+	}
+	if opts.Worker != "" {
+		labels["worker"] = opts.Worker
+	}
+	// run describes a run-wide metric; req a per-request one, which has a
+	// model label of its own in a run over several models.
+	run := func(name, help string, variable ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, variable, labels)
 	}
+	req := run
+	if perModel {
+		req = func(name, help string, variable ...string) *prometheus.Desc {
+			return run(name, help, append([]string{"model"}, variable...)...)
+		}
+	}
 	e := &Exporter{
-		buckets: append([]float64(nil), buckets...),
+		buckets:  append([]float64(nil), buckets...),
+		perModel: perModel,
 		descs: descs{
-			requests:      d(MetricRequests, "Requests finished since the run started: successes and errors, not cancelled ones."),
-			successes:     d(MetricSuccesses, "Requests that succeeded since the run started."),
-			errors:        d(MetricErrors, "Requests that failed since the run started, by gRPC status code name (HTTP errors are mapped to the code Triton would send).", "code"),
-			inferences:    d(MetricInferences, "Inferences in successful requests since the run started (batch size per request)."),
-			cancelled:     d(MetricCancelled, "Requests cancelled by the client (at the end of the run or a load change) since the run started."),
-			retries:       d(MetricRetries, "Retries of failed sends since the run started."),
-			late:          d(MetricLateSends, "Open-loop sends later than their schedule since the run started."),
-			bytesSent:     d(MetricBytesSent, "Request bytes sent since the run started."),
-			bytesReceived: d(MetricBytesReceived, "Response bytes received since the run started."),
-			inFlight:      d(MetricInFlight, "Requests in flight at the end of the last tick."),
-			target:        d(MetricLoadTarget, "The load asked for: requests in flight (mode concurrency) or requests per second (mode rate).", "mode"),
-			step:          d(MetricLoadStep, "Index of the current step of a stepped schedule (0 without one), so that a fleet's steps can be lined up."),
-			processCPU:    d(MetricProcessCPU, "tritontop's own CPU use over the last tick, in cores (1 = one core busy)."),
-			latency:       d(MetricLatency, "Latency of successful requests from the actual send to the response."),
-			scheduled:     d(MetricScheduledLatency, "Latency of successful open-loop requests from their scheduled send time to the response (free of coordinated omission)."),
+			requests:      req(MetricRequests, "Requests finished since the run started: successes and errors, not cancelled ones."),
+			successes:     req(MetricSuccesses, "Requests that succeeded since the run started."),
+			errors:        req(MetricErrors, "Requests that failed since the run started, by gRPC status code name (HTTP errors are mapped to the code Triton would send).", "code"),
+			inferences:    req(MetricInferences, "Inferences in successful requests since the run started (batch size per request)."),
+			cancelled:     req(MetricCancelled, "Requests cancelled by the client (at the end of the run or a load change) since the run started."),
+			retries:       req(MetricRetries, "Retries of failed sends since the run started."),
+			late:          req(MetricLateSends, "Open-loop sends later than their schedule since the run started."),
+			bytesSent:     req(MetricBytesSent, "Request bytes sent since the run started."),
+			bytesReceived: req(MetricBytesReceived, "Response bytes received since the run started."),
+			inFlight:      req(MetricInFlight, "Requests in flight at the end of the last tick."),
+			target:        req(MetricLoadTarget, "The load asked for: requests in flight (mode concurrency) or requests per second (mode rate).", "mode"),
+			step:          run(MetricLoadStep, "Index of the current step of a stepped schedule (0 without one), so that a fleet's steps can be lined up."),
+			processCPU:    run(MetricProcessCPU, "tritontop's own CPU use over the last tick, in cores (1 = one core busy)."),
+			latency:       req(MetricLatency, "Latency of successful requests from the actual send to the response."),
+			scheduled:     req(MetricScheduledLatency, "Latency of successful open-loop requests from their scheduled send time to the response (free of coordinated omission)."),
 		},
 		reg: prometheus.NewRegistry(),
-		tot: totals{
-			errorsByCode: map[string]int64{},
-			latency:      newBucketCounts(len(buckets)),
-			scheduled:    newBucketCounts(len(buckets)),
-		},
+	}
+	if perModel {
+		for _, name := range opts.Models {
+			e.models = append(e.models, newModelTotals(name, len(buckets), true))
+		}
+	} else {
+		e.models = []*modelTotals{newModelTotals("", len(buckets), false)}
 	}
 	if err := e.reg.Register(e); err != nil {
 		return nil, fmt.Errorf("prometheus exporter: %w", err)
@@ -152,58 +181,118 @@ func New(opts Options) (*Exporter, error) {
 	return e, nil
 }
 
-// Add folds one tick into the totals. It reads only the tick's own fields
-// (Tick, Load, System, Histogram, ScheduledHistogram), so that a reset of
-// the run's windows never makes a counter go backwards. A histogram that
-// cannot be decoded is left out of the latency histograms, everything else
-// is counted, and Err reports it.
-func (e *Exporter) Add(s stats.Snapshot) {
-	// Decoding is the expensive part; it runs before the lock so that a
-	// scrape never waits for it.
-	lat, latErr := decodeTick(s.Histogram)
-	sched, schedErr := decodeTick(s.ScheduledHistogram)
+// modelLabels checks Options' model names and returns the constant model
+// label (empty for none) and whether the run is over several models.
+func modelLabels(opts Options) (model string, perModel bool, err error) {
+	if opts.Model != "" && len(opts.Models) > 0 {
+		return "", false, fmt.Errorf("prometheus model label: both a model (%q) and the models of a run over several (%q) given; give one", opts.Model, opts.Models)
+	}
+	for _, name := range append([]string{opts.Model}, opts.Models...) {
+		if !utf8.ValidString(name) {
+			return "", false, fmt.Errorf("prometheus model label %q is not valid UTF-8", name)
+		}
+	}
+	switch len(opts.Models) {
+	case 0:
+		return opts.Model, false, nil
+	case 1:
+		return opts.Models[0], false, nil
+	}
+	seen := make(map[string]bool, len(opts.Models))
+	for _, name := range opts.Models {
+		if name == "" {
+			return "", false, fmt.Errorf("prometheus model labels %q: a model of a run over several needs a name", opts.Models)
+		}
+		if seen[name] {
+			return "", false, fmt.Errorf("prometheus model labels %q: model %s named twice; name each model once", opts.Models, name)
+		}
+		seen[name] = true
+	}
+	return "", true, nil
+}
 
+// maxStackModels is how many models' decoded histograms Add holds without
+// allocating (tritontop runs at most 16 models).
+const maxStackModels = 16
+
+// Add folds one tick into the totals. It reads only the tick's own fields
+// (Tick, Load, System, Histogram, ScheduledHistogram, and the same of each
+// of Models in a run over several models), so that a reset of the run's
+// windows never makes a counter go backwards. A histogram that cannot be
+// decoded is left out of the latency histograms, everything else is
+// counted, and Err reports it; so does a tick of a run over several models
+// that has no Models.
+func (e *Exporter) Add(s stats.Snapshot) {
+	if !e.perModel {
+		// Decoding is the expensive part; it runs before the lock so that
+		// a scrape never waits for it.
+		p := decodePart(&s.Tick, s.Histogram, s.ScheduledHistogram)
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.models[0].add(e.buckets, &s.Tick, &s.Load, &p)
+		e.noteErr(s.Seq, "", p.latErr, p.schedErr)
+		e.run.add(&s)
+		return
+	}
+
+	var buf [maxStackModels]part
+	parts := buf[:0]
+	for i := range s.Models {
+		m := &s.Models[i]
+		parts = append(parts, decodePart(&m.Tick, m.Histogram, m.ScheduledHistogram))
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	t := &e.tot
-	c := &s.Tick
-	t.requests += c.Requests
-	t.successes += c.Successes
-	t.errors += c.Errors
-	t.inferences += c.Inferences
-	t.cancelled += c.Cancelled
-	t.retries += c.Retries
-	t.late += c.Late
-	t.bytesSent += c.BytesSent
-	t.bytesReceived += c.BytesReceived
-	for _, ec := range c.ErrorsByCode {
-		t.errorsByCode[ec.Code] += ec.Count
+	if len(s.Models) == 0 && e.err == nil {
+		e.err = fmt.Errorf("tick %d has no per-model statistics, which a run over several models needs: its requests are left out", s.Seq)
 	}
+	for i := range parts {
+		m := &s.Models[i]
+		e.model(i, m.Name).add(e.buckets, &m.Tick, &m.Load, &parts[i])
+		e.noteErr(s.Seq, m.Name, parts[i].latErr, parts[i].schedErr)
+	}
+	e.run.add(&s)
+}
 
-	if latErr == nil {
-		t.latency.add(e.buckets, lat, c.Latency)
+// model returns the totals of the model named name, the i-th of the tick:
+// where it was the tick before, in all but a reordered run.
+func (e *Exporter) model(i int, name string) *modelTotals {
+	if i < len(e.models) && e.models[i].name == name {
+		return e.models[i]
 	}
-	if schedErr == nil && (c.Scheduled != nil || s.ScheduledHistogram != "") {
-		var l stats.Latency
-		if c.Scheduled != nil {
-			l = *c.Scheduled
+	for _, t := range e.models {
+		if t.name == name {
+			return t
 		}
-		t.scheduled.add(e.buckets, sched, l)
 	}
-	if err := errors.Join(latErr, schedErr); err != nil && e.err == nil {
-		e.err = fmt.Errorf("tick %d: %w", s.Seq, err)
-	}
+	t := newModelTotals(name, len(e.buckets), true)
+	e.models = append(e.models, t)
+	return t
+}
 
-	t.seen = true
-	t.mode = s.Load.Mode
-	t.target = s.Load.Target().Level()
-	t.inFlight = s.Load.InFlight
-	t.step = s.Load.Step
-	t.processCPU = s.System.ProcessCPU
+// noteErr keeps the first histogram that could not be decoded; model is
+// empty in a run of one model.
+func (e *Exporter) noteErr(seq int, model string, latErr, schedErr error) {
+	err := errors.Join(latErr, schedErr)
+	if e.err != nil || err == nil {
+		return
+	}
+	if model != "" {
+		e.err = fmt.Errorf("tick %d: model %s: %w", seq, model, err)
+		return
+	}
+	e.err = fmt.Errorf("tick %d: %w", seq, err)
+}
+
+// add keeps the tick's run-wide gauges.
+func (r *runTotals) add(s *stats.Snapshot) {
+	r.seen = true
+	r.step = s.Load.Step
+	r.processCPU = s.System.ProcessCPU
 }
 
 // Err returns the first error met by Add (a tick's latency histogram that
-// could not be decoded), or nil.
+// could not be decoded, or a tick without the models of its run), or nil.
 func (e *Exporter) Err() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -230,42 +319,16 @@ func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the current totals as constant metrics. Counters are
 // emitted from the start, at zero, so that a rate over the first scrapes is
-// defined; gauges once a tick was added; the scheduled-latency histogram
-// once an open-loop tick was added.
+// defined; gauges once a tick (with that model) was added; the
+// scheduled-latency histogram once an open-loop tick was added.
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	d, t := &e.descs, &e.tot
-	counter := func(desc *prometheus.Desc, v int64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(v), labels...)
+	for _, t := range e.models {
+		t.collect(ch, &e.descs, e.buckets)
 	}
-	counter(d.requests, t.requests)
-	counter(d.successes, t.successes)
-	for code, n := range t.errorsByCode {
-		counter(d.errors, n, code)
+	if e.run.seen {
+		ch <- prometheus.MustNewConstMetric(e.descs.step, prometheus.GaugeValue, float64(e.run.step))
+		ch <- prometheus.MustNewConstMetric(e.descs.processCPU, prometheus.GaugeValue, e.run.processCPU)
 	}
-	counter(d.inferences, t.inferences)
-	counter(d.cancelled, t.cancelled)
-	counter(d.retries, t.retries)
-	counter(d.late, t.late)
-	counter(d.bytesSent, t.bytesSent)
-	counter(d.bytesReceived, t.bytesReceived)
-
-	ch <- t.latency.metric(d.latency, e.buckets)
-	if t.scheduled.seen {
-		ch <- t.scheduled.metric(d.scheduled, e.buckets)
-	}
-
-	if !t.seen {
-		return
-	}
-	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
-	}
-	gauge(d.inFlight, float64(t.inFlight))
-	if t.mode == load.Concurrency || t.mode == load.Rate {
-		gauge(d.target, t.target, string(t.mode))
-	}
-	gauge(d.step, float64(t.step))
-	gauge(d.processCPU, t.processCPU)
 }

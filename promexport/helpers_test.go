@@ -68,6 +68,17 @@ func labelsOf(m *dto.Metric) map[string]string {
 	return out
 }
 
+// hasLabels reports whether m's labels include want.
+func hasLabels(m *dto.Metric, want map[string]string) bool {
+	got := labelsOf(m)
+	for k, v := range want {
+		if got[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
 // only returns the one metric of family name whose labels include want,
 // failing the test if there is not exactly one.
 func only(t *testing.T, fams map[string]*dto.MetricFamily, name string, want map[string]string) *dto.Metric {
@@ -78,14 +89,7 @@ func only(t *testing.T, fams map[string]*dto.MetricFamily, name string, want map
 	}
 	var found []*dto.Metric
 	for _, m := range f.GetMetric() {
-		got := labelsOf(m)
-		match := true
-		for k, v := range want {
-			if got[k] != v {
-				match = false
-			}
-		}
-		if match {
+		if hasLabels(m, want) {
 			found = append(found, m)
 		}
 	}
@@ -198,7 +202,13 @@ func checkCounters(t *testing.T, fams map[string]*dto.MetricFamily, s sums, labe
 		}
 		errs += got
 	}
-	if n := len(fams[MetricErrors].GetMetric()); n != len(s.byCode) {
+	n := 0
+	for _, m := range fams[MetricErrors].GetMetric() {
+		if hasLabels(m, labels) {
+			n++
+		}
+	}
+	if n != len(s.byCode) {
 		t.Errorf("%d error codes exported, want %d", n, len(s.byCode))
 	}
 	if errs != float64(s.errors) {

@@ -317,6 +317,18 @@ func (f *loadFlags) forModel(m modelSpec) *loadFlags {
 // several reports whether the run is over several models.
 func (f *loadFlags) several() bool { return len(f.models) > 1 }
 
+// modelNames are the names of the run's models, in the order given.
+func (f *loadFlags) modelNames() []string {
+	if !f.several() {
+		return []string{f.model}
+	}
+	names := make([]string, len(f.models))
+	for i, m := range f.models {
+		names[i] = m.name
+	}
+	return names
+}
+
 // csvPathFor is model's CSV file of a run over several models: -f
 // out.csv writes out.MODEL.csv for each, since perf_analyzer's CSV is of
 // one model.

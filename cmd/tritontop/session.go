@@ -123,7 +123,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	if err != nil {
 		return err
 	}
-	prom, err := f.dist.servePrometheus(ctx, f.model, stderr)
+	prom, err := f.dist.servePrometheus(ctx, f.modelNames(), stderr)
 	if err != nil {
 		return err
 	}

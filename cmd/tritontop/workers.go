@@ -212,11 +212,12 @@ type promEndpoint struct {
 
 // servePrometheus binds --prometheus-addr before the run, so that a port in
 // use is a usage error and not a run without its metrics; nil without it.
-func (w *workerFlags) servePrometheus(ctx context.Context, model string, stderr io.Writer) (*promEndpoint, error) {
+// models are the run's: with several, each has its own series.
+func (w *workerFlags) servePrometheus(ctx context.Context, models []string, stderr io.Writer) (*promEndpoint, error) {
 	if w.promAddr == "" {
 		return nil, nil
 	}
-	opts := promexport.Options{Model: model}
+	opts := promexport.Options{Models: models}
 	if w.distributed() {
 		opts.Worker = strconv.Itoa(w.index)
 	}

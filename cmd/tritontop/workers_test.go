@@ -442,6 +442,107 @@ func TestPrometheusLingers(t *testing.T) {
 	ln.Close()
 }
 
+// TestPrometheusSeveralModels: a headless run over two models on the
+// simulator serves one series per model, each saying what that model's
+// part of the run file says, and together what the whole run's says; the
+// run-wide metrics have no model label.
+func TestPrometheusSeveralModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3 s load run")
+	}
+	srv := startSim(t)
+	promAddr := freePort(t)
+	runFile := filepath.Join(t.TempDir(), "two.jsonl")
+	done := make(chan struct {
+		code   int
+		stderr string
+	}, 1)
+	go func() {
+		code, _, stderr := runCLI("-m", "resnet50@concurrency=4", "-m", "bert@rate=100", "--shape", "input_ids:64", "--shape", "attention_mask:64",
+			"-u", srv.GRPCAddr(), "--tick", "500ms", "--duration", "3s", "--record", runFile, "--headless",
+			"--prometheus-addr", promAddr, "--prometheus-scrape-interval", "2s")
+		done <- struct {
+			code   int
+			stderr string
+		}{code, stderr}
+	}()
+	fams := scrapeAfterRun(t, runFile, "http://"+promAddr+promexport.MetricsPath)
+	if r := <-done; r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	run, err := record.ReadAll(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := run.Snapshots[len(run.Snapshots)-1]
+	if len(last.Models) != 2 {
+		t.Fatalf("the run file's last tick has %d models", len(last.Models))
+	}
+
+	// series returns the value of family name's one series of model.
+	series := func(name, model string) *dto.Metric {
+		t.Helper()
+		var found []*dto.Metric
+		for _, m := range fams[name].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "model" && l.GetValue() == model {
+					found = append(found, m)
+				}
+			}
+		}
+		if len(found) != 1 {
+			t.Fatalf("%s{model=%q}: %d series in %v", name, model, len(found), fams[name])
+		}
+		return found[0]
+	}
+	counters := []string{promexport.MetricRequests, promexport.MetricSuccesses, promexport.MetricInferences,
+		promexport.MetricCancelled, promexport.MetricBytesSent, promexport.MetricBytesReceived}
+	want := func(c stats.ClientStats) []int64 {
+		return []int64{c.Requests, c.Successes, c.Inferences, c.Cancelled, c.BytesSent, c.BytesReceived}
+	}
+	added := make([]float64, len(counters))
+	var latencies uint64
+	for _, m := range last.Models {
+		for i, name := range counters {
+			got := series(name, m.Name).GetCounter().GetValue()
+			if w := want(m.Run)[i]; got != float64(w) {
+				t.Errorf("%s{model=%q} = %v, the run file says %d", name, m.Name, got, w)
+			}
+			added[i] += got
+		}
+		if m.Run.Requests == 0 {
+			t.Errorf("model %s had no requests", m.Name)
+		}
+		h := series(promexport.MetricLatency, m.Name).GetHistogram()
+		if h.GetSampleCount() != uint64(m.Run.Latency.Count) {
+			t.Errorf("%s{model=%q} count = %d, the run file says %d", promexport.MetricLatency, m.Name, h.GetSampleCount(), m.Run.Latency.Count)
+		}
+		latencies += h.GetSampleCount()
+	}
+	for i, name := range counters {
+		if w := want(last.Run)[i]; added[i] != float64(w) {
+			t.Errorf("%s over the models = %v, the whole run's is %d", name, added[i], w)
+		}
+	}
+	if latencies != uint64(last.Run.Latency.Count) {
+		t.Errorf("%s counts over the models = %d, the whole run's is %d", promexport.MetricLatency, latencies, last.Run.Latency.Count)
+	}
+	// bert alone is open-loop, and so alone has latencies from the schedule.
+	bert := last.Models[last.ModelIndex("bert")]
+	if sched := fams[promexport.MetricScheduledLatency].GetMetric(); len(sched) != 1 || bert.Run.Scheduled == nil ||
+		sched[0].GetHistogram().GetSampleCount() != uint64(bert.Run.Scheduled.Count) {
+		t.Errorf("%s: %v, bert's from its schedule %+v", promexport.MetricScheduledLatency, sched, bert.Run.Scheduled)
+	}
+	if got := series(promexport.MetricLoadTarget, "bert"); got.GetGauge().GetValue() != 100 {
+		t.Errorf("bert's load target = %v, want rate 100", got.GetGauge().GetValue())
+	}
+	for _, name := range []string{promexport.MetricProcessCPU, promexport.MetricLoadStep} {
+		if ms := fams[name].GetMetric(); len(ms) != 1 || len(ms[0].GetLabel()) != 0 {
+			t.Errorf("%s: %v, want one series without labels", name, ms)
+		}
+	}
+}
+
 // TestJobArgsParse: the Kubernetes Job's command line, with the ConfigMap's
 // values and a worker's index put in, is one tritontop accepts.
 func TestJobArgsParse(t *testing.T) {
