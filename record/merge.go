@@ -499,7 +499,7 @@ func (c *cpuSum) add(sp *tickSpan) {
 	c.Ticks++
 	c.CPUSeconds += sp.cpuSeconds
 	c.Seconds += sp.duration.Seconds()
-	c.MaxCores = max(c.MaxCores, sp.cores)
+	c.AddMax(sp.cores, sp.duration)
 	c.HostSum += sp.hostCPU
 	c.Requests += sp.requests
 }

@@ -319,6 +319,24 @@ type CPUTotals struct {
 	CPUSeconds, Seconds float64
 	MaxCores, HostSum   float64
 	Requests            int64
+	// long says that MaxCores is from ticks of CPUMaxTick or more.
+	long bool
+}
+
+// CPUMaxTick is the shortest tick whose CPU use counts towards the
+// maximum once a longer one was seen: the kernel counts CPU time in 10 ms
+// clock ticks, so over the sliver that often ends a run one count reads as
+// a core or more.
+const CPUMaxTick = 100 * time.Millisecond
+
+// AddMax takes a tick of d at cores into the maximum.
+func (t *CPUTotals) AddMax(cores float64, d time.Duration) {
+	switch {
+	case d >= CPUMaxTick && !t.long:
+		t.MaxCores, t.long = cores, true
+	case d >= CPUMaxTick || !t.long:
+		t.MaxCores = max(t.MaxCores, cores)
+	}
 }
 
 // ClientCPU is the span's client CPU: average and maximum cores, CPU time

@@ -319,7 +319,7 @@ func (a *cpuAcc) add(s stats.Snapshot, d time.Duration) {
 	a.Ticks++
 	a.CPUSeconds += s.System.ProcessCPU * d.Seconds()
 	a.Seconds += d.Seconds()
-	a.MaxCores = max(a.MaxCores, s.System.ProcessCPU)
+	a.AddMax(s.System.ProcessCPU, d)
 	a.HostSum += s.System.HostCPU
 	a.Requests += s.Tick.Requests
 }
