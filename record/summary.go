@@ -346,11 +346,13 @@ func (t CPUTotals) ClientCPU() ClientCPU {
 	if t.Ticks == 0 {
 		return c
 	}
-	c.MaxCores = t.MaxCores
 	c.HostAvg = t.HostSum / float64(t.Ticks)
 	if t.Seconds > 0 {
 		c.AvgCores = t.CPUSeconds / t.Seconds
 	}
+	// The average counts the slivers' clock counts that the maximum
+	// leaves out; no tick's use was under the average of them all.
+	c.MaxCores = max(t.MaxCores, c.AvgCores)
 	if t.Requests > 0 {
 		c.PerRequest = time.Duration(t.CPUSeconds / float64(t.Requests) * float64(time.Second))
 	}

@@ -25,3 +25,17 @@ func TestCPUMaxSkipsSlivers(t *testing.T) {
 		t.Errorf("max %v after a tick of CPUMaxTick at 0.5", c.MaxCores)
 	}
 }
+
+// TestClientCPUMaxNotUnderAverage: the average integrates the slivers'
+// counts that the maximum leaves out; the maximum reported is never below
+// it.
+func TestClientCPUMaxNotUnderAverage(t *testing.T) {
+	c := CPUTotals{Ticks: 3, CPUSeconds: 0.62*2 + 0.01, Seconds: 2.005}
+	c.AddMax(0.61, time.Second)
+	c.AddMax(0.60, time.Second)
+	c.AddMax(2.0, 5*time.Millisecond)
+	cpu := c.ClientCPU()
+	if cpu.AvgCores <= 0.61 || cpu.MaxCores != cpu.AvgCores {
+		t.Errorf("avg %v, max %v: want the max raised to the average", cpu.AvgCores, cpu.MaxCores)
+	}
+}
