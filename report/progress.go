@@ -110,9 +110,11 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) 
 // WriteStepLine writes the headless line of a measured step: its place in
 // the run, its load, throughput, latency, Triton's queue and compute, and
 // how it was measured (stable after how many windows, or not; the SLO).
-func WriteStepLine(w io.Writer, p interface{ Position() (int, int) }, st record.Step) {
+// The step is the i-th of n so far; elapsed is the run's time until it
+// ended, and the line ends with the time the rest of the run should take
+// at that pace (the steps so far on average), while steps remain.
+func WriteStepLine(w io.Writer, i, n int, elapsed time.Duration, st record.Step) {
 	var b strings.Builder
-	i, n := p.Position()
 	fmt.Fprintf(&b, "step %d/%d  %-16s  %9.1f infer/s", i, n, st.Load.String(), st.Client.InferPerS)
 	l, from := st.Client.Latency, "send"
 	if st.Client.Scheduled != nil && st.Client.Scheduled.Count > 0 {
@@ -146,6 +148,10 @@ func WriteStepLine(w io.Writer, p interface{ Position() (int, int) }, st record.
 				b.WriteString("  SLO fail")
 			}
 		}
+	}
+	if i > 0 && n > i && elapsed > 0 {
+		left := elapsed / time.Duration(i) * time.Duration(n-i)
+		b.WriteString("  about " + clock(left) + " left")
 	}
 	if len(st.Diagnosis) > 0 {
 		b.WriteString("  ⚠ " + st.Diagnosis[0].Message)

@@ -100,3 +100,24 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("a 10 ms tick got a line: %q", b.String())
 	}
 }
+
+// TestStepLineTimeLeft: a step's headless line says how long the rest of
+// the run should take at the pace of the steps so far, and the last step's
+// says nothing of it.
+func TestStepLineTimeLeft(t *testing.T) {
+	b0 := NewStepBuilder(stats.Load{})
+	for _, s := range steppedRun(t).Snapshots[:2] {
+		b0.Add(s)
+	}
+	st := b0.Step()
+	var b bytes.Buffer
+	WriteStepLine(&b, 2, 8, 30*time.Second, st)
+	if line := b.String(); !strings.HasPrefix(line, "step 2/8  concurrency 1") || !strings.Contains(line, "about 01:30 left") {
+		t.Errorf("step line %q, want step 2/8 and 6 × 15 s = 01:30 left", line)
+	}
+	b.Reset()
+	WriteStepLine(&b, 8, 8, 2*time.Minute, st)
+	if line := b.String(); strings.Contains(line, "left") {
+		t.Errorf("last step line %q says a time left", line)
+	}
+}

@@ -196,6 +196,8 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		stepper  *plan.Stepper
 		stepSink report.Sink
 	)
+	// started is when the drivers started, for a sweep's time left.
+	var started time.Time
 	if sched.search != nil {
 		// Each measured step goes to the run file and the summary, and
 		// gets a line when there is no dashboard.
@@ -205,7 +207,8 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 			}
 			outputs.Summarizer().AddStep(st)
 			if !useTUI {
-				report.WriteStepLine(stderr, stepper.Progress(), st)
+				i, n := stepper.Progress().Position()
+				report.WriteStepLine(stderr, i, n, time.Since(started), st)
 			}
 		}
 		onDone := func(r record.Search) { outputs.Summarizer().SetSearch(&r) }
@@ -223,6 +226,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	// The server's statistics count from before the first request.
 	col.Prime(ctx)
 	restartCPU()
+	started = time.Now()
 
 	// The run ends on a signal, --duration, the end of a schedule, or q.
 	runCtx, endRun := context.WithCancel(ctx)
