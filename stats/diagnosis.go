@@ -189,6 +189,7 @@ func clientBound(tail []Snapshot, o DiagnoseOptions) (Finding, bool) {
 	var proc, host float64
 	n := 0
 	cpus := 1
+	list := ""
 	for i := range tail {
 		s := &tail[i].System
 		if s.NumCPU == 0 {
@@ -196,7 +197,7 @@ func clientBound(tail []Snapshot, o DiagnoseOptions) (Finding, bool) {
 		}
 		proc += s.ProcessCPU
 		host += s.HostCPU
-		cpus = s.NumCPU
+		cpus, list = s.NumCPU, s.HostCPUs
 		n++
 	}
 	if n == 0 {
@@ -208,6 +209,9 @@ func clientBound(tail []Snapshot, o DiagnoseOptions) (Finding, bool) {
 	case !o.SharedProcess && proc >= limit:
 		return Finding{ClientBound, fmt.Sprintf("client-bound: tritontop uses %s of %d cores; every latency is bent by it",
 			strconv.FormatFloat(proc, 'f', 1, 64), cpus)}, true
+	case host >= clientCPUShare && list != "":
+		return Finding{ClientBound, fmt.Sprintf("client cores %s near full: %s busy (tritontop may run on no others); every latency is bent by it",
+			list, pct(host))}, true
 	case host >= clientCPUShare:
 		return Finding{ClientBound, fmt.Sprintf("client host near full: %s CPU busy; every latency is bent by it", pct(host))}, true
 	}

@@ -85,6 +85,9 @@ func TestDiagnoseEachVerdict(t *testing.T) {
 		{name: "client host", want: ClientBound, words: "97% CPU busy", change: func(i int, s *Snapshot) {
 			s.System.HostCPU = 0.97
 		}},
+		{name: "client cores", want: ClientBound, words: "client cores 0-1 near full: 96% busy", change: func(i int, s *Snapshot) {
+			s.System.HostCPU, s.System.HostCPUs = 0.96, "0-1"
+		}},
 		{name: "falling behind", want: FallingBehind, words: "800 req/s sent of 1000 offered", change: func(i int, s *Snapshot) {
 			s.Load = Load{Mode: load.Rate, Rate: 1000, Distribution: load.Constant, InFlight: 30}
 		}},

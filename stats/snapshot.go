@@ -274,8 +274,13 @@ type SystemStats struct {
 	ProcessCPU float64 `json:"process_cpu"`
 	// CPUPerRequest is tritontop's CPU time per finished request.
 	CPUPerRequest time.Duration `json:"cpu_per_request_ns"`
-	// HostCPU is the whole client host's CPU use, 0..1 over all cores.
+	// HostCPU is the client host's CPU use by all processes, 0..1 over all
+	// its cores, or over HostCPUs when tritontop may run on only those
+	// (taskset, a cpuset): they are what it competes for.
 	HostCPU float64 `json:"host_cpu"`
+	// HostCPUs lists the CPUs HostCPU covers, as taskset does ("0-1,4"),
+	// when they are not the whole host's.
+	HostCPUs string `json:"host_cpus,omitempty"`
 	NumCPU  int     `json:"num_cpu"`
 	// LocalGPUs are the client host's GPUs through NVML, empty without one.
 	LocalGPUs []GPU `json:"local_gpus,omitempty"`

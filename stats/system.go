@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shirou/gopsutil/v4/cpu"
@@ -24,6 +26,11 @@ type SystemSampler struct {
 	prevHost hostTimes
 	hasHost  bool
 	prevWall time.Time
+	// cpus are the host CPUs the host's use is read over, when the process
+	// may run on only some of them (nil: the whole host); cpuList names
+	// them for SystemStats.HostCPUs.
+	cpus    map[int]bool
+	cpuList string
 }
 
 // hostTimes is the host's cumulative CPU seconds, busy and in total.
@@ -41,7 +48,16 @@ func NewSystemSampler(ctx context.Context) (*SystemSampler, error) {
 		return nil, err
 	}
 	s.gpus = NewLocalGPUSampler()
-	s.prevHost, err = readHostTimes(ctx)
+	if allowed := allowedCPUs(); len(allowed) > 0 {
+		if n, err := cpu.CountsWithContext(ctx, true); err == nil && len(allowed) < n {
+			s.cpus = make(map[int]bool, len(allowed))
+			for _, c := range allowed {
+				s.cpus[c] = true
+			}
+			s.cpuList = cpuList(allowed)
+		}
+	}
+	s.prevHost, err = readHostTimes(ctx, s.cpus)
 	s.hasHost = err == nil
 	s.prevWall = time.Now()
 	return s, nil
@@ -72,9 +88,10 @@ func (s *SystemSampler) Sample(ctx context.Context, requests int64) SystemStats 
 			out.CPUPerRequest = time.Duration(used / float64(requests) * float64(time.Second))
 		}
 	}
-	if host, err := readHostTimes(ctx); err == nil {
+	if host, err := readHostTimes(ctx, s.cpus); err == nil {
 		if s.hasHost {
 			out.HostCPU = hostUse(s.prevHost, host)
+			out.HostCPUs = s.cpuList
 		}
 		s.prevHost, s.hasHost = host, true
 	}
@@ -100,20 +117,55 @@ func (s *SystemSampler) processCPU(ctx context.Context) (float64, error) {
 }
 
 // readHostTimes returns the host's cumulative CPU seconds over all cores.
-func readHostTimes(ctx context.Context) (hostTimes, error) {
-	ts, err := cpu.TimesWithContext(ctx, false)
+func readHostTimes(ctx context.Context, cpus map[int]bool) (hostTimes, error) {
+	ts, err := cpu.TimesWithContext(ctx, cpus != nil)
 	if err != nil {
 		return hostTimes{}, fmt.Errorf("system sampler: host CPU times: %w", err)
 	}
-	if len(ts) == 0 {
+	var h hostTimes
+	n := 0
+	for _, t := range ts {
+		if cpus != nil {
+			i, err := strconv.Atoi(strings.TrimPrefix(t.CPU, "cpu"))
+			if err != nil || !cpus[i] {
+				continue
+			}
+		}
+		// Guest time is already part of user time on Linux, so it is left
+		// out of the total to avoid counting it twice.
+		idle := t.Idle + t.Iowait
+		busy := t.User + t.System + t.Nice + t.Irq + t.Softirq + t.Steal
+		h.busy += busy
+		h.total += busy + idle
+		n++
+		if cpus == nil {
+			break // the one line of the whole host
+		}
+	}
+	if n == 0 {
 		return hostTimes{}, fmt.Errorf("system sampler: host CPU times: none reported")
 	}
-	t := ts[0]
-	// Guest time is already part of user time on Linux, so it is left out
-	// of the total to avoid counting it twice.
-	idle := t.Idle + t.Iowait
-	busy := t.User + t.System + t.Nice + t.Irq + t.Softirq + t.Steal
-	return hostTimes{busy: busy, total: busy + idle}, nil
+	return h, nil
+}
+
+// cpuList names CPUs as taskset does: "0-3,8".
+func cpuList(cpus []int) string {
+	var b strings.Builder
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(cpus[i]))
+		if j > i {
+			b.WriteString("-" + strconv.Itoa(cpus[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
 }
 
 // hostUse is the busy share of the host's CPU time between two readings,

@@ -93,8 +93,15 @@ func (p *cpuPane) View() string {
 	}
 	if sys.NumCPU > 0 {
 		paint, note := st.Value, "all processes"
+		if sys.HostCPUs != "" {
+			// tritontop may run on these cores only: they are its host.
+			note = "all processes on cores " + sys.HostCPUs
+		}
 		if sys.HostCPU >= hostNearFull {
 			paint, note = st.Warn, st.Warn.Render("near full")
+			if sys.HostCPUs != "" {
+				note = st.Warn.Render("cores " + sys.HostCPUs + " near full")
+			}
 		}
 		if len(sys.LocalGPUs) > 0 && !gpuLine {
 			note += "  " + st.Label.Render("GPU ") + localGPUUtil(st, sys.LocalGPUs)

@@ -123,3 +123,24 @@ func TestWindowAtThisLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUPaneNamesPinnedCores: when tritontop may run on some of the
+// host's cores only, the client host row says which, and that they are
+// near full when they are.
+func TestCPUPaneNamesPinnedCores(t *testing.T) {
+	snaps := closedLoopRun(64)
+	for i := range snaps {
+		snaps[i].System.HostCPUs = "0-1"
+	}
+	screen := ansi.Strip(loaded(t, Options{Control: newFakeControl(32)}, snaps, 120, 40).Render())
+	if !strings.Contains(screen, "all processes on cores 0-1") {
+		t.Errorf("CPU pane does not name the cores:\n%s", screen)
+	}
+	for i := range snaps {
+		snaps[i].System.HostCPU = 0.97
+	}
+	screen = ansi.Strip(loaded(t, Options{Control: newFakeControl(32)}, snaps, 120, 40).Render())
+	if !strings.Contains(screen, "cores 0-1 near full") {
+		t.Errorf("CPU pane does not say the cores are near full:\n%s", screen)
+	}
+}
