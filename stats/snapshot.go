@@ -281,7 +281,7 @@ type SystemStats struct {
 	// HostCPUs lists the CPUs HostCPU covers, as taskset does ("0-1,4"),
 	// when they are not the whole host's.
 	HostCPUs string `json:"host_cpus,omitempty"`
-	NumCPU  int     `json:"num_cpu"`
+	NumCPU   int    `json:"num_cpu"`
 	// LocalGPUs are the client host's GPUs through NVML, empty without one.
 	LocalGPUs []GPU `json:"local_gpus,omitempty"`
 }
