@@ -17,6 +17,29 @@ type modelAcc struct {
 	levels        []record.Step
 	cur           *StepBuilder
 	last          stats.Load // the last tick's load outside the drain
+	// recent are the model's last ticks outside the drain, without their
+	// histograms, for its steps' diagnosis.
+	recent []stats.Snapshot
+}
+
+// diagnose is what limits the model at the end of its ticks so far, read
+// from its own load, latency and statistics (the client's CPU is the
+// process's and is left out).
+func (a *modelAcc) diagnose(o stats.DiagnoseOptions) []stats.Finding {
+	return stats.Diagnose(a.recent, o)
+}
+
+// remember keeps the model's tick for the diagnosis.
+func (a *modelAcc) remember(v stats.Snapshot) {
+	const keep = 2 * stats.DiagnoseTicks
+	if len(a.recent) == keep {
+		copy(a.recent, a.recent[1:])
+		a.recent = a.recent[:keep-1]
+	}
+	v.Histogram, v.ScheduledHistogram = "", ""
+	v.TTFTHistogram, v.ITLHistogram, v.ResponsesHistogram = "", "", ""
+	v.SequenceHistogram = ""
+	a.recent = append(a.recent, v)
 }
 
 // addModels adds each model's share of a tick.
@@ -30,12 +53,15 @@ func (z *Summarizer) addModels(s *stats.Snapshot) {
 		v := modelSnapshot(s, i)
 		a.whole.Add(v)
 		if a.cur != nil && !a.cur.load.SameLevel(m.Load) {
-			a.levels = append(a.levels, a.cur.Step())
+			st := a.cur.Step()
+			st.Diagnosis = a.diagnose(z.diagOpts())
+			a.levels = append(a.levels, st)
 			a.cur = nil
 		}
 		if m.Load.Drain {
 			continue
 		}
+		a.remember(v)
 		a.last = m.Load
 		if a.cur == nil {
 			a.cur = NewStepBuilder(m.Load)
@@ -67,7 +93,9 @@ func (z *Summarizer) modelSummaries() []record.ModelSummary {
 			Client: w.Client, Approximate: w.Approximate, Server: w.Server}
 		m.Steps = append([]record.Step(nil), a.levels...)
 		if a.cur != nil {
-			m.Steps = append(m.Steps, a.cur.Step())
+			st := a.cur.Step()
+			st.Diagnosis = a.diagnose(z.diagOpts())
+			m.Steps = append(m.Steps, st)
 		}
 		for j := range m.Steps {
 			// A model's steps carry no client CPU: it is the process's.

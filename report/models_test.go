@@ -223,3 +223,31 @@ func TestHTMLOfModels(t *testing.T) {
 		}
 	}
 }
+
+// TestModelStepsDiagnosed: each model's steps carry the diagnosis of its
+// own ticks: b's 8 ms against Triton's 2 ms, a's 2 ms against 1 ms, at
+// each of b's two levels.
+func TestModelStepsDiagnosed(t *testing.T) {
+	h, snaps := modelsRun(t)
+	sum := Summarize(h, snaps)
+	for i, c := range []struct {
+		model, words string
+	}{
+		{"a", "of the 2.00 ms client latency (50%) is network and client; the server takes 1.00 ms"},
+		{"b", "6.00 ms of the 8.00 ms client latency (75%) is network and client; the server takes 2.00 ms"},
+	} {
+		m := sum.Models[i]
+		if m.Name != c.model {
+			t.Fatalf("model %d is %s, want %s", i, m.Name, c.model)
+		}
+		for j, st := range m.Steps {
+			found := false
+			for _, f := range st.Diagnosis {
+				found = found || f.Verdict == stats.OutsideTriton && strings.Contains(f.Message, c.words)
+			}
+			if !found {
+				t.Errorf("model %s step %d diagnosed %+v, want time outside Triton with %q", c.model, j+1, st.Diagnosis, c.words)
+			}
+		}
+	}
+}

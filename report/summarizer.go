@@ -156,7 +156,12 @@ func (z *Summarizer) diagnose(seq int) []stats.Finding {
 			upTo = append(upTo, s)
 		}
 	}
-	return stats.Diagnose(upTo, stats.DiagnoseOptions{SharedProcess: z.h.Server.InProcess})
+	return stats.Diagnose(upTo, z.diagOpts())
+}
+
+// diagOpts are the facts of the run the diagnosis needs.
+func (z *Summarizer) diagOpts() stats.DiagnoseOptions {
+	return stats.DiagnoseOptions{SharedProcess: z.h.Server.InProcess}
 }
 
 // AddStep records a measured step of a stepped run; once one is added, the
