@@ -13,6 +13,8 @@ type KeyMap struct {
 	// FocusBack moves the focus the other way; Back clears the focus and
 	// closes the full help.
 	FocusBack key.Binding
+	// FocusPane focuses the n-th pane shown, for the digit n.
+	FocusPane key.Binding
 	Back      key.Binding
 	Help      key.Binding
 	Quit      key.Binding
@@ -53,6 +55,7 @@ func NewKeyMap(replay bool) *KeyMap {
 		// shift+tab and esc are spoken of in the focus help, not listed.
 		FocusBack: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "focus back")),
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "unfocus")),
+		FocusPane: key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-9", "focus pane n")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Model:     key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "model"), key.WithDisabled()),
@@ -104,7 +107,7 @@ func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{full.Up, full.Down, full.Pause},
 		{full.ReplayPause, full.StepBack, full.StepForward, full.Faster, full.Slower},
-		{full.Reset, full.Window, full.Focus, full.Model},
+		{full.Reset, full.Window, full.Focus, full.FocusPane, full.Model},
 		{full.Earlier, full.Later, full.Live, full.Click, full.Wheel},
 		{full.Help, full.Quit},
 	}

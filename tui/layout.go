@@ -144,6 +144,19 @@ func nextFocus(focus, step int, show shown) int {
 	return -1
 }
 
+// nthPane is the n-th pane shown (from 1), in focus order; -1 when fewer
+// are shown.
+func nthPane(n int, show shown) int {
+	for p := range paneCount {
+		if show[p] {
+			if n--; n == 0 {
+				return p
+			}
+		}
+	}
+	return -1
+}
+
 // compose paints pane views (each exactly its rect's size) into h lines of
 // w cells. Rows no pane covers stay blank, and panes past the body's bottom
 // are cut.

@@ -505,6 +505,10 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			step = -1
 		}
 		ui.focus = nextFocus(ui.focus, step, m.show)
+	case key.Matches(msg, k.FocusPane):
+		if p := nthPane(int(msg.Code-'0'), m.show); p >= 0 {
+			ui.focus = p
+		}
 	case key.Matches(msg, k.Back):
 		ui.focus = -1
 		m.help.ShowAll = false

@@ -399,3 +399,26 @@ func TestKeysScrollCharts(t *testing.T) {
 		t.Error("end left the charts scrolled")
 	}
 }
+
+// A digit focuses that pane among the shown ones, in tab's order; one past
+// the panes shown changes nothing.
+func TestDigitFocusesPane(t *testing.T) {
+	m := loaded(t, Options{Control: newFakeControl(32)}, closedLoopRun(64), 120, 40)
+	digit := func(r rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: r, Text: string(r)} }
+	m = press(t, m, digit('2'))
+	if m.board.ui.focus != focusLatency {
+		t.Fatalf("2 focused pane %d, want the latency pane", m.board.ui.focus)
+	}
+	tabbed := press(t, loaded(t, Options{Control: newFakeControl(32)}, closedLoopRun(64), 120, 40),
+		tea.KeyPressMsg{Code: tea.KeyTab}, tea.KeyPressMsg{Code: tea.KeyTab})
+	if m.Render() != tabbed.Render() {
+		t.Error("the screen after 2 differs from the one after two tabs")
+	}
+	// Five panes without errors or a sweep: 5 is the CPU pane, 6 nothing.
+	if m = press(t, m, digit('5')); m.board.ui.focus != focusCPU {
+		t.Errorf("5 focused pane %d, want the CPU pane", m.board.ui.focus)
+	}
+	if m = press(t, m, digit('6')); m.board.ui.focus != focusCPU {
+		t.Errorf("6 with five panes shown moved the focus to %d", m.board.ui.focus)
+	}
+}
