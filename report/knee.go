@@ -16,14 +16,19 @@ const minKneeBend = 0.1
 // steps, the step farthest above the line y = x (the Kneedle method of
 // Satopää et al., 2011, for a rising curve that flattens). Past it, more
 // load buys little throughput and adds latency. It returns -1 for fewer than
-// three steps, or a curve that does not bend.
+// three steps, or a curve that does not bend. Steps measured until stable
+// that never were, or interrupted, are left out: their throughput is no
+// steady state's.
 func Knee(steps []record.Step) int {
-	if len(steps) < 3 {
-		return -1
+	var idx []int
+	for i, st := range steps {
+		if m := st.Measurement; m != nil && (m.Interrupted || !m.Fixed && !m.Stable) {
+			continue
+		}
+		idx = append(idx, i)
 	}
-	idx := make([]int, len(steps))
-	for i := range idx {
-		idx[i] = i
+	if len(idx) < 3 {
+		return -1
 	}
 	level := func(i int) float64 { return steps[i].Load.Target().Level() }
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(level(a), level(b)) })

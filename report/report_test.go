@@ -424,6 +424,16 @@ func TestKnee(t *testing.T) {
 	if k := Knee(curve([]int{1, 2}, []float64{100, 500})); k != -1 {
 		t.Errorf("two points knee %d", k)
 	}
+	// A level measured until stable that never was is no point of the
+	// curve: counted, the unstable concurrency 16 would be the bend; left
+	// out, the bend is at 8.
+	steps := curve([]int{1, 2, 4, 8, 16, 32, 64}, []float64{100, 200, 380, 500, 640, 650, 655})
+	for i := range steps {
+		steps[i].Measurement = &record.Measurement{Stable: i != 4}
+	}
+	if k := Knee(steps); k != 3 {
+		t.Errorf("knee %d, want 3 (concurrency 8) without the unstable level", k)
+	}
 }
 
 func TestSummaryNamesServerResets(t *testing.T) {
