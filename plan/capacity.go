@@ -328,12 +328,14 @@ func limitOf(levels []Level, best int, slo SLO) string {
 // on: without the spare when one was added (that headroom was under the
 // rule's), else the plan's own.
 func spareAssumption(p *record.Plan) string {
+	// One decimal: 19.5% rounded to 20% would read as not under 20%.
+	pct1 := func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
 	if p.Spare {
 		without := float64(p.Replicas-1)*p.Capacity/p.TargetRate - 1
 		return fmt.Sprintf("one spare replica is added when the headroom over the target is under %s (here %s without it, %s with it)",
-			pctOf(SpareHeadroom), pctOf(without), pctOf(p.Headroom))
+			pctOf(SpareHeadroom), pct1(without), pct1(p.Headroom))
 	}
-	return fmt.Sprintf("one spare replica is added when the headroom over the target is under %s (here %s)", pctOf(SpareHeadroom), pctOf(p.Headroom))
+	return fmt.Sprintf("one spare replica is added when the headroom over the target is under %s (here %s)", pctOf(SpareHeadroom), pct1(p.Headroom))
 }
 
 func assumptions(p *record.Plan, o PlanOptions, gpuMax float64, m HPAMetric) []string {

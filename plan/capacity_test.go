@@ -47,7 +47,7 @@ func TestMakePlan(t *testing.T) {
 		t.Errorf("plan %+v", p)
 	}
 	// The rule is stated with the headroom it was decided on.
-	if !slices.Contains(p.Assumptions, "one spare replica is added when the headroom over the target is under 20% (here 17% without it, 40% with it)") {
+	if !slices.Contains(p.Assumptions, "one spare replica is added when the headroom over the target is under 20% (here 16.7% without it, 40.0% with it)") {
 		t.Errorf("assumptions %q", p.Assumptions)
 	}
 	if p.Autoscaling != "gpu-utilization" || p.AutoscalingTarget != 0.7 {
@@ -74,7 +74,7 @@ func TestMakePlan(t *testing.T) {
 	if p, err = MakePlan(levels, 1, opts); err != nil || p.Replicas != 3 || p.Spare {
 		t.Errorf("1500 req/s at 700 each: %+v, %v; want 3 replicas, no spare", p, err)
 	}
-	if !slices.Contains(p.Assumptions, "one spare replica is added when the headroom over the target is under 20% (here 40%)") {
+	if !slices.Contains(p.Assumptions, "one spare replica is added when the headroom over the target is under 20% (here 40.0%)") {
 		t.Errorf("assumptions %q", p.Assumptions)
 	}
 	if _, err := MakePlan(levels, -1, opts); err == nil {
