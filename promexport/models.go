@@ -21,10 +21,9 @@ type modelTotals struct {
 	name   string
 	labels []string
 
-	requests, successes, errors, inferences int64
-	cancelled, retries, late                int64
-	bytesSent, bytesReceived                int64
-	errorsByCode                            map[string]int64
+	// client adds up the model's ticks (stats.ClientStats.Add): its
+	// counters are the counters served; its rates and latency are unused.
+	client stats.ClientStats
 
 	latency, scheduled bucketCounts
 
@@ -39,10 +38,9 @@ type modelTotals struct {
 // that the model's name is a label value (a run over several models).
 func newModelTotals(name string, n int, labelled bool) *modelTotals {
 	t := &modelTotals{
-		name:         name,
-		errorsByCode: map[string]int64{},
-		latency:      newBucketCounts(n),
-		scheduled:    newBucketCounts(n),
+		name:      name,
+		latency:   newBucketCounts(n),
+		scheduled: newBucketCounts(n),
 	}
 	if labelled {
 		// A label value that is not UTF-8 would fail every scrape.
@@ -74,18 +72,7 @@ func decodePart(c *stats.ClientStats, hist, schedHist string) part {
 // add folds a part into the totals, with its client statistics c and load
 // l: a few additions and one pass over each histogram that decoded.
 func (t *modelTotals) add(bounds []float64, c *stats.ClientStats, l *stats.Load, p *part) {
-	t.requests += c.Requests
-	t.successes += c.Successes
-	t.errors += c.Errors
-	t.inferences += c.Inferences
-	t.cancelled += c.Cancelled
-	t.retries += c.Retries
-	t.late += c.Late
-	t.bytesSent += c.BytesSent
-	t.bytesReceived += c.BytesReceived
-	for _, ec := range c.ErrorsByCode {
-		t.errorsByCode[ec.Code] += ec.Count
-	}
+	t.client.Add(c)
 
 	if p.latErr == nil {
 		t.latency.add(bounds, p.lat, c.Latency)
@@ -111,17 +98,18 @@ func (t *modelTotals) collect(ch chan<- prometheus.Metric, d *descs, bounds []fl
 	counter := func(desc *prometheus.Desc, v int64, more ...string) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(v), with(more...)...)
 	}
-	counter(d.requests, t.requests)
-	counter(d.successes, t.successes)
-	for code, n := range t.errorsByCode {
-		counter(d.errors, n, code)
+	c := &t.client
+	counter(d.requests, c.Requests)
+	counter(d.successes, c.Successes)
+	for _, e := range c.ErrorsByCode {
+		counter(d.errors, e.Count, e.Code)
 	}
-	counter(d.inferences, t.inferences)
-	counter(d.cancelled, t.cancelled)
-	counter(d.retries, t.retries)
-	counter(d.late, t.late)
-	counter(d.bytesSent, t.bytesSent)
-	counter(d.bytesReceived, t.bytesReceived)
+	counter(d.inferences, c.Inferences)
+	counter(d.cancelled, c.Cancelled)
+	counter(d.retries, c.Retries)
+	counter(d.late, c.Late)
+	counter(d.bytesSent, c.BytesSent)
+	counter(d.bytesReceived, c.BytesReceived)
 
 	ch <- t.latency.metric(d.latency, bounds, t.labels...)
 	if t.scheduled.seen {
