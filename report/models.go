@@ -30,17 +30,7 @@ func (a *modelAcc) diagnose(o stats.DiagnoseOptions) []stats.Finding {
 }
 
 // remember keeps the model's tick for the diagnosis.
-func (a *modelAcc) remember(v stats.Snapshot) {
-	const keep = 2 * stats.DiagnoseTicks
-	if len(a.recent) == keep {
-		copy(a.recent, a.recent[1:])
-		a.recent = a.recent[:keep-1]
-	}
-	v.Histogram, v.ScheduledHistogram = "", ""
-	v.TTFTHistogram, v.ITLHistogram, v.ResponsesHistogram = "", "", ""
-	v.SequenceHistogram = ""
-	a.recent = append(a.recent, v)
-}
+func (a *modelAcc) remember(v stats.Snapshot) { a.recent = keepForDiagnosis(a.recent, v) }
 
 // addModels adds each model's share of a tick.
 func (z *Summarizer) addModels(s *stats.Snapshot) {

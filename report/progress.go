@@ -35,14 +35,7 @@ func NewProgress(w io.Writer, minTick time.Duration, o stats.DiagnoseOptions) *P
 
 // Add writes the tick's line.
 func (p *Progress) Add(s stats.Snapshot) {
-	const keep = 2 * stats.DiagnoseTicks
-	if len(p.recent) == keep {
-		copy(p.recent, p.recent[1:])
-		p.recent = p.recent[:keep-1]
-	}
-	light := s
-	light.Histogram, light.ScheduledHistogram = "", ""
-	p.recent = append(p.recent, light)
+	p.recent = keepForDiagnosis(p.recent, s)
 	if s.Interval < p.min {
 		return
 	}

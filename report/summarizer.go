@@ -124,19 +124,22 @@ func (z *Summarizer) sameModelLevels(s *stats.Snapshot) bool {
 }
 
 // remember keeps the last ticks the diagnosis reads.
-func (z *Summarizer) remember(s stats.Snapshot) {
+func (z *Summarizer) remember(s stats.Snapshot) { z.recent = keepForDiagnosis(z.recent, s) }
+
+// keepForDiagnosis appends s to recent, the ticks stats.Diagnose reads,
+// keeping the last 2×DiagnoseTicks. A diagnosis needs no histograms, nor a
+// tick's replicas and models: dropping them keeps the copies small.
+func keepForDiagnosis(recent []stats.Snapshot, s stats.Snapshot) []stats.Snapshot {
 	const keep = 2 * stats.DiagnoseTicks
-	if len(z.recent) == keep {
-		copy(z.recent, z.recent[1:])
-		z.recent = z.recent[:keep-1]
+	if len(recent) == keep {
+		copy(recent, recent[1:])
+		recent = recent[:keep-1]
 	}
-	// The histograms are not needed for a diagnosis; dropping them keeps
-	// the copies small.
 	s.Histogram, s.ScheduledHistogram = "", ""
 	s.TTFTHistogram, s.ITLHistogram, s.ResponsesHistogram = "", "", ""
 	s.SequenceHistogram = ""
 	s.Replicas, s.Models = nil, nil
-	z.recent = append(z.recent, s)
+	return append(recent, s)
 }
 
 // closeLevel ends the current level's step, with the diagnosis of its last
