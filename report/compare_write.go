@@ -47,16 +47,23 @@ func (c *Comparison) writeTable(b *strings.Builder) {
 			rows = append(rows, []string{level, m.heading(), m.cell(m.A), m.cell(m.B), m.percentCell()})
 		}
 	}
+	writeGroupedTable(b, rows, c.notes())
+}
+
+// writeGroupedTable writes a comparison table whose groups (a level, a
+// replica) start with a row that names them in the first column, with a
+// blank line before each group to keep its rows together, and the notes
+// after.
+func writeGroupedTable(b *strings.Builder, rows [][]string, notes []string) {
 	var table strings.Builder
 	writeTable(&table, "", rows)
-	// A blank line before each level keeps its rows together.
 	for i, l := range strings.SplitAfter(table.String(), "\n") {
 		if i > 1 && l != "" && l[0] != ' ' {
 			b.WriteByte('\n')
 		}
 		b.WriteString(l)
 	}
-	if notes := c.notes(); len(notes) > 0 {
+	if len(notes) > 0 {
 		b.WriteString("\n" + strings.Join(notes, "\n") + "\n")
 	}
 }

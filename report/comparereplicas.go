@@ -134,17 +134,7 @@ func (c *Comparison) writeReplicaTable(b *strings.Builder) {
 		return
 	}
 	b.WriteString("\n" + c.replicasTitle() + "\n")
-	var table strings.Builder
-	writeTable(&table, "", append([][]string{{"replica", "metric", c.A.Label, c.B.Label, "change"}}, c.replicaRows()...))
-	for i, l := range strings.SplitAfter(table.String(), "\n") {
-		if i > 1 && l != "" && l[0] != ' ' {
-			b.WriteByte('\n')
-		}
-		b.WriteString(l)
-	}
-	if notes := c.replicaNotes(); len(notes) > 0 {
-		b.WriteString("\n" + strings.Join(notes, "\n") + "\n")
-	}
+	writeGroupedTable(b, append([][]string{{"replica", "metric", c.A.Label, c.B.Label, "change"}}, c.replicaRows()...), c.replicaNotes())
 }
 
 // writeMarkdownReplicaTable is writeReplicaTable in Markdown.
