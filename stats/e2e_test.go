@@ -14,28 +14,23 @@ import (
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
-// simRun drives resnet50 on a fresh simulator with load for d through a
-// Collector ticking every interval, and returns the snapshots and the
-// simulator's own statistics before and after.
-func simRun(t *testing.T, load load.Target, d, interval time.Duration) (snaps []Snapshot, before, after *pb.InferStatistics) {
+// demoSim starts a simulator of the demo repository, dials it over gRPC
+// and builds model's requests (zero data); both close when the test ends.
+func demoSim(t *testing.T, ctx context.Context, model string, eng sim.EngineOptions) (*sim.Server, triton.Client, []*triton.InferRequest) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	srv, err := sim.Start(ctx, sim.Config{
 		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
-		Repository: sim.DemoRepository(),
-		Engine:     sim.EngineOptions{MetricsInterval: 200 * time.Millisecond},
+		Repository: sim.DemoRepository(), Engine: eng,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
 	client, err := triton.Dial(ctx, srv.GRPCAddr(), triton.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
-	const model = "resnet50"
+	t.Cleanup(func() { client.Close() })
 	md, err := client.ModelMetadata(ctx, model, "")
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +43,18 @@ func simRun(t *testing.T, load load.Target, d, interval time.Duration) (snaps []
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, client, reqs
+}
+
+// simRun drives resnet50 on a fresh simulator with load for d through a
+// Collector ticking every interval, and returns the snapshots and the
+// simulator's own statistics before and after.
+func simRun(t *testing.T, load load.Target, d, interval time.Duration) (snaps []Snapshot, before, after *pb.InferStatistics) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const model = "resnet50"
+	srv, client, reqs := demoSim(t, ctx, model, sim.EngineOptions{MetricsInterval: 200 * time.Millisecond})
 	drv, err := driver.New(driver.Options{Client: client, Requests: reqs, Load: load})
 	if err != nil {
 		t.Fatal(err)
@@ -239,30 +246,8 @@ func TestCollectorPrimedCountsEveryRequest(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv, err := sim.Start(ctx, sim.Config{GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
-		Repository: sim.DemoRepository()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	client, err := triton.Dial(ctx, srv.GRPCAddr(), triton.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
 	const model = "simple"
-	md, err := client.ModelMetadata(ctx, model, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := client.ModelConfig(ctx, model, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reqs, err := triton.BuildRequests(md, cfg, triton.InputOptions{Data: triton.InputDataZero})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, client, reqs := demoSim(t, ctx, model, sim.EngineOptions{})
 	drv, err := driver.New(driver.Options{Client: client, Requests: reqs, Load: load.Target{Mode: load.Concurrency, Concurrency: 2}})
 	if err != nil {
 		t.Fatal(err)
