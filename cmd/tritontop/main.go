@@ -28,6 +28,11 @@ const (
 	exitOK    = 0
 	exitFail  = 1
 	exitUsage = 2
+	// exitSLO: the run itself went as asked, but what it was asked to
+	// hold did not hold: a missed SLO (no level of a range met it, a plan
+	// that cannot meet it or refuses a client-bound measurement), a
+	// breached --threshold, a compare --fail-if. k6 uses the same code.
+	exitSLO = 99
 )
 
 func main() {
