@@ -96,6 +96,7 @@ func TestStepsMatchSteadyRuns(t *testing.T) {
 		t.Fatalf("run file has %d step lines, want 2", len(run.Steps))
 	}
 	rows := readCSV(t, csvFile)
+	var batches [2]float64
 	for i, c := range []int{1, 8} {
 		// The step's own ticks, summed here.
 		var ticks []stats.Snapshot
@@ -134,7 +135,13 @@ func TestStepsMatchSteadyRuns(t *testing.T) {
 			}
 		}
 		st := sweep.Steps[i]
+		batches[i] = st.Server.AvgBatch
 		switch {
+		case st.Server.Ticks == 0:
+			// A host so loaded that no statistics read of the step
+			// finished within its timeout: the summary says the server's
+			// numbers are missing, and there is nothing to weigh.
+			t.Logf("c=%d: no tick of the step read Triton's statistics", c)
 		case c == 1 && !within(st.Server.AvgBatch, 1, 0.001):
 			t.Errorf("c=1: batch %.3f; one request in flight makes batches of 1", st.Server.AvgBatch)
 		case c == 8 && st.Server.AvgBatch < 2:
@@ -149,8 +156,8 @@ func TestStepsMatchSteadyRuns(t *testing.T) {
 			t.Errorf("c=%d CSV: %s infer/s, summary %.1f", c, row[1], st.Client.InferPerS)
 		}
 	}
-	if b1, b8 := sweep.Steps[0].Server.AvgBatch, sweep.Steps[1].Server.AvgBatch; b8 < 2*b1 {
-		t.Errorf("batch %.2f at concurrency 8, %.2f at 1", b8, b1)
+	if sweep.Steps[0].Server.Ticks > 0 && sweep.Steps[1].Server.Ticks > 0 && batches[1] < 2*batches[0] {
+		t.Errorf("batch %.2f at concurrency 8, %.2f at 1", batches[1], batches[0])
 	}
 	// The drain after the last step is part of no step, and every tick of
 	// a step ran at its load.
