@@ -47,7 +47,9 @@ func TestClosedLoopHoldsConcurrency(t *testing.T) {
 	// Lowering it lets the extra workers finish and idle.
 	run.d.SetConcurrency(2)
 	s.Engine().SetFaults(sim.Faults{})
-	time.Sleep(100 * time.Millisecond)
+	// The extra workers' requests finish once the stall is lifted; the
+	// stall returns only when the driver has no more than 2 in flight.
+	eventually(t, 10*time.Second, "at most 2 in flight after SetConcurrency(2)", func() bool { return run.d.State().InFlight <= 2 })
 	s.Engine().SetFaults(sim.Faults{StallUntil: time.Now().Add(20 * time.Second)})
 	eventually(t, 5*time.Second, "2 pending after SetConcurrency(2)", func() bool { return pending() == 2 })
 	time.Sleep(50 * time.Millisecond)
@@ -90,7 +92,7 @@ func TestPauseResumeAndSteps(t *testing.T) {
 		t.Errorf("state in step 1: %+v", st)
 	}
 	run.d.Pause()
-	time.Sleep(20 * time.Millisecond) // let the request in flight finish
+	eventually(t, 10*time.Second, "the request in flight finished", func() bool { return run.d.State().InFlight == 0 })
 	before, _ := serverCounts(t, c, "identity")
 	time.Sleep(150 * time.Millisecond)
 	if after, _ := serverCounts(t, c, "identity"); after != before {
