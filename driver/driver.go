@@ -115,12 +115,16 @@ type Driver struct {
 // replaces it and closes the old wake channel, which wakes every goroutine
 // waiting on it without a lock on the request path.
 type runState struct {
-	load     load.Target
-	paused   bool
-	step     int
-	draining bool
-	gen      uint64
-	wake     chan struct{}
+	load   load.Target
+	paused bool
+	// pausedTotal sums the pauses that ended; pausedSince is when the
+	// current one began, on the results' clock.
+	pausedTotal time.Duration
+	pausedSince time.Duration
+	step        int
+	draining    bool
+	gen         uint64
+	wake        chan struct{}
 }
 
 // New checks opts, prepares the requests, and returns a driver ready to Run.
@@ -303,18 +307,31 @@ func (d *Driver) SetStep(i int, l load.Target) {
 }
 
 // Pause stops issuing new requests; those in flight complete.
-func (d *Driver) Pause() { d.change(func(s *runState) { s.paused = true }) }
+func (d *Driver) Pause() {
+	d.change(func(s *runState) {
+		if !s.paused {
+			s.paused, s.pausedSince = true, time.Since(d.epoch)
+		}
+	})
+}
 
 // Resume continues after Pause. An open-loop schedule restarts from the
 // moment of resuming rather than catching up on the paused time.
-func (d *Driver) Resume() { d.change(func(s *runState) { s.paused = false }) }
+func (d *Driver) Resume() {
+	d.change(func(s *runState) {
+		if s.paused {
+			s.paused = false
+			s.pausedTotal += max(time.Since(d.epoch)-s.pausedSince, 0)
+		}
+	})
+}
 
 // State returns the current load, pause state and in-flight count.
 func (d *Driver) State() load.State { return d.stateOf(d.state.Load()) }
 
 func (d *Driver) stateOf(s *runState) load.State {
 	st := load.State{Target: s.load, Paused: s.paused, InFlight: int(d.inFlight.Load()), Step: s.step,
-		Draining: s.draining}
+		Draining: s.draining, PausedTotal: s.pausedTotal, PausedSince: s.pausedSince}
 	if d.seqs != nil {
 		st.Sequences = int(d.seqs.active.Load())
 	}

@@ -38,6 +38,9 @@ func WriteMarkdown(w io.Writer, s record.Summary) error {
 		fmt.Fprintf(&b, ", started %s", s.Start.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
 	b.WriteString(".\n\n")
+	for _, n := range runNotes(s) {
+		b.WriteString("**" + mdText(n) + "**\n\n")
+	}
 	switch {
 	case len(s.Models) > 0:
 		mdLevel(&b, s)

@@ -37,6 +37,9 @@ func WriteText(w io.Writer, s record.Summary) error {
 	}
 	fmt.Fprintf(&b, "%s on %s (%s): %s, %d ticks\n", orDash(model), orDash(s.URL), orDash(s.Protocol),
 		s.Duration.Round(time.Millisecond), s.Ticks)
+	for _, n := range runNotes(s) {
+		b.WriteString(n + "\n")
+	}
 	switch {
 	case len(s.Models) > 0:
 		fmt.Fprintf(&b, "All %d models together (%s):\n", len(s.Models), modelLoads(s))
