@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tritontop/tritontop/record"
@@ -34,4 +35,28 @@ func pausedNote(total, paused, applied time.Duration) string {
 	}
 	return fmt.Sprintf("paused %s of %s: throughput is over the %s load was applied",
 		paused.Round(time.Millisecond), total.Round(time.Millisecond), applied.Round(time.Millisecond))
+}
+
+// SLOMissed reports whether s is a stepped run with an SLO of which no
+// measured level met it, and names the SLO ("p99 < 1.00 ms"): the run went
+// as asked, but what it was asked to hold did not hold.
+func SLOMissed(s record.Summary) (string, bool) {
+	sr := s.Search
+	if sr == nil || sr.SLO == nil || len(s.Steps) == 0 || (sr.Best >= 0 && sr.Best < len(s.Steps)) {
+		return "", false
+	}
+	return searchSLOName(sr), true
+}
+
+// searchSLOName names a search's SLO, or all of its SLOs joined by "and".
+func searchSLOName(sr *record.Search) string {
+	slo := sloName(sr.SLO)
+	if len(sr.SLOs) > 1 {
+		names := make([]string, len(sr.SLOs))
+		for i := range sr.SLOs {
+			names[i] = sloName(&sr.SLOs[i])
+		}
+		slo = strings.Join(names, " and ")
+	}
+	return slo
 }

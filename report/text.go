@@ -225,14 +225,7 @@ func searchLines(s record.Summary) []string {
 	}
 	var out []string
 	if sr.SLO != nil {
-		slo := sloName(sr.SLO)
-		if len(sr.SLOs) > 1 {
-			names := make([]string, len(sr.SLOs))
-			for i := range sr.SLOs {
-				names[i] = sloName(&sr.SLOs[i])
-			}
-			slo = strings.Join(names, " and ")
-		}
+		slo := searchSLOName(sr)
 		if sr.Best >= 0 && sr.Best < len(s.Steps) {
 			st := s.Steps[sr.Best]
 			good := ""

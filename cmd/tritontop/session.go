@@ -93,6 +93,9 @@ func exitFor(err error, stderr io.Writer) int {
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
+	if errors.As(err, new(sloMissed)) {
+		return exitSLO
+	}
 	return exitFail
 }
 
@@ -307,7 +310,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		!errors.Is(tuiErr, tea.ErrProgramKilled) && !errors.Is(tuiErr, context.Canceled)):
 		return fmt.Errorf("dashboard: %w", tuiErr)
 	}
-	return nil
+	return sloVerdict(f, sum)
 }
 
 // newDrivers makes the run's drivers: one, or one per model of a run over
