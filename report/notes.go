@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/stats"
 )
 
 // SimulatedNote is what every summary, report and comparison says of a run
@@ -24,7 +25,23 @@ func runNotes(s record.Summary) []string {
 	if n := pausedNote(s.Duration, s.Paused, s.Client.Duration); n != "" {
 		out = append(out, n)
 	}
+	if n := retriesNote(s.Client); n != "" {
+		out = append(out, n)
+	}
 	return out
+}
+
+// retriesNote says how many sends were retries, which the server served on
+// top of the requests counted; empty without one.
+func retriesNote(c stats.ClientStats) string {
+	if c.Retries <= 0 {
+		return ""
+	}
+	more := ""
+	if sends := c.Requests + c.Cancelled; sends > 0 {
+		more = fmt.Sprintf(" (%s%% more sends than requests)", fixed(100*float64(c.Retries)/float64(sends), 1))
+	}
+	return fmt.Sprintf("retries: %d%s; latency is over every attempt of a request, each attempt with its own --timeout", c.Retries, more)
 }
 
 // pausedNote says how long of a span of length total the load was paused

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -34,7 +35,8 @@ func runBinary(t *testing.T, bin string, args ...string) (int, string, string) {
 // can meet exits with exitSLO and says which SLO in one line; the same
 // range with an SLO every level meets exits 0 (stability is loosened: a
 // busy test host's windows need not agree within 10%). The help lists the
-// code.
+// code. replay, compare and the HTML report of the runs say the server was
+// the simulator.
 func TestSLOMissExits99(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: real binary and simulator")
@@ -77,6 +79,27 @@ func TestSLOMissExits99(t *testing.T) {
 				t.Fatalf("the run file was not kept whole: %v", err)
 			}
 		})
+	}
+	// Every reader of the files says the server was the simulator.
+	a, b := filepath.Join(dir, "impossible.jsonl"), filepath.Join(dir, "met.jsonl")
+	html := filepath.Join(dir, "report.html")
+	for _, args := range [][]string{{"replay", a}, {"replay", a, "--markdown"}, {"compare", a, b}, {"compare", a, b, "--markdown"},
+		{"report", a, b, "-o", html}} {
+		code, stdout, stderr := runBinary(t, bin, args...)
+		if code != 0 {
+			t.Errorf("tritontop %v: exit %d: %s", args, code, stderr)
+			continue
+		}
+		if args[0] == "report" {
+			page, err := os.ReadFile(html)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout = string(page)
+		}
+		if n := strings.Count(stdout, "tritontop simulator (numbers are simulated, not a real GPU)"); n == 0 {
+			t.Errorf("tritontop %v does not say the server was the simulator:\n%s", args, stdout)
+		}
 	}
 	_, help, _ := runBinary(t, bin, "help")
 	if !strings.Contains(help, "99 SLO missed") {
