@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/triton"
 )
@@ -60,13 +62,17 @@ type Options struct {
 	Decoupled bool
 	// Timeout bounds each try of a request; 0 means none.
 	Timeout time.Duration
-	// Retries is how many times a failed request is tried again (only
-	// transient failures: UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, ...);
-	// RetryBackoff the wait before the first retry (0: DefaultRetryBackoff),
-	// doubled for each further one. Only the final outcome is a Result: its
-	// Sent is the first try's, Done the last one's, Retries the count.
-	Retries      int
-	RetryBackoff time.Duration
+	// Retries is how many times a failed request is tried again, on the
+	// codes of RetryCodes (nil: DefaultRetryCodes); RetryBackoff the wait
+	// before the first retry (0: DefaultRetryBackoff), doubled for each
+	// further one up to RetryMaxBackoff (0: DefaultRetryMaxBackoff), each
+	// wait jittered over its upper half. Timeout bounds each try, not the
+	// whole. Only the final outcome is a Result: its Sent is the first
+	// try's, Done the last one's, Retries the count.
+	Retries         int
+	RetryBackoff    time.Duration
+	RetryMaxBackoff time.Duration
+	RetryCodes      []codes.Code
 	// LateThreshold is the lateness from which an open-loop send counts as
 	// late (0: DefaultLateThreshold).
 	LateThreshold time.Duration
@@ -90,6 +96,7 @@ type Options struct {
 // methods, read its results from Results, and run it with Run.
 type Driver struct {
 	opts     Options
+	retry    retryPolicy
 	balancer *Balancer // opts.Client when it is one: Results then name the replica
 	prepared []triton.Prepared
 	sizes    []int32
@@ -156,6 +163,13 @@ func New(opts Options) (*Driver, error) {
 	if opts.RetryBackoff <= 0 {
 		opts.RetryBackoff = DefaultRetryBackoff
 	}
+	if opts.RetryMaxBackoff <= 0 {
+		opts.RetryMaxBackoff = DefaultRetryMaxBackoff
+	}
+	retry, err := newRetryPolicy(opts.RetryCodes, opts.RetryBackoff, opts.RetryMaxBackoff)
+	if err != nil {
+		return nil, err
+	}
 	if opts.LateThreshold <= 0 {
 		opts.LateThreshold = DefaultLateThreshold
 	}
@@ -176,6 +190,7 @@ func New(opts Options) (*Driver, error) {
 	d := &Driver{
 		epoch:   epoch,
 		opts:    opts,
+		retry:   retry,
 		results: make(chan []Result, 16),
 		stopReq: make(chan struct{}),
 	}
