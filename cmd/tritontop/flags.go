@@ -79,6 +79,7 @@ type loadFlags struct {
 	llm              llmFlags
 	dist             workerFlags // --workers, --start-at, --prometheus-addr
 	seq              seqFlags
+	retry            retryFlags
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -144,7 +145,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.collectMetrics, "collect-metrics", false, "accepted for perf_analyzer command lines: Triton's metrics are always read when the endpoint answers")
 	fs.BoolVar(&f.verboseCSV, "verbose-csv", false, "with -f: add tritontop's columns after perf_analyzer's (a stateful model's sequence count, rate and latency); perf_analyzer's verbose columns are always written")
 	fs.IntVar(&f.connections, "connections", 1, "gRPC connections, used round-robin; with -i http, the most connections (default: one per request in flight)")
-	fs.DurationVar(&f.timeout, "timeout", 0, "per-request timeout (0: none)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "timeout of each try of a request: with --retries every retry gets its own, so a request may take (1 + retries) × this plus the backoffs (0: none)")
 	fs.IntVar(&f.retries, "retries", 0, "retries of a failed request, with backoff (counted apart)")
 	fs.Var(repeated{&f.headers}, "H", "header (gRPC metadata or HTTP header) KEY:VALUE (repeatable)")
 	fs.BoolVar(&f.ssl, "ssl", false, "use TLS")
@@ -169,6 +170,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	registerLLMFlags(fs, &f.llm)
 	registerWorkerFlags(fs, &f.dist)
 	registerSequenceFlags(fs, &f.seq)
+	registerRetryFlags(fs, &f.retry)
 	return fs
 }
 

@@ -333,12 +333,14 @@ func newDrivers(f *loadFlags, t *target, sched schedule, client driver.Client, s
 			}
 			initial = sc.initial
 		}
-		drv, err := driver.New(driver.Options{
+		opts := driver.Options{
 			Client: client, Requests: mt.requests, BatchSize: mf.batch,
 			Load:      initial,
 			Streaming: mf.streaming, Streams: streams, Decoupled: mt.decoupled(),
 			Timeout: f.timeout, Retries: f.retries, Sequences: seqs, Epoch: epoch,
-		})
+		}
+		f.retry.options(&opts)
+		drv, err := driver.New(opts)
 		if err != nil {
 			if f.several() {
 				return nil, usageError{fmt.Errorf("model %s: %w", mf.model, err)}
