@@ -380,7 +380,7 @@ type collection struct {
 	tickLoad []load.State
 	// levels are each model's load level of the last tick cut (one entry
 	// with one model), to restart the sliding windows at a new level.
-	levels   []levelKey
+	levels []levelKey
 	// pausedBy is each model's paused time counted in the ticks cut so
 	// far.
 	pausedBy []time.Duration
