@@ -46,3 +46,31 @@ func TestSummariesSaySimulated(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingIsMissing: a tick where every request failed shows no p50 or
+// p99 rather than 0, a tick of a decoupled model without an execution no
+// batch size, and a summary with no successful request no latency.
+func TestMissingIsMissing(t *testing.T) {
+	var b bytes.Buffer
+	p := NewProgress(&b, 0, stats.DiagnoseOptions{})
+	p.Add(stats.Snapshot{Seq: 1, Elapsed: time.Second, Interval: time.Second,
+		Load:   stats.Load{Mode: "concurrency", Concurrency: 4},
+		Tick:   stats.ClientStats{Duration: time.Second, Requests: 7, Errors: 7},
+		Server: stats.ServerStats{Available: true, SuccessCount: 3, Request: time.Millisecond}})
+	line := b.String()
+	for _, want := range []string{"p50 -  p99 -", "batch -"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("progress line lacks %q: %s", want, line)
+		}
+	}
+	if strings.Contains(line, "0.00 ms  p99") || strings.Contains(line, "batch 0.0") {
+		t.Errorf("progress line shows a missing value as 0: %s", line)
+	}
+	var text bytes.Buffer
+	if err := WriteText(&text, record.Summary{Ticks: 1, Client: stats.ClientStats{Requests: 7, Errors: 7}}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text.String(), "p50 latency: 0 usec") || !strings.Contains(text.String(), "Avg latency: - (no successful request)") {
+		t.Errorf("text summary of a run without success:\n%s", text.String())
+	}
+}

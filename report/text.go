@@ -184,7 +184,7 @@ func stepRow(i int, st record.Step) []string {
 		row = append(row, "-", "-", "-", "-")
 	}
 	if st.Server.Available {
-		row = append(row, msCell(st.Server.Queue), msCell(st.Server.Compute()), fixed(st.Server.AvgBatch, 1))
+		row = append(row, msCell(st.Server.Queue), msCell(st.Server.Compute()), batchCell(st.Server.ServerStats))
 	} else {
 		row = append(row, "-", "-", "-")
 	}
@@ -395,6 +395,15 @@ func msCell(d time.Duration) string {
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
+// batchCell is the average batch size, "-" for a span without an execution
+// (a decoupled model's long requests may end none in a tick).
+func batchCell(s stats.ServerStats) string {
+	if s.ExecutionCount <= 0 {
+		return "-"
+	}
+	return fixed(s.AvgBatch, 1)
+}
+
 func usCell(d time.Duration) string {
 	if d <= 0 {
 		return "-"
@@ -420,6 +429,11 @@ func writeLatency(b *strings.Builder, qualifier string, l stats.Latency) {
 	q := ""
 	if qualifier != "" {
 		q = " " + qualifier
+	}
+	if l.Count == 0 {
+		// No request succeeded: there is no latency, not a latency of 0.
+		fmt.Fprintf(b, "    Avg latency%s: - (no successful request)\n", q)
+		return
 	}
 	fmt.Fprintf(b, "    Avg latency%s: %d usec\n", q, usec(l.Mean))
 	for _, p := range []struct {
