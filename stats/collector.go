@@ -1045,12 +1045,15 @@ func (r *collection) startReads(ctx context.Context) {
 	}
 	if anyMetrics {
 		r.lastMetr = make([]*ServerMetrics, n)
+		// Each source's reads run on one goroutine: its entry is its own.
+		fresh := make([]gaugeFreshness, n)
 		scrape := func(ctx context.Context, i int) ServerMetrics {
 			src := r.sources[i]
 			if src.Metrics == nil {
 				return ServerMetrics{Err: "metrics not read"}
 			}
 			m := src.Metrics.Scrape(ctx)
+			fresh[i].check(m.GPUs, time.Now())
 			if r.replicas {
 				for j := range m.GPUs {
 					m.GPUs[j].Replica = src.URL
