@@ -64,6 +64,7 @@ func WriteMarkdown(w io.Writer, s record.Summary) error {
 
 // mdLevel is a run at one level: a two-column table of its numbers.
 func mdLevel(b *strings.Builder, s record.Summary) {
+	span := levelSpan(s)
 	c := s.Client
 	level := s.Load.String()
 	if s.Load.Open() && s.Load.Distribution != "" {
@@ -71,6 +72,9 @@ func mdLevel(b *strings.Builder, s record.Summary) {
 	}
 	if len(s.Models) > 0 {
 		level = fmt.Sprintf("All %d models together (%s)", len(s.Models), modelLoads(s))
+	}
+	if span != "" {
+		level += " (" + span + ")"
 	}
 	fmt.Fprintf(b, "**%s**\n\n", mdText(level))
 	rows := [][2]string{

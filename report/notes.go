@@ -77,3 +77,20 @@ func searchSLOName(sr *record.Search) string {
 	}
 	return slo
 }
+
+// levelSpan names the span of the block of a run at one load level when
+// it is not that of the level's step: the block is the whole run, whose
+// last ticks, after the load stopped, belong to no step; the CSV row and
+// the step table are the level's alone, so their throughput may differ.
+// Empty when the two spans are the same.
+func levelSpan(s record.Summary) string {
+	if len(s.Steps) != 1 || len(s.Models) > 0 {
+		return ""
+	}
+	st := s.Steps[0]
+	if st.Ticks <= 0 || st.Ticks >= s.Ticks {
+		return ""
+	}
+	return fmt.Sprintf("whole run: %d ticks, with the %d after the load stopped; the CSV row is the level's %d ticks",
+		s.Ticks, s.Ticks-st.Ticks, st.Ticks)
+}

@@ -61,7 +61,11 @@ func WriteText(w io.Writer, s record.Summary) error {
 
 // writeLevel is perf_analyzer's block for a run at one level.
 func writeLevel(b *strings.Builder, s record.Summary) {
-	fmt.Fprintf(b, "%s\n", perfAnalyzerTitle(s.Load))
+	span := levelSpan(s)
+	if span != "" {
+		span = " (" + span + ")"
+	}
+	fmt.Fprintf(b, "%s%s\n", perfAnalyzerTitle(s.Load), span)
 	writeLevelBody(b, s)
 }
 
