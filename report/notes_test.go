@@ -57,8 +57,12 @@ func TestMissingIsMissing(t *testing.T) {
 		Load:   stats.Load{Mode: "concurrency", Concurrency: 4},
 		Tick:   stats.ClientStats{Duration: time.Second, Requests: 7, Errors: 7},
 		Server: stats.ServerStats{Available: true, SuccessCount: 3, Request: time.Millisecond}})
+	p.Add(stats.Snapshot{Seq: 2, Elapsed: 2 * time.Second, Interval: time.Second,
+		Load:   stats.Load{Mode: "concurrency", Concurrency: 4},
+		Tick:   stats.ClientStats{Duration: time.Second, Requests: 7, Errors: 7},
+		Server: stats.ServerStats{Available: true, FailCount: 7}})
 	line := b.String()
-	for _, want := range []string{"p50 -  p99 -", "batch -"} {
+	for _, want := range []string{"p50 -  p99 -", "batch -", "queue -  compute -"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("progress line lacks %q: %s", want, line)
 		}

@@ -68,8 +68,12 @@ func (p *Progress) Add(s stats.Snapshot) {
 			}
 		}
 	}
-	if s.Server.Available {
+	switch {
+	case s.Server.Available && s.Server.SuccessCount > 0:
 		fmt.Fprintf(b, "  queue %s  compute %s  batch %s", ms(s.Server.Queue), ms(s.Server.Compute()), batchCell(s.Server))
+	case s.Server.Available:
+		// Triton times successful requests only.
+		b.WriteString("  queue -  compute -  batch -")
 	}
 	for i, g := range s.Metrics.GPUs {
 		if g.HasUtilization {

@@ -127,7 +127,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.Var(repeated{&f.shapes}, "shape", "shape of a variable-size input, NAME:d1,d2,... (repeatable)")
 	fs.StringVar(&f.inputData, "input-data", "random", "input data: random, zero, or a perf_analyzer JSON file")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "closed loop: requests kept in flight (default 1 when no rate is given)")
-	fs.StringVar(&f.concRange, "concurrency-range", "", "stepped closed loop, START[:END[:STEP]]: each level measured until stable, or for --step-duration")
+	fs.StringVar(&f.concRange, "concurrency-range", "", "stepped closed loop, START[:END[:STEP]]: levels START, START+STEP, ... up to END (STEP 1 by default; 1:32:8 runs 1, 9, 17, 25, as perf_analyzer does), each measured until stable, or for --step-duration")
 	fs.Float64Var(&f.rate, "request-rate", 0, "open loop: requests per second")
 	fs.StringVar(&f.rateRange, "request-rate-range", "", "stepped open loop, START[:END[:STEP]] requests per second")
 	fs.StringVar(&f.distribution, "request-distribution", "constant", "open-loop inter-arrival times: constant or poisson")
