@@ -51,11 +51,12 @@ func (p *errorsPane) View() string {
 }
 
 // retriesLine says how many sends in the window were retries, as a share
-// of the requests (the extra load the server served), and the run's count.
+// of the requests (the extra load the server served: "+24%"), and the
+// run's count.
 func retriesLine(st *Styles, retries, requests int64, wname string, run int64) string {
 	share := ""
 	if requests > 0 {
-		share = " (+" + fmtPct(float64(retries)/float64(requests)) + " sends)"
+		share = " (+" + fmtPct(float64(retries)/float64(requests)) + ")"
 	}
 	return st.Label.Render("retries ") + st.Value.Render(fmtInt(retries)) + share + " in " + wname +
 		st.Dim.Render("  run "+fmtInt(run))
