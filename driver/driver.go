@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/triton"
 )
@@ -60,13 +62,17 @@ type Options struct {
 	Decoupled bool
 	// Timeout bounds each try of a request; 0 means none.
 	Timeout time.Duration
-	// Retries is how many times a failed request is tried again (only
-	// transient failures: UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, ...);
-	// RetryBackoff the wait before the first retry (0: DefaultRetryBackoff),
-	// doubled for each further one. Only the final outcome is a Result: its
-	// Sent is the first try's, Done the last one's, Retries the count.
-	Retries      int
-	RetryBackoff time.Duration
+	// Retries is how many times a failed request is tried again, on the
+	// codes of RetryCodes (nil: DefaultRetryCodes); RetryBackoff the wait
+	// before the first retry (0: DefaultRetryBackoff), doubled for each
+	// further one up to RetryMaxBackoff (0: DefaultRetryMaxBackoff), each
+	// wait jittered over its upper half. Timeout bounds each try, not the
+	// whole. Only the final outcome is a Result: its Sent is the first
+	// try's, Done the last one's, Retries the count.
+	Retries         int
+	RetryBackoff    time.Duration
+	RetryMaxBackoff time.Duration
+	RetryCodes      []codes.Code
 	// LateThreshold is the lateness from which an open-loop send counts as
 	// late (0: DefaultLateThreshold).
 	LateThreshold time.Duration
@@ -90,6 +96,7 @@ type Options struct {
 // methods, read its results from Results, and run it with Run.
 type Driver struct {
 	opts     Options
+	retry    retryPolicy
 	balancer *Balancer // opts.Client when it is one: Results then name the replica
 	prepared []triton.Prepared
 	sizes    []int32
@@ -115,12 +122,16 @@ type Driver struct {
 // replaces it and closes the old wake channel, which wakes every goroutine
 // waiting on it without a lock on the request path.
 type runState struct {
-	load     load.Target
-	paused   bool
-	step     int
-	draining bool
-	gen      uint64
-	wake     chan struct{}
+	load   load.Target
+	paused bool
+	// pausedTotal sums the pauses that ended; pausedSince is when the
+	// current one began, on the results' clock.
+	pausedTotal time.Duration
+	pausedSince time.Duration
+	step        int
+	draining    bool
+	gen         uint64
+	wake        chan struct{}
 }
 
 // New checks opts, prepares the requests, and returns a driver ready to Run.
@@ -152,6 +163,13 @@ func New(opts Options) (*Driver, error) {
 	if opts.RetryBackoff <= 0 {
 		opts.RetryBackoff = DefaultRetryBackoff
 	}
+	if opts.RetryMaxBackoff <= 0 {
+		opts.RetryMaxBackoff = DefaultRetryMaxBackoff
+	}
+	retry, err := newRetryPolicy(opts.RetryCodes, opts.RetryBackoff, opts.RetryMaxBackoff)
+	if err != nil {
+		return nil, err
+	}
 	if opts.LateThreshold <= 0 {
 		opts.LateThreshold = DefaultLateThreshold
 	}
@@ -172,6 +190,7 @@ func New(opts Options) (*Driver, error) {
 	d := &Driver{
 		epoch:   epoch,
 		opts:    opts,
+		retry:   retry,
 		results: make(chan []Result, 16),
 		stopReq: make(chan struct{}),
 	}
@@ -303,18 +322,31 @@ func (d *Driver) SetStep(i int, l load.Target) {
 }
 
 // Pause stops issuing new requests; those in flight complete.
-func (d *Driver) Pause() { d.change(func(s *runState) { s.paused = true }) }
+func (d *Driver) Pause() {
+	d.change(func(s *runState) {
+		if !s.paused {
+			s.paused, s.pausedSince = true, time.Since(d.epoch)
+		}
+	})
+}
 
 // Resume continues after Pause. An open-loop schedule restarts from the
 // moment of resuming rather than catching up on the paused time.
-func (d *Driver) Resume() { d.change(func(s *runState) { s.paused = false }) }
+func (d *Driver) Resume() {
+	d.change(func(s *runState) {
+		if s.paused {
+			s.paused = false
+			s.pausedTotal += max(time.Since(d.epoch)-s.pausedSince, 0)
+		}
+	})
+}
 
 // State returns the current load, pause state and in-flight count.
 func (d *Driver) State() load.State { return d.stateOf(d.state.Load()) }
 
 func (d *Driver) stateOf(s *runState) load.State {
 	st := load.State{Target: s.load, Paused: s.paused, InFlight: int(d.inFlight.Load()), Step: s.step,
-		Draining: s.draining}
+		Draining: s.draining, PausedTotal: s.pausedTotal, PausedSince: s.pausedSince}
 	if d.seqs != nil {
 		st.Sequences = int(d.seqs.active.Load())
 	}

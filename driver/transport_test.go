@@ -86,7 +86,10 @@ func TestRetriesCounted(t *testing.T) {
 		Requests:     identityRequests(t, c),
 		Retries:      3,
 		RetryBackoff: time.Millisecond,
-		Load:         load.Target{Mode: load.Concurrency, Concurrency: 4},
+		// The simulator's faults answer INTERNAL, which is retried only
+		// when asked for.
+		RetryCodes: []codes.Code{codes.Internal},
+		Load:       load.Target{Mode: load.Concurrency, Concurrency: 4},
 	})
 	res := run.wait(t)
 	tries, failed, retried := 0, 0, 0
@@ -128,7 +131,9 @@ func TestTimeouts(t *testing.T) {
 			Streams:   1,
 			Timeout:   100 * time.Millisecond,
 			Retries:   1,
-			Load:      load.Target{Mode: load.Concurrency, Concurrency: 2},
+			// The timeout is per try: a retried deadline takes two.
+			RetryCodes: []codes.Code{codes.DeadlineExceeded},
+			Load:       load.Target{Mode: load.Concurrency, Concurrency: 2},
 		})
 		res := run.wait(t)
 		s.Engine().SetFaults(sim.Faults{})

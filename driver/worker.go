@@ -201,11 +201,11 @@ func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 			break
 		}
 		code := triton.ErrorCode(err)
-		if attempt >= d.opts.Retries || !retryable(code) {
+		if attempt >= d.opts.Retries || !d.retry.retryable(code) {
 			res.Code, res.Err = code, err
 			break
 		}
-		if !w.sleep(backoff(d.opts.RetryBackoff, attempt)) {
+		if !w.sleep(d.retry.backoff(attempt, jitter())) {
 			res.Code, res.Err, res.Cancelled = codes.Canceled, err, true
 			break
 		}

@@ -94,6 +94,23 @@ type State struct {
 	// Sequences counts a stateful model's sequences started and not yet
 	// ended; 0 for other models.
 	Sequences int
+	// PausedTotal is the time the generator spent paused in the pauses
+	// that ended; PausedSince is when the current pause began (an offset
+	// from the generator's epoch, meaningful while Paused). Together they
+	// say how much of any span load was not applied (PausedBy).
+	PausedTotal time.Duration
+	PausedSince time.Duration
+}
+
+// PausedBy is the time spent paused from the generator's epoch up to at (an
+// offset from the epoch), as far as the state knows: the pauses that ended
+// and the current one's part before at.
+func (s State) PausedBy(at time.Duration) time.Duration {
+	p := s.PausedTotal
+	if s.Paused && at > s.PausedSince {
+		p += at - s.PausedSince
+	}
+	return p
 }
 
 // Change is a change of load: the new state, and when it took effect as an

@@ -78,6 +78,9 @@ type runTotals struct {
 	seen       bool // a snapshot was added
 	step       int
 	processCPU float64
+	// applied and paused add up the ticks' time under load and paused,
+	// in seconds.
+	applied, paused float64
 }
 
 // descs are the metrics' descriptions, fixed at New.
@@ -86,6 +89,7 @@ type descs struct {
 	cancelled, retries, late                *prometheus.Desc
 	bytesSent, bytesReceived                *prometheus.Desc
 	inFlight, target, step, processCPU      *prometheus.Desc
+	applied, paused                         *prometheus.Desc
 	latency, scheduled                      *prometheus.Desc
 }
 
@@ -105,6 +109,8 @@ const (
 	MetricLoadTarget       = "tritontop_load_target"
 	MetricLoadStep         = "tritontop_load_step"
 	MetricProcessCPU       = "tritontop_process_cpu_cores"
+	MetricLoadApplied      = "tritontop_load_applied_seconds_total"
+	MetricPaused           = "tritontop_paused_seconds_total"
 	MetricLatency          = "tritontop_request_duration_seconds"
 	MetricScheduledLatency = "tritontop_request_scheduled_duration_seconds"
 )
@@ -163,6 +169,8 @@ func New(opts Options) (*Exporter, error) {
 			target:        req(MetricLoadTarget, "The load asked for: requests in flight (mode concurrency) or requests per second (mode rate).", "mode"),
 			step:          run(MetricLoadStep, "Index of the current step of a stepped schedule (0 without one), so that a fleet's steps can be lined up."),
 			processCPU:    run(MetricProcessCPU, "tritontop's own CPU use over the last tick, in cores (1 = one core busy)."),
+			applied:       run(MetricLoadApplied, "Time load was applied since the run started, paused time left out: a throughput over it (increase of requests over increase of this) is the one the summary shows."),
+			paused:        run(MetricPaused, "Time the load was paused since the run started."),
 			latency:       req(MetricLatency, "Latency of successful requests from the actual send to the response."),
 			scheduled:     req(MetricScheduledLatency, "Latency of successful open-loop requests from their scheduled send time to the response (free of coordinated omission)."),
 		},
@@ -289,6 +297,8 @@ func (r *runTotals) add(s *stats.Snapshot) {
 	r.seen = true
 	r.step = s.Load.Step
 	r.processCPU = s.System.ProcessCPU
+	r.paused += s.Paused.Seconds()
+	r.applied += max(s.Interval-s.Paused, 0).Seconds()
 }
 
 // Err returns the first error met by Add (a tick's latency histogram that
@@ -311,7 +321,7 @@ func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, desc := range []*prometheus.Desc{
 		d.requests, d.successes, d.errors, d.inferences, d.cancelled, d.retries, d.late,
 		d.bytesSent, d.bytesReceived, d.inFlight, d.target, d.step, d.processCPU,
-		d.latency, d.scheduled,
+		d.latency, d.scheduled, d.applied, d.paused,
 	} {
 		ch <- desc
 	}
@@ -327,6 +337,8 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	for _, t := range e.models {
 		t.collect(ch, &e.descs, e.buckets)
 	}
+	ch <- prometheus.MustNewConstMetric(e.descs.applied, prometheus.CounterValue, e.run.applied)
+	ch <- prometheus.MustNewConstMetric(e.descs.paused, prometheus.CounterValue, e.run.paused)
 	if e.run.seen {
 		ch <- prometheus.MustNewConstMetric(e.descs.step, prometheus.GaugeValue, float64(e.run.step))
 		ch <- prometheus.MustNewConstMetric(e.descs.processCPU, prometheus.GaugeValue, e.run.processCPU)

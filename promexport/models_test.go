@@ -289,7 +289,7 @@ func TestSeveralModels(t *testing.T) {
 	}
 	// Every per-request series names one of the models.
 	for name, f := range fams {
-		if name == MetricLoadStep || name == MetricProcessCPU {
+		if name == MetricLoadStep || name == MetricProcessCPU || name == MetricLoadApplied || name == MetricPaused {
 			continue
 		}
 		for _, m := range f.GetMetric() {

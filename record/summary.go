@@ -18,6 +18,14 @@ type Summary struct {
 	End      time.Time     `json:"end_time"`
 	Duration time.Duration `json:"duration_ns"`
 	Ticks    int           `json:"ticks"`
+	// Paused is the part of Duration during which the load was paused:
+	// Client's rates are over the rest (Client.Duration), the time load
+	// was applied.
+	Paused time.Duration `json:"paused_ns,omitempty"`
+	// Simulated is set when the server was tritontop's own simulator (the
+	// run file header's server.simulated): every server-side number, GPU
+	// included, is then simulated, not measured on real hardware.
+	Simulated bool `json:"simulated,omitempty"`
 	// Load is the load profile at the end of the run.
 	Load stats.Load `json:"load"`
 
@@ -109,6 +117,9 @@ type Step struct {
 	LastSeq  int           `json:"last_seq"`
 	Ticks    int           `json:"ticks"`
 	Duration time.Duration `json:"duration_ns"`
+	// Paused is the time the load was paused during the step's ticks; Duration
+	// leaves it out.
+	Paused time.Duration `json:"paused_ns,omitempty"`
 	// Client sums the step's ticks. Its latency percentiles come from the
 	// ticks' merged histograms, with the exact min, max and mean of the
 	// ticks' own summaries.

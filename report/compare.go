@@ -79,6 +79,13 @@ type ComparedRun struct {
 	Protocol string        `json:"protocol"`
 	Steps    int           `json:"steps"`
 	Duration time.Duration `json:"duration_ns"`
+	// Simulated is set when the run's server was tritontop's simulator.
+	Simulated bool `json:"simulated,omitempty"`
+	// Paused is the time the run's load was paused; its rates leave it out.
+	Paused time.Duration `json:"paused_ns,omitempty"`
+	// Retries counts the run's retried sends, which the server served
+	// on top of its requests.
+	Retries int64 `json:"retries,omitempty"`
 }
 
 // LevelComparison is one load level (or the whole runs) in both runs.
@@ -420,7 +427,7 @@ func modeWords(m load.Mode) string {
 
 func comparedRun(s record.Summary, label string) ComparedRun {
 	return ComparedRun{Label: label, Model: s.Model, Version: s.Version, URL: s.URL, Protocol: s.Protocol,
-		Steps: len(s.Steps), Duration: s.Duration}
+		Steps: len(s.Steps), Duration: s.Duration, Simulated: s.Simulated, Paused: s.Paused, Retries: s.Client.Retries}
 }
 
 func compareLevel(metrics []compared, level string, a, b levelNumbers) LevelComparison {

@@ -167,7 +167,17 @@ func (r ComparedRun) describe() string {
 	if r.Steps != 1 {
 		steps = fmt.Sprintf("%d steps", r.Steps)
 	}
-	return fmt.Sprintf("%s on %s (%s), %s, %s", model, orDash(r.URL), orDash(r.Protocol), steps, r.Duration.Round(100*time.Millisecond))
+	out := fmt.Sprintf("%s on %s (%s), %s, %s", model, orDash(r.URL), orDash(r.Protocol), steps, r.Duration.Round(100*time.Millisecond))
+	if r.Paused > 0 {
+		out += fmt.Sprintf(", paused %s (left out of its rates)", r.Paused.Round(100*time.Millisecond))
+	}
+	if r.Retries > 0 {
+		out += fmt.Sprintf(", %d retries", r.Retries)
+	}
+	if r.Simulated {
+		out += "; " + SimulatedNote
+	}
+	return out
 }
 
 // mdCell escapes text for a Markdown table cell.

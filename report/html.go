@@ -271,6 +271,9 @@ func runView(i int, r HTMLRun, sum record.Summary) *htmlRunView {
 	if len(h.Args) > 0 {
 		v.Meta = append(v.Meta, htmlField{Name: "command", Value: commandLine(h.Args), Code: true})
 	}
+	for _, n := range runNotes(sum) {
+		v.Notes = append(v.Notes, n)
+	}
 	if r.Run.Truncated {
 		v.Notes = append(v.Notes, "The file's last line was incomplete (the run was killed): the report shows the complete ticks.")
 	}

@@ -38,6 +38,9 @@ func WriteMarkdown(w io.Writer, s record.Summary) error {
 		fmt.Fprintf(&b, ", started %s", s.Start.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
 	b.WriteString(".\n\n")
+	for _, n := range runNotes(s) {
+		b.WriteString("**" + mdText(n) + "**\n\n")
+	}
 	switch {
 	case len(s.Models) > 0:
 		mdLevel(&b, s)
@@ -61,6 +64,7 @@ func WriteMarkdown(w io.Writer, s record.Summary) error {
 
 // mdLevel is a run at one level: a two-column table of its numbers.
 func mdLevel(b *strings.Builder, s record.Summary) {
+	span := levelSpan(s)
 	c := s.Client
 	level := s.Load.String()
 	if s.Load.Open() && s.Load.Distribution != "" {
@@ -68,6 +72,9 @@ func mdLevel(b *strings.Builder, s record.Summary) {
 	}
 	if len(s.Models) > 0 {
 		level = fmt.Sprintf("All %d models together (%s)", len(s.Models), modelLoads(s))
+	}
+	if span != "" {
+		level += " (" + span + ")"
 	}
 	fmt.Fprintf(b, "**%s**\n\n", mdText(level))
 	rows := [][2]string{

@@ -45,8 +45,16 @@ func (p *Progress) Add(s stats.Snapshot) {
 	if s.Tick.Scheduled != nil {
 		lat, from = *s.Tick.Scheduled, "sched"
 	}
+	p50, p99 := "-", "-"
+	if lat.Count > 0 {
+		p50, p99 = ms(lat.P50), ms(lat.P99)
+	}
 	fmt.Fprintf(b, "%7.1fs  %-16s  %9.1f infer/s  p50 %s  p99 %s (from %s)  errors %d",
-		s.Elapsed.Seconds(), s.Load.String(), s.Tick.InferPerS, ms(lat.P50), ms(lat.P99), from, s.Tick.Errors)
+		s.Elapsed.Seconds(), s.Load.String(), s.Tick.InferPerS, p50, p99, from, s.Tick.Errors)
+	if s.Tick.Retries > 0 {
+		// Sends the server served on top of the requests counted.
+		b.WriteString("  retries " + strconv.FormatInt(s.Tick.Retries, 10))
+	}
 	if s.Load.Paused {
 		// A pause by key, or a stepped run waiting for one level's requests
 		// to finish before the next: the throughput is the ones finishing.
@@ -60,8 +68,12 @@ func (p *Progress) Add(s stats.Snapshot) {
 			}
 		}
 	}
-	if s.Server.Available {
-		fmt.Fprintf(b, "  queue %s  compute %s  batch %.1f", ms(s.Server.Queue), ms(s.Server.Compute()), s.Server.AvgBatch)
+	switch {
+	case s.Server.Available && s.Server.SuccessCount > 0:
+		fmt.Fprintf(b, "  queue %s  compute %s  batch %s", ms(s.Server.Queue), ms(s.Server.Compute()), batchCell(s.Server))
+	case s.Server.Available:
+		// Triton times successful requests only.
+		b.WriteString("  queue -  compute -  batch -")
 	}
 	for i, g := range s.Metrics.GPUs {
 		if g.HasUtilization {

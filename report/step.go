@@ -31,6 +31,7 @@ type StepBuilder struct {
 	server  serverAcc
 	metrics metricsAcc
 	cpu     cpuAcc
+	paused  time.Duration
 }
 
 // NewStepBuilder starts a step at load level l; a zero l takes the first
@@ -50,11 +51,13 @@ func (p *StepBuilder) Add(s stats.Snapshot) {
 	}
 	p.ticks++
 	p.lastSeq = s.Seq
+	p.paused += s.Paused
 	p.load.InFlight, p.load.Paused = s.Load.InFlight, s.Load.Paused
 
 	t := s.Tick
 	if t.Duration <= 0 {
-		t.Duration = s.Interval
+		// A file that did not record the tick's own duration.
+		t.Duration = max(s.Interval-s.Paused, 0)
 	}
 	p.client.Add(&t)
 	p.latency.Add(t.Latency, s.Histogram)
@@ -126,6 +129,7 @@ func (p *StepBuilder) Step() record.Step {
 		LastSeq:   p.lastSeq,
 		Ticks:     p.ticks,
 		Duration:  c.Duration,
+		Paused:    p.paused,
 		Server:    p.server.summary(),
 		Metrics:   p.metrics.summary(),
 		ClientCPU: p.cpu.summary(),

@@ -185,16 +185,17 @@ func (z *Summarizer) SetPlan(p *record.Plan) { z.plan = p }
 // Summary returns the summary of the ticks added so far.
 func (z *Summarizer) Summary() record.Summary {
 	sum := record.Summary{
-		Model:    z.h.Model.Name,
-		Version:  z.h.Model.Version,
-		URL:      z.h.Server.URL,
-		Protocol: z.h.Server.Protocol,
-		Start:    z.h.StartTime,
-		Ticks:    z.ticks,
-		Load:     z.h.Load,
-		Search:   z.search,
-		Plan:     z.plan,
-		Balance:  z.h.Server.Balance,
+		Model:     z.h.Model.Name,
+		Version:   z.h.Model.Version,
+		URL:       z.h.Server.URL,
+		Protocol:  z.h.Server.Protocol,
+		Start:     z.h.StartTime,
+		Ticks:     z.ticks,
+		Load:      z.h.Load,
+		Search:    z.search,
+		Plan:      z.plan,
+		Balance:   z.h.Server.Balance,
+		Simulated: z.h.Server.Simulated,
 	}
 	if z.ticks == 0 {
 		return sum
@@ -209,6 +210,7 @@ func (z *Summarizer) Summary() record.Summary {
 	}
 	w := z.whole.Step()
 	sum.Client, sum.Server, sum.Metrics, sum.ClientCPU = w.Client, w.Server, w.Metrics, w.ClientCPU
+	sum.Paused = w.Paused
 	sum.Diagnosis = z.diagnose(z.last.Seq)
 	sum.ServerResets = append([]time.Duration(nil), z.resets...)
 	sum.Replicas = z.replicaSummaries()

@@ -37,6 +37,9 @@ func WriteText(w io.Writer, s record.Summary) error {
 	}
 	fmt.Fprintf(&b, "%s on %s (%s): %s, %d ticks\n", orDash(model), orDash(s.URL), orDash(s.Protocol),
 		s.Duration.Round(time.Millisecond), s.Ticks)
+	for _, n := range runNotes(s) {
+		b.WriteString(n + "\n")
+	}
 	switch {
 	case len(s.Models) > 0:
 		fmt.Fprintf(&b, "All %d models together (%s):\n", len(s.Models), modelLoads(s))
@@ -58,7 +61,11 @@ func WriteText(w io.Writer, s record.Summary) error {
 
 // writeLevel is perf_analyzer's block for a run at one level.
 func writeLevel(b *strings.Builder, s record.Summary) {
-	fmt.Fprintf(b, "%s\n", perfAnalyzerTitle(s.Load))
+	span := levelSpan(s)
+	if span != "" {
+		span = " (" + span + ")"
+	}
+	fmt.Fprintf(b, "%s%s\n", perfAnalyzerTitle(s.Load), span)
 	writeLevelBody(b, s)
 }
 
@@ -181,7 +188,7 @@ func stepRow(i int, st record.Step) []string {
 		row = append(row, "-", "-", "-", "-")
 	}
 	if st.Server.Available {
-		row = append(row, msCell(st.Server.Queue), msCell(st.Server.Compute()), fixed(st.Server.AvgBatch, 1))
+		row = append(row, msCell(st.Server.Queue), msCell(st.Server.Compute()), batchCell(st.Server.ServerStats))
 	} else {
 		row = append(row, "-", "-", "-")
 	}
@@ -222,14 +229,7 @@ func searchLines(s record.Summary) []string {
 	}
 	var out []string
 	if sr.SLO != nil {
-		slo := sloName(sr.SLO)
-		if len(sr.SLOs) > 1 {
-			names := make([]string, len(sr.SLOs))
-			for i := range sr.SLOs {
-				names[i] = sloName(&sr.SLOs[i])
-			}
-			slo = strings.Join(names, " and ")
-		}
+		slo := searchSLOName(sr)
 		if sr.Best >= 0 && sr.Best < len(s.Steps) {
 			st := s.Steps[sr.Best]
 			good := ""
@@ -399,6 +399,15 @@ func msCell(d time.Duration) string {
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
+// batchCell is the average batch size, "-" for a span without an execution
+// (a decoupled model's long requests may end none in a tick).
+func batchCell(s stats.ServerStats) string {
+	if s.ExecutionCount <= 0 {
+		return "-"
+	}
+	return fixed(s.AvgBatch, 1)
+}
+
 func usCell(d time.Duration) string {
 	if d <= 0 {
 		return "-"
@@ -424,6 +433,11 @@ func writeLatency(b *strings.Builder, qualifier string, l stats.Latency) {
 	q := ""
 	if qualifier != "" {
 		q = " " + qualifier
+	}
+	if l.Count == 0 {
+		// No request succeeded: there is no latency, not a latency of 0.
+		fmt.Fprintf(b, "    Avg latency%s: - (no successful request)\n", q)
+		return
 	}
 	fmt.Fprintf(b, "    Avg latency%s: %d usec\n", q, usec(l.Mean))
 	for _, p := range []struct {

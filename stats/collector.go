@@ -380,7 +380,10 @@ type collection struct {
 	tickLoad []load.State
 	// levels are each model's load level of the last tick cut (one entry
 	// with one model), to restart the sliding windows at a new level.
-	levels   []levelKey
+	levels []levelKey
+	// pausedBy is each model's paused time counted in the ticks cut so
+	// far.
+	pausedBy []time.Duration
 	controls []LoadState
 	ticker   *time.Ticker
 	// sources are the servers read: the one of Server and Metrics, or
@@ -722,10 +725,11 @@ func (r *collection) cut(now time.Time, end time.Duration, at []load.State) (*Sn
 		if r.newLevel(0, st) {
 			r.c.agg.StartLevel()
 		}
-		err = r.c.agg.Tick(d, ctrl && st.Target.Open(), s)
+		s.Paused = r.pausedIn(0, st, ctrl, end, d)
+		err = r.c.agg.Tick(d-s.Paused, ctrl && st.Target.Open(), s)
 		s.Load = loadOf(st, ctrl, s.Tick.Scheduled != nil)
 	} else {
-		err = r.cutModels(s, d, at)
+		err = r.cutModels(s, end, d, at)
 	}
 	if sys := r.c.opts.System; sys != nil {
 		s.System = sys.Sample(r.ctx, s.Tick.Requests)
@@ -765,14 +769,34 @@ func (r *collection) stateAtEnd(i int, st load.State) (load.State, bool) {
 	}
 	cur := ctrl.State()
 	st.InFlight, st.Paused, st.Sequences = cur.InFlight, cur.Paused, cur.Sequences
+	st.PausedTotal, st.PausedSince = cur.PausedTotal, cur.PausedSince
 	return st, true
+}
+
+// pausedIn is how much of model i's tick of length d that ended at end its
+// load was paused, from its driver's state at the cut; what the cut read
+// late (a pause that began after end) counts in the next tick, so the
+// ticks' pauses add up to the run's.
+func (r *collection) pausedIn(i int, st load.State, known bool, end, d time.Duration) time.Duration {
+	if !known {
+		return 0
+	}
+	if r.pausedBy == nil {
+		r.pausedBy = make([]time.Duration, len(r.tickLoad))
+	}
+	by := st.PausedBy(end)
+	p := min(max(by-r.pausedBy[i], 0), d)
+	r.pausedBy[i] += p
+	return p
 }
 
 // cutModels closes the client side of a tick of a run over several models:
 // each model's entry from its own aggregator, the top from the one over
 // every result, with the models' loads together.
-func (r *collection) cutModels(s *Snapshot, d time.Duration, at []load.State) error {
+func (r *collection) cutModels(s *Snapshot, end, d time.Duration, at []load.State) error {
 	var err error
+	// The run's load was paused while every model's was.
+	s.Paused = d
 	s.Models = make([]Model, len(r.c.models))
 	loads := make([]Load, len(r.c.models))
 	anyOpen, anyNew := false, false
@@ -785,8 +809,10 @@ func (r *collection) cutModels(s *Snapshot, d time.Duration, at []load.State) er
 			a.StartLevel()
 			anyNew = true
 		}
+		p := r.pausedIn(i, st, ctrl, end, d)
+		s.Paused = min(s.Paused, p)
 		var ms Snapshot
-		if e := a.Tick(d, open, &ms); e != nil && err == nil {
+		if e := a.Tick(d-p, open, &ms); e != nil && err == nil {
 			err = e
 		}
 		m := &s.Models[i]
@@ -801,7 +827,7 @@ func (r *collection) cutModels(s *Snapshot, d time.Duration, at []load.State) er
 	if anyNew {
 		r.c.agg.StartLevel()
 	}
-	if e := r.c.agg.Tick(d, anyOpen, s); e != nil && err == nil {
+	if e := r.c.agg.Tick(d-s.Paused, anyOpen, s); e != nil && err == nil {
 		err = e
 	}
 	s.Load = AggregateLoad(loads)
@@ -1019,12 +1045,15 @@ func (r *collection) startReads(ctx context.Context) {
 	}
 	if anyMetrics {
 		r.lastMetr = make([]*ServerMetrics, n)
+		// Each source's reads run on one goroutine: its entry is its own.
+		fresh := make([]gaugeFreshness, n)
 		scrape := func(ctx context.Context, i int) ServerMetrics {
 			src := r.sources[i]
 			if src.Metrics == nil {
 				return ServerMetrics{Err: "metrics not read"}
 			}
 			m := src.Metrics.Scrape(ctx)
+			fresh[i].check(m.GPUs, time.Now())
 			if r.replicas {
 				for j := range m.GPUs {
 					m.GPUs[j].Replica = src.URL

@@ -24,6 +24,11 @@ type Snapshot struct {
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// Interval is the tick's length.
 	Interval time.Duration `json:"interval_ns"`
+	// Paused is the part of Interval during which the load was paused
+	// (every model's, in a run over several). The client's rates are over
+	// the rest, the time load was applied: Tick.Duration is Interval less
+	// Paused.
+	Paused time.Duration `json:"paused_ns,omitempty"`
 
 	Load Load `json:"load"`
 
@@ -134,6 +139,8 @@ func (l Load) SameLevel(o Load) bool {
 
 // ClientStats is what the client measured over some span of time.
 type ClientStats struct {
+	// Duration is the time load was applied in the span: its length less
+	// the time the load was paused. The rates are over it.
 	Duration time.Duration `json:"duration_ns"`
 	// Requests counts finished requests (successes + errors, not cancelled).
 	Requests   int64 `json:"requests"`

@@ -19,10 +19,14 @@ func (p *errorsPane) View() string {
 	if s == nil {
 		return box(st, "Errors", focused, p.w, p.h, []string{st.Dim.Render("waiting for data")})
 	}
-	if s.Run.Errors == 0 {
-		return box(st, "Errors", focused, p.w, p.h, []string{st.Good.Render("none")})
-	}
 	ws, wname := p.b.windowStats(s)
+	if s.Run.Errors == 0 {
+		lines := []string{st.Good.Render("none")}
+		if s.Run.Retries > 0 {
+			lines = append(lines, retriesLine(st, ws.Retries, ws.Requests+ws.Cancelled, wname, s.Run.Retries))
+		}
+		return box(st, "Errors", focused, p.w, p.h, lines)
+	}
 	var lines []string
 	codes := ws.ErrorsByCode
 	if ws.Errors == 0 {
@@ -36,9 +40,24 @@ func (p *errorsPane) View() string {
 		lines = append(lines, st.Bad.Render(fmtInt(ws.Errors))+" errors ("+fmtPct(share)+") in "+wname+
 			st.Dim.Render("  run "+fmtInt(s.Run.Errors)))
 	}
+	if s.Run.Retries > 0 {
+		lines = append(lines, retriesLine(st, ws.Retries, ws.Requests+ws.Cancelled, wname, s.Run.Retries))
+	}
 	for _, c := range codes {
 		msg := strings.ReplaceAll(c.Message, "\n", " ")
 		lines = append(lines, st.Label.Render(c.Code)+" "+st.Value.Render(fmtInt(c.Count))+"  "+st.Dim.Render(msg))
 	}
 	return box(st, "Errors", focused, p.w, p.h, lines)
+}
+
+// retriesLine says how many sends in the window were retries, as a share
+// of the requests (the extra load the server served: "+24%"), and the
+// run's count.
+func retriesLine(st *Styles, retries, requests int64, wname string, run int64) string {
+	share := ""
+	if requests > 0 {
+		share = " (+" + fmtPct(float64(retries)/float64(requests)) + ")"
+	}
+	return st.Label.Render("retries ") + st.Value.Render(fmtInt(retries)) + share + " in " + wname +
+		st.Dim.Render("  run "+fmtInt(run))
 }

@@ -114,8 +114,13 @@ func (p *serverPane) View() string {
 	}
 	lines = append(lines, first, stackedBar(st, parts, iw))
 
+	batch := st.Dim.Render("-")
+	if sv.ExecutionCount > 0 {
+		// A decoupled model's tick may end requests but no execution.
+		batch = st.Value.Render(strconv.FormatFloat(sv.AvgBatch, 'f', 1, 64))
+	}
 	lines = append(lines, join(
-		st.Label.Render("batch avg ")+st.Value.Render(strconv.FormatFloat(sv.AvgBatch, 'f', 1, 64)),
+		st.Label.Render("batch avg ")+batch,
 		batchShares(st, sv.Batches),
 		pending(st, s),
 	))

@@ -79,6 +79,7 @@ type loadFlags struct {
 	llm              llmFlags
 	dist             workerFlags // --workers, --start-at, --prometheus-addr
 	seq              seqFlags
+	retry            retryFlags
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -126,7 +127,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.Var(repeated{&f.shapes}, "shape", "shape of a variable-size input, NAME:d1,d2,... (repeatable)")
 	fs.StringVar(&f.inputData, "input-data", "random", "input data: random, zero, or a perf_analyzer JSON file")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "closed loop: requests kept in flight (default 1 when no rate is given)")
-	fs.StringVar(&f.concRange, "concurrency-range", "", "stepped closed loop, START[:END[:STEP]]: each level measured until stable, or for --step-duration")
+	fs.StringVar(&f.concRange, "concurrency-range", "", "stepped closed loop, START[:END[:STEP]]: levels START, START+STEP, ... up to END (STEP 1 by default; 1:32:8 runs 1, 9, 17, 25, as perf_analyzer does), each measured until stable, or for --step-duration")
 	fs.Float64Var(&f.rate, "request-rate", 0, "open loop: requests per second")
 	fs.StringVar(&f.rateRange, "request-rate-range", "", "stepped open loop, START[:END[:STEP]] requests per second")
 	fs.StringVar(&f.distribution, "request-distribution", "constant", "open-loop inter-arrival times: constant or poisson")
@@ -144,7 +145,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.collectMetrics, "collect-metrics", false, "accepted for perf_analyzer command lines: Triton's metrics are always read when the endpoint answers")
 	fs.BoolVar(&f.verboseCSV, "verbose-csv", false, "with -f: add tritontop's columns after perf_analyzer's (a stateful model's sequence count, rate and latency); perf_analyzer's verbose columns are always written")
 	fs.IntVar(&f.connections, "connections", 1, "gRPC connections, used round-robin; with -i http, the most connections (default: one per request in flight)")
-	fs.DurationVar(&f.timeout, "timeout", 0, "per-request timeout (0: none)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "timeout of each try of a request: with --retries every retry gets its own, so a request may take (1 + retries) × this plus the backoffs (0: none)")
 	fs.IntVar(&f.retries, "retries", 0, "retries of a failed request, with backoff (counted apart)")
 	fs.Var(repeated{&f.headers}, "H", "header (gRPC metadata or HTTP header) KEY:VALUE (repeatable)")
 	fs.BoolVar(&f.ssl, "ssl", false, "use TLS")
@@ -169,6 +170,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	registerLLMFlags(fs, &f.llm)
 	registerWorkerFlags(fs, &f.dist)
 	registerSequenceFlags(fs, &f.seq)
+	registerRetryFlags(fs, &f.retry)
 	return fs
 }
 

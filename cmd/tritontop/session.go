@@ -93,6 +93,9 @@ func exitFor(err error, stderr io.Writer) int {
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
+	if errors.As(err, new(sloMissed)) {
+		return exitSLO
+	}
 	return exitFail
 }
 
@@ -307,7 +310,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		!errors.Is(tuiErr, tea.ErrProgramKilled) && !errors.Is(tuiErr, context.Canceled)):
 		return fmt.Errorf("dashboard: %w", tuiErr)
 	}
-	return nil
+	return sloVerdict(f, sum)
 }
 
 // newDrivers makes the run's drivers: one, or one per model of a run over
@@ -330,12 +333,14 @@ func newDrivers(f *loadFlags, t *target, sched schedule, client driver.Client, s
 			}
 			initial = sc.initial
 		}
-		drv, err := driver.New(driver.Options{
+		opts := driver.Options{
 			Client: client, Requests: mt.requests, BatchSize: mf.batch,
 			Load:      initial,
 			Streaming: mf.streaming, Streams: streams, Decoupled: mt.decoupled(),
 			Timeout: f.timeout, Retries: f.retries, Sequences: seqs, Epoch: epoch,
-		})
+		}
+		f.retry.options(&opts)
+		drv, err := driver.New(opts)
 		if err != nil {
 			if f.several() {
 				return nil, usageError{fmt.Errorf("model %s: %w", mf.model, err)}
