@@ -109,8 +109,8 @@ func (o *simOptions) check() error {
 		}
 	}
 	switch {
-	case o.gpus < 0:
-		return fmt.Errorf("--gpus %d: must be 0 or more", o.gpus)
+	case o.gpus < 0 || o.gpus > sim.MaxGPUs:
+		return fmt.Errorf("--gpus %d: must be 0..%d", o.gpus, sim.MaxGPUs)
 	case o.errorRate < 0 || o.errorRate > 1:
 		return fmt.Errorf("--error-rate %g: must be between 0 and 1", o.errorRate)
 	case math.IsNaN(o.errorRate):
@@ -119,6 +119,8 @@ func (o *simOptions) check() error {
 		return fmt.Errorf("--spike-rate %g: must be between 0 and 1", o.spikeRate)
 	case o.spikeDelay < 0 || o.stallAfter < 0 || o.stallFor < 0 || o.slowStart < 0:
 		return errors.New("durations (--spike-delay, --stall-after, --stall-for, --slow-start) must not be negative")
+	case o.stallFor > 0 && o.stallAfter == 0:
+		return fmt.Errorf("--stall-for %s needs --stall-after: say when the stall starts", o.stallFor)
 	case o.stallAfter > 0 && o.stallFor == 0:
 		return errors.New("--stall-after needs --stall-for (how long the stall lasts)")
 	case o.metricsIntervalMS <= 0:
