@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/net/http/httpguts"
-
 	"github.com/tritontop/tritontop/driver"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/plan"
@@ -202,19 +200,8 @@ func checkAddresses(f *loadFlags) error {
 	if err := checkReplicas(f); err != nil {
 		return err
 	}
-	for _, h := range f.headers {
-		k, v, ok := strings.Cut(h, ":")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		switch {
-		case !ok || k == "":
-			return fmt.Errorf("bad header %q for -H: use KEY:VALUE", h)
-		case !httpguts.ValidHeaderFieldName(k):
-			return fmt.Errorf("bad header %q for -H: the name %q has characters a header name cannot have", h, k)
-		case !httpguts.ValidHeaderFieldValue(v):
-			return fmt.Errorf("bad header %q for -H: the value has characters a header value cannot have (control characters)", h)
-		case f.protocol == "grpc" && !validGRPCKey(k):
-			return fmt.Errorf("bad header %q for -H: gRPC metadata names are letters, digits, '-', '_' and '.', and grpc- names are gRPC's own", h)
-		}
+	if err := checkHeaders(f.headers, f.protocol); err != nil {
+		return err
 	}
 	return nil
 }
