@@ -69,7 +69,6 @@ type loadFlags struct {
 	csv              string
 	jsonSummary      bool
 	mdSummary        bool
-	csvCreated       []string // -f's files that did not exist before the run
 	headless         bool
 	drain            time.Duration
 	connectTimeout   time.Duration
@@ -80,6 +79,7 @@ type loadFlags struct {
 	dist             workerFlags // --workers, --start-at, --prometheus-addr
 	seq              seqFlags
 	secrets          secretFlags
+	out              outputFlags
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -171,6 +171,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	registerWorkerFlags(fs, &f.dist)
 	registerSequenceFlags(fs, &f.seq)
 	registerSecretFlags(fs, &f.secrets)
+	registerOutputFlags(fs, &f.out)
 	return fs
 }
 

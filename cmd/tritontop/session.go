@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -118,7 +117,6 @@ func protocolName(f *loadFlags) string {
 func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr io.Writer) error {
 	// -f's file was made before the run to check it; a run that wrote
 	// nothing leaves no empty file.
-	defer removeEmptyCSV(f)
 	sched, err := loadFromFlags(f)
 	if err != nil {
 		return err
@@ -129,7 +127,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	}
 	defer prom.close()
 	if f.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(f.cpuProfile)
+		stopProfile, err := startCPUProfile(f.cpuProfile, f.out.force)
 		if err != nil {
 			return usageError{err}
 		}
@@ -168,6 +166,9 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 
 	header := runHeader(f, args, t, drivers)
 	f.dist.stamp(&header)
+	if err := replaceRunFile(f.record, f.out.force); err != nil {
+		return usageError{err}
+	}
 	rec, err := openRecord(f.record, header, stdout)
 	if err != nil {
 		return err
@@ -291,7 +292,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	sum, recErr := outputs.Close()
 	printSummary(f, sum, stdout, stderr)
 	if f.csv != "" {
-		if err := writeCSVFile(f.csv, sum, report.CSVOptions{Verbose: f.verboseCSV}); err != nil && recErr == nil {
+		if err := writeCSVFile(f.csv, sum, report.CSVOptions{Verbose: f.verboseCSV}, f.out.force); err != nil && recErr == nil {
 			recErr = err
 		}
 	}
@@ -531,20 +532,6 @@ func makePlan(f *loadFlags, search plan.Search, st *plan.Stepper, steps []record
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// startCPUProfile profiles tritontop's own CPU until the returned func runs:
-// the way to see what the client spends its time on.
-func startCPUProfile(path string) (func(), error) {
-	out, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot write --cpuprofile %s: %w", path, err)
-	}
-	if err := pprof.StartCPUProfile(out); err != nil {
-		out.Close()
-		return nil, fmt.Errorf("--cpuprofile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); out.Close() }, nil
 }
 
 // stopSignals end a run the way q does: what was measured is summarized
