@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -37,7 +35,7 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return flagExit("tritontop", err, stderr)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	ctx, stop := stopContext(stderr)
 	defer stop()
 	return exitFor(runSession(ctx, f, args, stdout, stderr), stderr)
 }
@@ -221,8 +219,9 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	// The view before the stepper: a step's line follows its last tick's.
 	outputs = report.NewOutputs(header, recSink, view, stepSink, prom.sink())
 	if !f.dist.waitForStart(ctx, stderr) {
-		_, err := outputs.Close()
-		return err
+		outputs.Close()
+		dropUnstartedRunFile(f.record)
+		return errNotStarted
 	}
 	// The server's statistics count from before the first request.
 	col.Prime(ctx)
@@ -251,7 +250,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	)
 	for _, d := range drivers {
 		driveWG.Go(func() {
-			if err := d.Run(context.Background()); err != nil {
+			if err := d.Run(hurryContext(ctx)); err != nil {
 				driveOnce.Do(func() { driveErr = err })
 			}
 			endRun()
@@ -533,7 +532,3 @@ func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
-
-// stopSignals end a run the way q does: what was measured is summarized
-// and written. SIGHUP is a dropped SSH session, which must not lose a run.
-func stopSignals() []os.Signal { return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} }
