@@ -17,7 +17,7 @@ const sigquitDumpEnv = "TRITONTOP_SIGQUIT_DUMP"
 
 // errNotStarted is a run interrupted before its load started (during
 // --start-at's wait); the message saying so is already printed.
-var errNotStarted = errors.New("interrupted before the load started: nothing was measured, no run file kept")
+var errNotStarted = errors.New("the load never started, so no run file was kept")
 
 // hurryKey finds, in a run's context, the context that a second stop
 // signal cancels.
