@@ -82,6 +82,7 @@ func (d *Driver) Run(ctx context.Context) error {
 	select {
 	case <-idle:
 	case <-t.C:
+	case <-ctx.Done(): // ends a drain under way too
 	}
 	t.Stop()
 	r.cancelReq() // the rest become Cancelled results

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -144,12 +145,16 @@ func (r *Reader) Next() (stats.Snapshot, error) {
 			if err := json.Unmarshal(b, &l); err != nil {
 				return stats.Snapshot{}, r.lineError("bad snapshot line", err)
 			}
+			if mayHoldControl(b) {
+				textsafe.Sanitize(&l.Snapshot)
+			}
 			return l.Snapshot, nil
 		case TypeStep:
 			var l stepLine
 			if err := json.Unmarshal(b, &l); err != nil {
 				return stats.Snapshot{}, r.lineError("bad step line", err)
 			}
+			textsafe.Sanitize(&l.Step)
 			r.steps = append(r.steps, l.Step)
 		case TypeSummary:
 			var l summaryLine
@@ -157,6 +162,7 @@ func (r *Reader) Next() (stats.Snapshot, error) {
 				return stats.Snapshot{}, r.lineError("bad summary line", err)
 			}
 			sum := l.Summary
+			textsafe.Sanitize(&sum)
 			r.summary = &sum
 		case TypeHeader:
 			return stats.Snapshot{}, r.lineError("a second header line; a run file holds one run", nil)
@@ -190,8 +196,26 @@ func (r *Reader) readHeader() error {
 	if err := json.Unmarshal(b, &l); err != nil {
 		return r.lineError("bad header line", err)
 	}
+	textsafe.Sanitize(&l.Header)
 	r.header = l.Header
 	return nil
+}
+
+// mayHoldControl reports whether a JSON line could decode to a string with
+// a character textsafe escapes: one written as a \u escape, or any byte
+// outside printable ASCII (DEL, C1 and bidirectional controls are
+// multi-byte or high in UTF-8). Snapshot lines tritontop writes have
+// neither, so reading them costs no reflection.
+func mayHoldControl(b []byte) bool {
+	if bytes.Contains(b, []byte(`\u`)) {
+		return true
+	}
+	for _, c := range b {
+		if c >= 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 // nextLine returns the next non-blank line without its newline, or nil at

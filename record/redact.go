@@ -13,20 +13,25 @@ var secretWords = []string{"auth", "token", "key", "secret", "password", "passwd
 
 // RedactArgs returns a copy of command-line arguments fit to be written to a
 // run file, which is meant to be shared. It replaces with "REDACTED":
-//   - the value of a -H/--header flag whose header name looks like a
-//     credential (Authorization, *token*, *key*, *secret*, *password*,
-//     cookies, sessions) or whose value starts with "Bearer " or "Basic ";
-//     the header name is kept so the reader knows one was sent;
-//   - the value of any other flag whose name contains one of those words,
-//     which covers TLS private key paths (--ssl-grpc-private-key-file,
+//   - the value of every -H/--header flag, whatever the header's name (a
+//     JWT under X-Jwt is as secret as an Authorization header), unless the
+//     arguments name that header with --record-headers NAME; the header
+//     name is kept so the reader knows one was sent;
+//   - the value of any other flag whose name contains a secret word (auth,
+//     token, key, secret, password, cookie, credential, session), which
+//     covers TLS private key paths (--ssl-grpc-private-key-file,
 //     --ssl-https-private-key-file) and --token/--password style flags;
 //   - the password of a URL argument with user information.
 //
 // Flags are recognised in the forms the standard flag package accepts:
-// -name value, -name=value, --name value and --name=value.
+// -name value, -name=value, --name value and --name=value. A -H flag always
+// takes the next argument as its value, even one that starts with '-', as
+// the flag package does.
 func RedactArgs(args []string) []string {
 	out := make([]string, len(args))
 	copy(out, args)
+	keep := RecordedHeaders(args)
+	redactHeader := func(h string) string { return redactHeaderValue(h, keep) }
 	for i := 0; i < len(out); i++ {
 		arg := out[i]
 		name, value, hasValue, isFlag := splitFlag(arg)
@@ -50,8 +55,9 @@ func RedactArgs(args []string) []string {
 			out[i] = arg[:len(arg)-len(value)] + redact(value)
 			continue
 		}
-		// The value is the next argument, unless that is another flag.
-		if i+1 < len(out) && !strings.HasPrefix(out[i+1], "-") {
+		// The value is the next argument, unless that is another flag
+		// (a -H value is always the next argument).
+		if i+1 < len(out) && (name == "H" || name == "header" || !strings.HasPrefix(out[i+1], "-")) {
 			out[i+1] = redact(out[i+1])
 			i++
 		}
@@ -75,18 +81,44 @@ func splitFlag(arg string) (name, value string, hasValue, isFlag bool) {
 	return name, "", false, true
 }
 
-// redactHeader redacts a "Name: value" (or "Name:value") header argument
-// when it carries a credential, keeping the name.
-func redactHeader(h string) string {
+// RecordedHeaders lists the header names the arguments ask to record with
+// --record-headers NAME (repeatable, or comma-separated), lower-cased.
+func RecordedHeaders(args []string) map[string]bool {
+	var keep map[string]bool
+	for i := 0; i < len(args); i++ {
+		name, value, hasValue, isFlag := splitFlag(args[i])
+		if !isFlag || name != "record-headers" {
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				break
+			}
+			i++
+			value = args[i]
+		}
+		for n := range strings.SplitSeq(value, ",") {
+			if n = strings.ToLower(strings.TrimSpace(n)); n != "" {
+				if keep == nil {
+					keep = map[string]bool{}
+				}
+				keep[n] = true
+			}
+		}
+	}
+	return keep
+}
+
+// redactHeaderValue redacts the value of a "Name: value" (or "Name:value")
+// header argument, keeping the name, unless keep holds the name. An
+// argument without a colon is all value.
+func redactHeaderValue(h string, keep map[string]bool) string {
 	colon := strings.IndexByte(h, ':')
 	if colon < 0 {
-		if looksSecret(h) || hasCredentialScheme(h) {
-			return Redacted
-		}
-		return h
+		return Redacted
 	}
-	name, value := h[:colon], strings.TrimSpace(h[colon+1:])
-	if !looksSecret(name) && !hasCredentialScheme(value) {
+	name := h[:colon]
+	if keep[strings.ToLower(strings.TrimSpace(name))] {
 		return h
 	}
 	sep := ":"
@@ -104,11 +136,6 @@ func looksSecret(name string) bool {
 		}
 	}
 	return false
-}
-
-func hasCredentialScheme(value string) bool {
-	v := strings.ToLower(strings.TrimSpace(value))
-	return strings.HasPrefix(v, "bearer ") || strings.HasPrefix(v, "basic ")
 }
 
 // redactURL hides the password of a URL with user information, such as

@@ -45,6 +45,11 @@ func Create(path string, h Header) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record: create run file: %w", err)
 	}
+	// 0644 whatever the umask: a run file is meant to be shared.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("record: create run file: %w", err)
+	}
 	w := &Writer{path: path, file: f, out: f}
 	if err := w.start(h); err != nil {
 		w.file.Close()

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // WriteText writes the comparison as a terminal table: a line naming each
@@ -186,9 +188,10 @@ func mdCell(s string) string {
 }
 
 // mdText escapes the characters that would start Markdown emphasis, code
-// or HTML in running text.
+// or HTML in running text, after textsafe.Line has shown its control
+// characters escaped (a string from a run file or a server).
 func mdText(s string) string {
-	return mdEscaper.Replace(s)
+	return mdEscaper.Replace(textsafe.Line(s))
 }
 
 var mdEscaper = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`)

@@ -1,14 +1,15 @@
 package sim
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
@@ -19,65 +20,149 @@ import (
 const errShapeMismatch = "Unable to parse 'data': Shape does not match true shape of 'data' field"
 
 // jsonTensorData converts an input's JSON "data" (nested or flat, row-major)
-// to Triton's raw form for its datatype.
+// to Triton's raw form for its datatype. It reads the data token by token
+// and appends each element's bytes as it goes, so what it holds is the
+// converted tensor (at most 4 bytes per JSON byte: "0," becomes 8 bytes of
+// INT64), never a tree of decoded JSON values; it stops at the first
+// element past the shape's count.
 func jsonTensorData(name, datatype string, shape []int64, data json.RawMessage) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, badRequest("Unable to parse 'data' for input '%s': %v", name, err)
-	}
-	var leaves []any
-	flatten(v, &leaves)
 	want := int64(1)
 	for _, d := range shape {
 		if d < 0 {
 			want = -1 // the engine reports the bad shape
 			break
 		}
+		if d != 0 && want > math.MaxInt64/d {
+			want = math.MaxInt64 // no JSON body holds that many elements
+			continue
+		}
 		want *= d
-	}
-	if want >= 0 && int64(len(leaves)) != want {
-		return nil, badRequest(errShapeMismatch)
 	}
 	size := kserve.ElementSize(datatype)
 	switch datatype {
 	case "FP16", "BF16":
 		return nil, badRequest("receiving %s data via JSON is not supported for input '%s': send it as binary data", datatype, name)
-	case "BYTES":
-		out := make([]byte, 0, len(leaves)*8)
-		for _, l := range leaves {
-			s, ok := l.(string)
+	}
+	var (
+		out   []byte
+		count int64
+		depth int
+	)
+	// One allocation of the final size: the shape's bytes, capped by what
+	// the data could hold (an element takes at least two JSON bytes).
+	if size > 0 && want >= 0 {
+		out = make([]byte, 0, min(want, int64(len(data)/2+1))*int64(size))
+	}
+	for sc := (tensorScanner{data: data}); ; {
+		tok, delim, err := sc.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, badRequest("Unable to parse 'data' for input '%s': %v", name, err)
+		}
+		switch delim {
+		case '[':
+			depth++
+			continue
+		case ']':
+			depth--
+			continue
+		}
+		if count++; want >= 0 && count > want {
+			return nil, badRequest(errShapeMismatch)
+		}
+		switch {
+		case datatype == "BYTES":
+			s, ok := tok.(string)
 			if !ok {
 				return nil, badRequest("Unable to parse 'data': expected a string for BYTES input '%s'", name)
 			}
 			out = kserve.AppendBytesElement(out, s)
+		case size > 0:
+			var err error
+			out, err = appendElement(out, datatype, tok)
+			if err != nil {
+				return nil, badRequest("Unable to parse 'data' for input '%s': %v", name, err)
+			}
 		}
-		return out, nil
+		if depth == 0 {
+			break // a scalar is one element
+		}
 	}
-	if size <= 0 {
+	if want >= 0 && count != want {
+		return nil, badRequest(errShapeMismatch)
+	}
+	if size <= 0 && datatype != "BYTES" {
 		// An unknown datatype: no data to convert; the engine rejects it.
 		return nil, nil
 	}
-	out := make([]byte, 0, len(leaves)*size)
-	for _, l := range leaves {
-		var err error
-		out, err = appendElement(out, datatype, l)
-		if err != nil {
-			return nil, badRequest("Unable to parse 'data' for input '%s': %v", name, err)
-		}
+	if out == nil {
+		out = []byte{}
 	}
 	return out, nil
 }
 
-func flatten(v any, out *[]any) {
-	if a, ok := v.([]any); ok {
-		for _, e := range a {
-			flatten(e, out)
-		}
-		return
+// tensorScanner walks the JSON value of a tensor's "data" (already checked
+// to be valid JSON) one element at a time, without the buffer a
+// json.Decoder copies its input into.
+type tensorScanner struct {
+	data []byte
+	pos  int
+}
+
+// next returns the next element (a bool, json.Number, string or nil), or
+// an array bracket as delim, or io.EOF at the end.
+func (s *tensorScanner) next() (tok any, delim byte, err error) {
+	d := s.data
+	for s.pos < len(d) && (d[s.pos] == ' ' || d[s.pos] == '\t' || d[s.pos] == '\n' || d[s.pos] == '\r' || d[s.pos] == ',' || d[s.pos] == ':') {
+		s.pos++
 	}
-	*out = append(*out, v)
+	if s.pos >= len(d) {
+		return nil, 0, io.EOF
+	}
+	start := s.pos
+	switch c := d[s.pos]; {
+	case c == '[' || c == ']':
+		s.pos++
+		return nil, c, nil
+	case c == '{' || c == '}':
+		return nil, 0, fmt.Errorf("an object is not a tensor element")
+	case c == '"':
+		escaped := false
+		for s.pos++; s.pos < len(d) && d[s.pos] != '"'; s.pos++ {
+			if d[s.pos] == '\\' {
+				escaped = true
+				s.pos++
+			}
+		}
+		s.pos++
+		if s.pos > len(d) {
+			return nil, 0, fmt.Errorf("unterminated string")
+		}
+		if !escaped {
+			return string(d[start+1 : s.pos-1]), 0, nil
+		}
+		var str string
+		if err := json.Unmarshal(d[start:s.pos], &str); err != nil {
+			return nil, 0, err
+		}
+		return str, 0, nil
+	default:
+		for s.pos < len(d) && !strings.ContainsRune(" \t\n\r,]}:", rune(d[s.pos])) {
+			s.pos++
+		}
+		switch word := string(d[start:s.pos]); word {
+		case "true":
+			return true, 0, nil
+		case "false":
+			return false, 0, nil
+		case "null":
+			return nil, 0, nil
+		default:
+			return json.Number(word), 0, nil
+		}
+	}
 }
 
 // appendElement appends one JSON element in datatype's little-endian form.

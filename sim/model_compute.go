@@ -48,27 +48,23 @@ func (m *model) respond(r *request) (*pb.ModelInferResponse, error) {
 // behaviour.
 func (m *model) output(r *request, j int) ([]int64, []byte, error) {
 	t := &m.outputs[j]
-	switch m.spec.Behaviour {
-	case BehaviourIdentity:
-		if j < len(m.inputs) && m.inputs[j].dtype == t.dtype {
+	if m.passesThrough(r, j) {
+		switch m.spec.Behaviour {
+		case BehaviourIdentity:
 			return r.shapes[j], r.data[j], nil
-		}
-	case BehaviourAddSub:
-		if m.inputs[0].dtype == t.dtype && m.inputs[1].dtype == t.dtype && elementCount(r.shapes[0]) == elementCount(r.shapes[1]) {
+		case BehaviourAddSub:
 			if t.dtype == pb.DataType_TYPE_STRING {
 				data, err := m.addSubStrings(r, j == 1)
 				return r.shapes[0], data, err
 			}
-			if len(r.data[0]) == len(r.data[1]) {
-				return r.shapes[0], addSub(t.dtype, r.data[0], r.data[1], j == 1), nil
-			}
-		}
-	case BehaviourSequence, BehaviourAccumulate:
-		if j == 0 {
+			return r.shapes[0], addSub(t.dtype, r.data[0], r.data[1], j == 1), nil
+		case BehaviourSequence, BehaviourAccumulate:
 			shape, data := m.sequenceOutput(r)
 			return shape, data, nil
 		}
 	}
+	// checkOutputs has bounded this output's size before the request was
+	// queued.
 	shape := m.outputShape(r, t)
 	n := int(elementCount(shape))
 	if t.size < 0 {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/tritontop/tritontop/triton/kserve"
 )
@@ -216,6 +215,9 @@ func (r Repository) check() error {
 	if len(r.Models) == 0 {
 		return fmt.Errorf("models: no models; add at least one")
 	}
+	if err := r.checkGPULimits(); err != nil {
+		return err
+	}
 	for i, g := range r.GPUs {
 		if o := g.Overlap; o != nil && !(*o >= 0 && *o <= 1) {
 			return fmt.Errorf("gpus[%d].overlap: %g is not in 0..1 (0: executions time-slice the GPU; 1: they do not slow each other)", i, *o)
@@ -228,14 +230,17 @@ func (r Repository) check() error {
 			return fmt.Errorf("%s.name: empty; every model needs a name", where)
 		}
 		where = fmt.Sprintf("models[%d] (%q)", i, m.Name)
-		if strings.ContainsAny(m.Name, "/ ") {
-			return fmt.Errorf("%s.name: must not contain '/' or spaces", where)
+		if err := checkName(where+".name", m.Name); err != nil {
+			return err
 		}
 		if seen[m.Name] {
 			return fmt.Errorf("%s.name: duplicate model name", where)
 		}
 		seen[m.Name] = true
 		if err := m.check(ngpu); err != nil {
+			return fmt.Errorf("%s.%w", where, err)
+		}
+		if err := m.checkLimits(ngpu); err != nil {
 			return fmt.Errorf("%s.%w", where, err)
 		}
 	}

@@ -12,6 +12,11 @@ import (
 // client need not import kserve.
 type Error = kserve.Error
 
+// maxErrorMessage bounds the bytes of a server's error message a Client
+// keeps: Triton's messages are a line or two; a longer one is cut, with its
+// length said, rather than printed whole.
+const maxErrorMessage = 1024
+
 // ErrorCode returns the gRPC code of an error a Client returned (see
 // kserve.ErrorCode): the server's code, DEADLINE_EXCEEDED or CANCELLED for
 // context errors, UNAVAILABLE for a transport failure.

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -114,7 +115,7 @@ func grpcError(ctx context.Context, err error) error {
 	if (st.Code() == codes.Canceled || st.Code() == codes.DeadlineExceeded) && ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return &Error{Code: st.Code(), Message: st.Message()}
+	return &Error{Code: st.Code(), Message: textsafe.Excerpt(st.Message(), maxErrorMessage)}
 }
 
 // ServerLive implements Client.

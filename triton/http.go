@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -122,7 +123,7 @@ func httpError(status int, body []byte) *Error {
 	} else {
 		msg = http.StatusText(status)
 	}
-	return &Error{Code: kserve.CodeForHTTPStatus(status), HTTPStatus: status, Message: msg}
+	return &Error{Code: kserve.CodeForHTTPStatus(status), HTTPStatus: status, Message: textsafe.Excerpt(msg, maxErrorMessage)}
 }
 
 // getJSON GETs path and decodes a 200 answer into m.

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -64,7 +65,7 @@ func (s *grpcStream) Recv() (StreamResponse, error) {
 	}
 	resp := StreamResponse{ID: s.reply.id, Size: s.reply.size, Final: s.reply.final, Empty: !s.reply.outputs}
 	if s.reply.errMsg != "" {
-		resp.Err = &Error{Code: codes.Unknown, Message: s.reply.errMsg}
+		resp.Err = &Error{Code: codes.Unknown, Message: textsafe.Excerpt(s.reply.errMsg, maxErrorMessage)}
 	}
 	return resp, nil
 }

@@ -1,6 +1,7 @@
 package triton
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -27,6 +28,24 @@ type endpoint struct {
 	tls      bool
 }
 
+// ErrUserInfo refuses a server URL with user information
+// (user:password@host). The URL is not quoted: its password would be.
+var ErrUserInfo = errors.New("server URL has user information (user:password@host), refused and not shown: send credentials as a header (-H 'Authorization: ...'), whose value is never printed or recorded")
+
+// HasUserInfo reports whether a URL (with or without a scheme) has user
+// information before its host: an '@' before the first '/', '?' or '#'
+// after the scheme.
+func HasUserInfo(raw string) bool {
+	s := raw
+	if i := strings.Index(s, "://"); i >= 0 {
+		s = s[i+3:]
+	}
+	if i := strings.IndexAny(s, "/?#"); i >= 0 {
+		s = s[:i]
+	}
+	return strings.Contains(s, "@")
+}
+
 // parseEndpoint reads a server URL of the form host[:port],
 // grpc://host[:port], http://host[:port] or https://host[:port]. A scheme
 // fixes the protocol; without one, protocol (or gRPC when empty) applies. A
@@ -41,6 +60,9 @@ func parseEndpoint(raw, protocol string) (endpoint, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
 		return endpoint{}, fmt.Errorf("empty server URL: give host:port, grpc://host:port or http://host:port")
+	}
+	if HasUserInfo(s) {
+		return endpoint{}, ErrUserInfo
 	}
 	var ep endpoint
 	if i := strings.Index(s, "://"); i >= 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shirou/gopsutil/v4/mem"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/sim"
 	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/triton/pb"
@@ -70,6 +71,7 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 	if t.server, err = client.ServerMetadata(ctx); err != nil {
 		return fail(fmt.Errorf("server metadata from %s: %w", f.url, err))
 	}
+	textsafe.Sanitize(t.server) // the server's strings reach the terminal
 	t.simulated = slices.Contains(t.server.GetExtensions(), sim.SimulatorExtension)
 	if err := connectReplicas(ctx, f, opts, t); err != nil {
 		return fail(err)
@@ -113,6 +115,8 @@ func (t *target) describeModel(ctx context.Context, f *loadFlags) error {
 	if t.config, err = client.ModelConfig(ctx, f.model, f.modelVersion); err != nil {
 		return fmt.Errorf("config of model %q: %w", f.model, err)
 	}
+	textsafe.Sanitize(t.metadata)
+	textsafe.Sanitize(t.config)
 	if t.config.GetModelTransactionPolicy().GetDecoupled() && !f.streaming {
 		how := "add --streaming"
 		if f.loadFile != "" {

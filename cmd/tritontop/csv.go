@@ -1,8 +1,7 @@
 package main
 
 import (
-	"fmt"
-	"os"
+	"io"
 
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
@@ -12,26 +11,22 @@ import (
 // step) from the run's summary. perf_analyzer's CSV is of one model: a run
 // over several models writes one file per model, path with the model's
 // name before its extension (out.csv: out.resnet50.csv, out.bert.csv).
-func writeCSVFile(path string, sum record.Summary, o report.CSVOptions) error {
+func writeCSVFile(path string, sum record.Summary, o report.CSVOptions, force bool) error {
 	if len(sum.Models) == 0 {
-		return writeOneCSV(path, sum.Steps, o)
+		return writeOneCSV(path, sum.Steps, o, force)
 	}
 	for i, m := range sum.Models {
-		if err := writeOneCSV(csvPathFor(path, m.Name), report.ModelRun(sum, i).Steps, o); err != nil {
+		if err := writeOneCSV(csvPathFor(path, m.Name), report.ModelRun(sum, i).Steps, o, force); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func writeOneCSV(path string, steps []record.Step, o report.CSVOptions) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("cannot write -f %s: %w", path, err)
-	}
-	if err := report.WriteCSVSteps(f, steps, o); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+// writeOneCSV writes one CSV file by the output-file rule: whole, through
+// a temporary file renamed into place.
+func writeOneCSV(path string, steps []record.Step, o report.CSVOptions, force bool) error {
+	return writeOutputFile("-f", path, force, func(w io.Writer) error {
+		return report.WriteCSVSteps(w, steps, o)
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/signal"
 	"time"
 
 	"github.com/tritontop/tritontop/sim"
@@ -31,7 +30,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if !f.set["concurrency"] && !f.set["request-rate"] && f.concRange == "" && f.rateRange == "" {
 		f.concurrency = demoConcurrency
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	ctx, stop := stopContext(stderr)
 	defer stop()
 	srv, err := startDemoSimulator(ctx, f)
 	if err != nil {

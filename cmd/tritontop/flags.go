@@ -69,7 +69,6 @@ type loadFlags struct {
 	csv              string
 	jsonSummary      bool
 	mdSummary        bool
-	csvCreated       []string // -f's files that did not exist before the run
 	headless         bool
 	drain            time.Duration
 	connectTimeout   time.Duration
@@ -80,6 +79,8 @@ type loadFlags struct {
 	dist             workerFlags // --workers, --start-at, --prometheus-addr
 	seq              seqFlags
 	retry            retryFlags
+	secrets          secretFlags
+	out              outputFlags
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -171,6 +172,8 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	registerWorkerFlags(fs, &f.dist)
 	registerSequenceFlags(fs, &f.seq)
 	registerRetryFlags(fs, &f.retry)
+	registerSecretFlags(fs, &f.secrets)
+	registerOutputFlags(fs, &f.out)
 	return fs
 }
 
@@ -187,6 +190,9 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 		return nil, err
 	}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if err := checkSecrets(f); err != nil {
+		return nil, err
+	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (flags go before it? see -h)", fs.Arg(0))
 	}

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os/signal"
 
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/triton/pb"
@@ -64,7 +62,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	if !f.set["max-trials"] && !f.set["r"] {
 		f.maxTrials = planMaxTrials
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	ctx, stop := stopContext(stderr)
 	defer stop()
 	if pf.demo {
 		if f.model == "" {

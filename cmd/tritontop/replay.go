@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os/signal"
 
 	tea "charm.land/bubbletea/v2"
@@ -34,6 +35,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	verboseCSV := fs.Bool("verbose-csv", false, "with -f: add tritontop's columns after perf_analyzer's (a stateful model's sequence count, rate and latency)")
 	jsonOut := fs.Bool("json", false, "print the summary as JSON instead of the dashboard")
 	markdown := fs.Bool("markdown", false, "print the summary as Markdown instead of the dashboard")
+	force := fs.Bool("force", false, forceUsage)
 	quietFlags(fs, stderr)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -43,9 +45,15 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tritontop: replay needs one run file: tritontop replay FILE")
 		return exitUsage
 	}
-	if *speed < 0 {
-		fmt.Fprintf(stderr, "tritontop: --speed %g cannot be negative\n", *speed)
+	if !(*speed >= 0) || math.IsInf(*speed, 1) {
+		fmt.Fprintf(stderr, "tritontop: --speed %g: give 0 (as fast as possible) or a positive finite speed\n", *speed)
 		return exitUsage
+	}
+	if *csvPath != "" {
+		if err := checkNewOutput("-f", *csvPath, *force); err != nil {
+			fmt.Fprintf(stderr, "tritontop: %v\n", err)
+			return exitUsage
+		}
 	}
 	if *jsonOut && *markdown {
 		fmt.Fprintln(stderr, "tritontop: choose --json or --markdown, not both")
@@ -66,7 +74,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	sum := report.SummarizeRun(run)
 	if *csvPath != "" || *jsonOut || *markdown || !isTerminal(stdout) {
-		return exitFor(exportRun(sum, *csvPath, report.CSVOptions{Verbose: *verboseCSV}, *jsonOut, *markdown, stdout), stderr)
+		return exitFor(exportRun(sum, *csvPath, report.CSVOptions{Verbose: *verboseCSV}, *jsonOut, *markdown, *force, stdout), stderr)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
@@ -111,7 +119,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 
 // exportRun writes a replayed run's CSV (-f, with the options o) and its
 // summary; a CSV sent to standard output takes the summary's place.
-func exportRun(sum record.Summary, csvPath string, o report.CSVOptions, jsonOut, markdown bool, stdout io.Writer) error {
+func exportRun(sum record.Summary, csvPath string, o report.CSVOptions, jsonOut, markdown, force bool, stdout io.Writer) error {
 	switch csvPath {
 	case "":
 	case "-":
@@ -120,7 +128,7 @@ func exportRun(sum record.Summary, csvPath string, o report.CSVOptions, jsonOut,
 		}
 		return report.WriteCSVSteps(stdout, sum.Steps, o)
 	default:
-		if err := writeCSVFile(csvPath, sum, o); err != nil {
+		if err := writeCSVFile(csvPath, sum, o, force); err != nil {
 			return usageError{err}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/tritontop/tritontop/report"
 )
@@ -23,6 +22,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	}
 	out := fs.String("o", "", "the HTML file to write (- for standard output)")
 	title := fs.String("title", "", "the page's title (default: tritontop report: MODEL)")
+	force := fs.Bool("force", false, forceUsage)
 	var labels []string
 	fs.Var(repeated{&labels}, "label", "name of a run on the charts, one per file in order (default: the file name)")
 	quietFlags(fs, stderr)
@@ -30,15 +30,23 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return flagExit("tritontop report", err, stderr)
 	}
-	return exitFor(writeReport(files, labels, *out, *title, stdout, stderr), stderr)
+	return exitFor(writeReport(files, labels, *out, *title, *force, stdout, stderr), stderr)
 }
 
-func writeReport(files, labels []string, out, title string, stdout, stderr io.Writer) error {
+func writeReport(files, labels []string, out, title string, force bool, stdout, stderr io.Writer) error {
 	if len(files) == 0 {
 		return usageError{errors.New("report needs at least one run file: tritontop report RUN.jsonl... -o report.html")}
 	}
 	if out == "" {
 		return usageError{errors.New("report needs -o FILE.html, the page to write (-o - writes it to standard output)")}
+	}
+	if err := checkNewOutput("-o", out, force); err != nil {
+		return usageError{err}
+	}
+	for _, f := range files {
+		if a, b := absPath(f), absPath(out); a == b {
+			return usageError{fmt.Errorf("-o %s is also a run file to read: give the report its own file", out)}
+		}
 	}
 	names, err := runLabels(files, labels)
 	if err != nil {
@@ -62,12 +70,11 @@ func writeReport(files, labels []string, out, title string, stdout, stderr io.Wr
 		_, err := stdout.Write(page.Bytes())
 		return err
 	}
-	if err := os.WriteFile(out, page.Bytes(), 0o644); err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return usageError{fmt.Errorf("cannot write -o %s: %w", out, err)}
+	if err := writeOutputFile("-o", out, force, func(w io.Writer) error {
+		_, err := w.Write(page.Bytes())
+		return err
+	}); err != nil {
+		return usageError{err}
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d KB, %d run%s)\n", out, (page.Len()+1023)/1024, len(runs), plural(len(runs)))
 	return nil

@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"runtime/pprof"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -38,7 +35,7 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return flagExit("tritontop", err, stderr)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	ctx, stop := stopContext(stderr)
 	defer stop()
 	return exitFor(runSession(ctx, f, args, stdout, stderr), stderr)
 }
@@ -121,7 +118,6 @@ func protocolName(f *loadFlags) string {
 func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr io.Writer) error {
 	// -f's file was made before the run to check it; a run that wrote
 	// nothing leaves no empty file.
-	defer removeEmptyCSV(f)
 	sched, err := loadFromFlags(f)
 	if err != nil {
 		return err
@@ -132,7 +128,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	}
 	defer prom.close()
 	if f.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(f.cpuProfile)
+		stopProfile, err := startCPUProfile(f.cpuProfile, f.out.force)
 		if err != nil {
 			return usageError{err}
 		}
@@ -171,6 +167,9 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 
 	header := runHeader(f, args, t, drivers)
 	f.dist.stamp(&header)
+	if err := replaceRunFile(f.record, f.out.force); err != nil {
+		return usageError{err}
+	}
 	rec, err := openRecord(f.record, header, stdout)
 	if err != nil {
 		return err
@@ -223,8 +222,9 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	// The view before the stepper: a step's line follows its last tick's.
 	outputs = report.NewOutputs(header, recSink, view, stepSink, prom.sink())
 	if !f.dist.waitForStart(ctx, stderr) {
-		_, err := outputs.Close()
-		return err
+		outputs.Close()
+		dropUnstartedRunFile(f.record)
+		return errNotStarted
 	}
 	// The server's statistics count from before the first request.
 	col.Prime(ctx)
@@ -253,7 +253,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	)
 	for _, d := range drivers {
 		driveWG.Go(func() {
-			if err := d.Run(context.Background()); err != nil {
+			if err := d.Run(hurryContext(ctx)); err != nil {
 				driveOnce.Do(func() { driveErr = err })
 			}
 			endRun()
@@ -294,7 +294,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	sum, recErr := outputs.Close()
 	printSummary(f, sum, stdout, stderr)
 	if f.csv != "" {
-		if err := writeCSVFile(f.csv, sum, report.CSVOptions{Verbose: f.verboseCSV}); err != nil && recErr == nil {
+		if err := writeCSVFile(f.csv, sum, report.CSVOptions{Verbose: f.verboseCSV}, f.out.force); err != nil && recErr == nil {
 			recErr = err
 		}
 	}
@@ -537,21 +537,3 @@ func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
-
-// startCPUProfile profiles tritontop's own CPU until the returned func runs:
-// the way to see what the client spends its time on.
-func startCPUProfile(path string) (func(), error) {
-	out, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot write --cpuprofile %s: %w", path, err)
-	}
-	if err := pprof.StartCPUProfile(out); err != nil {
-		out.Close()
-		return nil, fmt.Errorf("--cpuprofile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); out.Close() }, nil
-}
-
-// stopSignals end a run the way q does: what was measured is summarized
-// and written. SIGHUP is a dropped SSH session, which must not lose a run.
-func stopSignals() []os.Signal { return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} }

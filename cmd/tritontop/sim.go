@@ -37,6 +37,7 @@ type simOptions struct {
 	metricsIntervalMS                     int
 	seed                                  int64
 	cpuProfile                            string
+	force                                 bool
 	httpMaxInputSize, httpMaxBuffered     int64
 	grpcMaxInputSize                      int64
 
@@ -85,6 +86,7 @@ func newSimFlags(o *simOptions) *flag.FlagSet {
 	fs.DurationVar(&o.stallFor, "stall-for", 0, "how long a stall holds all executions")
 	fs.DurationVar(&o.slowStart, "slow-start", 0, "stay not-ready (models LOADING) this long after start")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the simulator to FILE")
+	fs.BoolVar(&o.force, "force", false, "overwrite an existing --cpuprofile file")
 	fs.IntVar(&o.metricsIntervalMS, "metrics-interval-ms", 2000, "GPU and CPU metrics refresh interval in milliseconds")
 	fs.Int64Var(&o.seed, "seed", 1, "random seed for latency jitter and faults")
 	fs.Int64Var(&o.httpMaxInputSize, "http-max-input-size", sim.DefaultHTTPMaxInputSize, "largest HTTP request body in bytes, after decompression (Triton's flag and default); a larger one gets 400")
@@ -109,8 +111,8 @@ func (o *simOptions) check() error {
 		}
 	}
 	switch {
-	case o.gpus < 0:
-		return fmt.Errorf("--gpus %d: must be 0 or more", o.gpus)
+	case o.gpus < 0 || o.gpus > sim.MaxGPUs:
+		return fmt.Errorf("--gpus %d: must be 0..%d", o.gpus, sim.MaxGPUs)
 	case o.errorRate < 0 || o.errorRate > 1:
 		return fmt.Errorf("--error-rate %g: must be between 0 and 1", o.errorRate)
 	case math.IsNaN(o.errorRate):
@@ -119,8 +121,12 @@ func (o *simOptions) check() error {
 		return fmt.Errorf("--spike-rate %g: must be between 0 and 1", o.spikeRate)
 	case o.spikeDelay < 0 || o.stallAfter < 0 || o.stallFor < 0 || o.slowStart < 0:
 		return errors.New("durations (--spike-delay, --stall-after, --stall-for, --slow-start) must not be negative")
+	case o.stallFor > 0 && o.stallAfter == 0:
+		return fmt.Errorf("--stall-for %s needs --stall-after: say when the stall starts", o.stallFor)
 	case o.stallAfter > 0 && o.stallFor == 0:
 		return errors.New("--stall-after needs --stall-for (how long the stall lasts)")
+	case o.cpuProfile != "" && checkNewOutput("--cpuprofile", o.cpuProfile, o.force) != nil:
+		return checkNewOutput("--cpuprofile", o.cpuProfile, o.force)
 	case o.metricsIntervalMS <= 0:
 		return fmt.Errorf("--metrics-interval-ms %d: must be positive", o.metricsIntervalMS)
 	case o.httpMaxInputSize < 1 || o.httpMaxInputSize > sim.MaxHTTPMaxInputSize:
@@ -299,7 +305,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	}
 
 	if o.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(o.cpuProfile)
+		stopProfile, err := startCPUProfile(o.cpuProfile, o.force)
 		if err != nil {
 			fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
 			return 2

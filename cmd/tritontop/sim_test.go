@@ -176,6 +176,9 @@ func TestSimCommandBadFlags(t *testing.T) {
 		{"--http-max-input-size", "1000", "--http-max-buffered-bytes", "999"},
 		{"--grpc-max-input-size", "0"},
 		{"--grpc-max-input-size", "2147483648"},
+		{"--gpus", "100000"},
+		{"--gpus", "65"},
+		{"--stall-for", "1s"},
 	} {
 		var out, errOut strings.Builder
 		code := runSim(args, &out, &errOut)

@@ -5,14 +5,10 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/net/http/httpguts"
 
 	"github.com/tritontop/tritontop/driver"
 	"github.com/tritontop/tritontop/load"
@@ -202,19 +198,8 @@ func checkAddresses(f *loadFlags) error {
 	if err := checkReplicas(f); err != nil {
 		return err
 	}
-	for _, h := range f.headers {
-		k, v, ok := strings.Cut(h, ":")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		switch {
-		case !ok || k == "":
-			return fmt.Errorf("bad header %q for -H: use KEY:VALUE", h)
-		case !httpguts.ValidHeaderFieldName(k):
-			return fmt.Errorf("bad header %q for -H: the name %q has characters a header name cannot have", h, k)
-		case !httpguts.ValidHeaderFieldValue(v):
-			return fmt.Errorf("bad header %q for -H: the value has characters a header value cannot have (control characters)", h)
-		case f.protocol == "grpc" && !validGRPCKey(k):
-			return fmt.Errorf("bad header %q for -H: gRPC metadata names are letters, digits, '-', '_' and '.', and grpc- names are gRPC's own", h)
-		}
+	if err := checkHeaders(f.headers, f.protocol); err != nil {
+		return err
 	}
 	return nil
 }
@@ -233,33 +218,23 @@ func validGRPCKey(k string) bool {
 	return true
 }
 
-// checkOutputs makes sure the CSV file can be written before the run, as
-// the run file is created before it: a run that could not keep its results
-// is not started. A CSV file that did not exist is created empty and
-// removed again if the run ends with nothing to write (removeEmptyCSV). A
-// run over several models writes a CSV file per model (csvPathFor).
+// checkOutputs applies the output-file rule (outfiles.go) to every file the
+// run writes, before it starts: a run that could not keep its results is
+// not started. A run over several models writes a CSV file per model
+// (csvPathFor).
 func checkOutputs(f *loadFlags) error {
-	if f.csv == "" || f.csv == "-" {
-		return nil
-	}
-	for _, path := range f.csvPaths() {
-		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-			return fmt.Errorf("cannot write -f %s: it is a directory", path)
-		} else if err != nil {
-			f.csvCreated = append(f.csvCreated, path)
+	var outs []namedOutput
+	if f.csv != "" {
+		for _, p := range f.csvPaths() {
+			outs = append(outs, namedOutput{"-f", p})
 		}
-		if _, err := os.Stat(filepath.Dir(path)); err != nil {
-			return fmt.Errorf("cannot write -f %s: there is no directory %s", path, filepath.Dir(path))
-		}
-		w, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
-		if err != nil {
-			return fmt.Errorf("cannot write -f %s: %v", path, errors.Unwrap(err))
-		}
-		if err := w.Close(); err != nil {
-			return fmt.Errorf("cannot write -f %s: %v", path, err)
+		if f.csv == "-" {
+			outs = outs[:0]
+			outs = append(outs, namedOutput{"-f", "-"})
 		}
 	}
-	return nil
+	outs = append(outs, namedOutput{"--record", f.record}, namedOutput{"--cpuprofile", f.cpuProfile})
+	return checkOutputFiles(outs, f.out.force)
 }
 
 // csvPaths are the CSV files -f writes: the one, or one per model of a run
@@ -273,16 +248,6 @@ func (f *loadFlags) csvPaths() []string {
 		out[i] = csvPathFor(f.csv, m.name)
 	}
 	return out
-}
-
-// removeEmptyCSV removes the CSV files checkOutputs created when the run
-// wrote nothing to them.
-func removeEmptyCSV(f *loadFlags) {
-	for _, path := range f.csvCreated {
-		if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
-			os.Remove(path)
-		}
-	}
 }
 
 // checkRanges reads the ranges as the run will, so that a bad one is a

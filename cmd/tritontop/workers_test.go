@@ -364,8 +364,8 @@ func (l *lockedBuffer) String() string {
 }
 
 // TestStartAt: a worker waits for --start-at and says so; SIGINT while it
-// waits ends it cleanly (exit 0, a whole run file with no tick); a start in
-// the past starts at once with a note.
+// waits ends it with exit 1 and no run file (one with no tick would be
+// refused by replay); a start in the past starts at once with a note.
 func TestStartAt(t *testing.T) {
 	srv := startSim(t)
 	dir := t.TempDir()
@@ -391,8 +391,8 @@ func TestStartAt(t *testing.T) {
 	}
 	select {
 	case code := <-done:
-		if code != 0 {
-			t.Errorf("exit %d after SIGINT while waiting: %s", code, stderr.String())
+		if code != exitFail {
+			t.Errorf("exit %d after SIGINT while waiting, want %d: %s", code, exitFail, stderr.String())
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("SIGINT did not end the wait")
@@ -401,12 +401,8 @@ func TestStartAt(t *testing.T) {
 		!strings.Contains(stderr.String(), "interrupted while waiting for --start-at: nothing was measured") {
 		t.Errorf("stderr: %s", stderr.String())
 	}
-	r, err := record.ReadAll(runFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Summary == nil || r.Truncated || len(r.Snapshots) != 0 || r.Header.Worker == nil || r.Header.Worker.StartAt.Format(time.RFC3339) != start {
-		t.Errorf("run file of an interrupted wait: summary %v, truncated %v, %d ticks, worker %+v", r.Summary != nil, r.Truncated, len(r.Snapshots), r.Header.Worker)
+	if _, err := os.Stat(runFile); !os.IsNotExist(err) {
+		t.Errorf("an interrupted wait left its run file: %v", err)
 	}
 
 	code, _, errOut := runCLI("-m", "simple", "-u", srv.GRPCAddr(), "--start-at", "2020-01-02T03:04:05Z",

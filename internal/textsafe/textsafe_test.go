@@ -1,0 +1,90 @@
+package textsafe
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLine(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"resnet50", "resnet50"},
+		{"", ""},
+		{"naïve-模型", "naïve-模型"},
+		{"\x1b]0;owned\x07", `\x1b]0;owned\x07`},
+		{"\x1b[2J\x1b[H", `\x1b[2J\x1b[H`},
+		{"a\nb", `a\nb`},
+		{"a\tb", `a\tb`},
+		{"a\rb", `a\rb`},
+		{"nul\x00", `nul\x00`},
+		{"del\x7f", `del\x7f`},
+		{"c1\u009b31m", `c1\x9b31m`},
+		{"rtl\u202eevil", `rtl\u202eevil`},
+		{"isolate\u2066x\u2069", `isolate\u2066x\u2069`},
+		{"lrm\u200e", `lrm\u200e`},
+		{"bad\xffutf8", `bad\xffutf8`},
+		{"torn\xe6\x97", `torn\xe6\x97`},
+		{"bell\a", `bell\x07`},
+		{"backspace\b", `backspace\x08`},
+	} {
+		if got := Line(tc.in); got != tc.want {
+			t.Errorf("Line(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if Clean(tc.in) != (tc.in == tc.want) {
+			t.Errorf("Clean(%q) = %v", tc.in, Clean(tc.in))
+		}
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	long := strings.Repeat("x", 10<<20)
+	got := Excerpt(long, 64)
+	if len(got) > 100 || !strings.HasSuffix(got, "(10485760 bytes in all)") {
+		t.Errorf("Excerpt of 10 MB = %q", got)
+	}
+	if got := Excerpt("短い", 4); got != "短… (6 bytes in all)" {
+		t.Errorf("Excerpt cuts inside a rune: %q", got)
+	}
+	if got := Excerpt("ok\x1b", 10); got != `ok\x1b` {
+		t.Errorf("Excerpt(short) = %q", got)
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	type inner struct {
+		Name   string
+		hidden string
+	}
+	type outer struct {
+		Model  string
+		Ptr    *inner
+		List   []string
+		ByKey  map[string]inner
+		Any    any
+		Raw    []byte
+		Nested [2]inner
+	}
+	v := outer{
+		Model: "\x1b[2J", Ptr: &inner{Name: "a\nb", hidden: "\x1b"}, List: []string{"ok", "\x07"},
+		ByKey: map[string]inner{"k\x1b": {Name: "\x00"}}, Any: "\x1b]0;t\x07", Raw: []byte("\x1b"),
+		Nested: [2]inner{{Name: "\u202e"}},
+	}
+	Sanitize(&v)
+	if v.Model != `\x1b[2J` || v.Ptr.Name != `a\nb` || v.List[1] != `\x07` || v.Any != `\x1b]0;t\x07` || v.Nested[0].Name != `\u202e` {
+		t.Errorf("Sanitize left control characters: %+v", v)
+	}
+	if in, ok := v.ByKey[`k\x1b`]; !ok || in.Name != `\x00` {
+		t.Errorf("map not sanitized: %q", v.ByKey)
+	}
+	if string(v.Raw) != "\x1b" || v.Ptr.hidden != "\x1b" {
+		t.Error("Sanitize changed bytes or an unexported field")
+	}
+	Sanitize(nil)
+	Sanitize(v) // not a pointer: nothing to set, no panic
+}
+
+func BenchmarkLineClean(b *testing.B) {
+	b.ReportAllocs()
+	for range b.N {
+		_ = Line("resnet50 UNAVAILABLE: Exceeds maximum queue size")
+	}
+}
