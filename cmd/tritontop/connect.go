@@ -129,7 +129,7 @@ func (t *target) buildRequests(f *loadFlags, limit int64) error {
 	if err != nil {
 		return usageError{err}
 	}
-	inputs := triton.InputOptions{Data: f.inputData, Shapes: shapes, BatchSize: f.batch, MaxBytes: limit}
+	inputs := triton.InputOptions{Data: f.inputData, Shapes: shapes, BatchSize: f.batch, MaxBytes: limit, StringLength: f.pa.stringLength}
 	if err := f.llm.apply(&inputs, t.metadata, f.streaming); err != nil {
 		return usageError{err}
 	}

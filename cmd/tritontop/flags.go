@@ -79,6 +79,7 @@ type loadFlags struct {
 	llm              llmFlags
 	dist             workerFlags // --workers, --start-at, --prometheus-addr
 	seq              seqFlags
+	pa               paFlags // perf_analyzer's flags (paflags.go)
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -169,6 +170,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	registerLLMFlags(fs, &f.llm)
 	registerWorkerFlags(fs, &f.dist)
 	registerSequenceFlags(fs, &f.seq)
+	registerPerfAnalyzerFlags(fs, f, stderr)
 	return fs
 }
 
@@ -211,6 +213,9 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 		return nil, fmt.Errorf("unknown --request-distribution %q: use constant or poisson", f.distribution)
 	}
 	if err := checkNumbers(f); err != nil {
+		return nil, err
+	}
+	if err := f.pa.check(f); err != nil {
 		return nil, err
 	}
 	// A tick never spans two measurement windows.
