@@ -32,6 +32,8 @@ type target struct {
 	// requests are this target's own.
 	models []*target
 	flags  *loadFlags
+	// shm holds the regions of --shared-memory system (shmflags.go).
+	shm *triton.SharedMemorySet
 }
 
 // each is the target of each model of the run: its models, or itself.
@@ -82,6 +84,9 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 			return fail(err)
 		}
 		if err := t.buildRequests(f, limit); err != nil {
+			return fail(err)
+		}
+		if err := placeSharedMemory(ctx, f, t); err != nil {
 			return fail(err)
 		}
 		return t, nil

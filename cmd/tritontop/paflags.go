@@ -79,10 +79,9 @@ func registerPerfAnalyzerFlags(fs *flag.FlagSet, f *loadFlags, stderr io.Writer)
 	fs.Var(&choice{to: &p.measurementMode, flag: "--measurement-mode", ok: []string{timeWindows, countWindows}}, "measurement-mode",
 		"time_windows: windows of --measurement-interval ms; count_windows: windows of --measurement-request-count requests")
 	fs.IntVar(&p.measurementRequestCount, "measurement-request-count", defaultMeasurementRequestCount, "with --measurement-mode count_windows: finished requests per measurement window")
-	fs.Var(&choice{to: &p.sharedMemory, flag: "--shared-memory", ok: []string{"none"}, refused: map[string]string{
-		"system": "tritontop sends tensors over the network; system shared memory is not supported by its client",
-		"cuda":   "tritontop's client has no CUDA: use --shared-memory none",
-	}}, "shared-memory", "none (tensors over the network)")
+	fs.Var(&choice{to: &p.sharedMemory, flag: "--shared-memory", ok: []string{"none", "system"}, refused: map[string]string{
+		"cuda": "tritontop's client has no CUDA: use --shared-memory system (a server on this host) or none",
+	}}, "shared-memory", "none (tensors over the network) or system (POSIX shared memory, for a server on this host only: inputs written once, outputs written by the server)")
 	fs.IntVar(&p.outputSharedMemorySize, "output-shared-memory-size", defaultOutputShmSize, "bytes of each output's shared-memory region (only with --shared-memory)")
 	fs.Var(refused{why: "--profile-export-file is not supported: record the run with --record FILE (JSON lines, every tick's histograms)"}, "profile-export-file", "refused: use --record")
 	fs.StringVar(&f.csv, "latency-report-file", "", "same as -f (the name Model Analyzer gives perf_analyzer's -f)")
@@ -169,6 +168,9 @@ func (p *paFlags) check(f *loadFlags) error {
 	}
 	if p.outputSharedMemorySize < 0 {
 		return fmt.Errorf("--output-shared-memory-size %d must not be negative", p.outputSharedMemorySize)
+	}
+	if err := p.checkSharedMemory(f); err != nil {
+		return err
 	}
 	if p.stringLength < 0 {
 		return fmt.Errorf("--string-length %d must not be negative", p.stringLength)
