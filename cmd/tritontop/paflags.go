@@ -169,6 +169,17 @@ func (p *paFlags) check(f *loadFlags) error {
 	if p.outputSharedMemorySize < 0 {
 		return fmt.Errorf("--output-shared-memory-size %d must not be negative", p.outputSharedMemorySize)
 	}
+	if p.sync && f.set["max-threads"] {
+		most := float64(f.concurrency)
+		if f.concRange != "" {
+			if _, end, _, err := parseRange("--concurrency-range", f.concRange); err == nil {
+				most = end
+			}
+		}
+		if most > float64(p.maxThreads) {
+			return fmt.Errorf("--sync sends one request per thread: concurrency %v needs --max-threads %v or more (given %d)", most, most, p.maxThreads)
+		}
+	}
 	if err := p.checkSharedMemory(f); err != nil {
 		return err
 	}
