@@ -278,3 +278,12 @@ func (n noted) Set(string) error {
 	return nil
 }
 func (n noted) IsBoolFlag() bool { return n.isBool }
+
+// countWindow is the requests of a count window with --measurement-mode
+// count_windows, 0 in time windows.
+func (p *paFlags) countWindow() int {
+	if p.measurementMode != countWindows {
+		return 0
+	}
+	return p.measurementRequestCount
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/sim"
 )
 
@@ -182,4 +183,37 @@ func simSuccesses(t *testing.T, srv *sim.Server, model string) int64 {
 		n += int64(m.GetInferenceStats().GetSuccess().GetCount())
 	}
 	return n
+}
+
+// TestCountWindows: --measurement-mode count_windows measures each level
+// in windows of --measurement-request-count finished requests, not of
+// --measurement-interval: here windows of 200 requests of a fast model
+// close long before the 5 s interval would, and the step's three windows
+// hold at least 600 requests.
+func TestCountWindows(t *testing.T) {
+	srv := startSim(t)
+	runFile := filepath.Join(t.TempDir(), "run.jsonl")
+	code, _, stderr := runCLI("-m", "simple", "-u", srv.GRPCAddr(), "--concurrency-range", "2",
+		"--measurement-mode", "count_windows", "--measurement-request-count", "200", "-p", "5000",
+		"--tick", "100ms", "--headless", "--record", runFile)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	run, err := record.ReadAll(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Summary == nil || len(run.Summary.Steps) != 1 {
+		t.Fatalf("want one step, got %+v", run.Summary)
+	}
+	st := run.Summary.Steps[0]
+	if st.Client.Requests < 600 {
+		t.Errorf("the step's three windows hold %d requests, want at least 600", st.Client.Requests)
+	}
+	if st.Measurement == nil || st.Measurement.Windows != 3 {
+		t.Fatalf("measurement %+v", st.Measurement)
+	}
+	if d := st.Duration; d >= 3*5*time.Second {
+		t.Errorf("the step's windows took %v: as long as time windows of 5 s", d)
+	}
 }

@@ -356,7 +356,7 @@ func newStepper(f *loadFlags, sched schedule, drv *driver.Driver, col *stats.Col
 	opts := plan.Options{
 		Search: sched.search, Tick: f.tick, Window: time.Duration(f.intervalMS) * time.Millisecond,
 		StabilityPercent: f.stabilityPercent, MaxTrials: f.maxTrials, SLO: sched.slo, SLOs: sched.slos, Drain: f.drain,
-		OnStep: onStep, OnDone: onDone, Lockstep: f.dist.distributed(),
+		OnStep: onStep, OnDone: onDone, Lockstep: f.dist.distributed(), CountWindow: f.pa.countWindow(),
 	}
 	if f.set["step-duration"] {
 		opts.StepDuration = f.stepDuration
