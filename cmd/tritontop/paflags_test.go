@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,5 +216,75 @@ func TestCountWindows(t *testing.T) {
 	}
 	if d := st.Duration; d >= 3*5*time.Second {
 		t.Errorf("the step's windows took %v: as long as time windows of 5 s", d)
+	}
+}
+
+// TestProfileExport: --profile-export-file writes perf_analyzer's profile
+// export: it parses, has an experiment per level of the range with its
+// requests and window boundaries, every response after its request, and
+// as many requests as the simulator served.
+func TestProfileExport(t *testing.T) {
+	srv := startSim(t)
+	path := filepath.Join(t.TempDir(), "profile.json")
+	before := simSuccesses(t, srv, "simple")
+	code, _, stderr := runCLI("-m", "simple", "-u", srv.GRPCAddr(), "--concurrency-range", "1:2",
+		"-p", "300", "--headless", "--profile-export-file", path)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	served := simSuccesses(t, srv, "simple") - before
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Experiments []struct {
+			Experiment struct {
+				Mode  string  `json:"mode"`
+				Value float64 `json:"value"`
+			} `json:"experiment"`
+			Requests []struct {
+				Timestamp          int64            `json:"timestamp"`
+				RequestInputs      map[string]any   `json:"request_inputs"`
+				ResponseTimestamps []int64          `json:"response_timestamps"`
+				ResponseOutputs    []map[string]any `json:"response_outputs"`
+			} `json:"requests"`
+			WindowBoundaries []int64 `json:"window_boundaries"`
+		} `json:"experiments"`
+		Version     string  `json:"version"`
+		ServiceKind string  `json:"service_kind"`
+		Endpoint    *string `json:"endpoint"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("the export does not parse: %v", err)
+	}
+	if doc.ServiceKind != "triton" || doc.Version == "" || doc.Endpoint == nil {
+		t.Errorf("version %q, service_kind %q, endpoint %v", doc.Version, doc.ServiceKind, doc.Endpoint)
+	}
+	if len(doc.Experiments) != 2 {
+		t.Fatalf("%d experiments, want 2 (concurrency 1 and 2)", len(doc.Experiments))
+	}
+	var total int64
+	for i, e := range doc.Experiments {
+		if e.Experiment.Mode != "concurrency" || e.Experiment.Value != float64(i+1) {
+			t.Errorf("experiment %d is %+v", i, e.Experiment)
+		}
+		if len(e.WindowBoundaries) < 2 {
+			t.Errorf("experiment %d has %d window boundaries", i, len(e.WindowBoundaries))
+		}
+		for j := 1; j < len(e.WindowBoundaries); j++ {
+			if e.WindowBoundaries[j] <= e.WindowBoundaries[j-1] {
+				t.Fatalf("experiment %d: window boundaries out of order: %v", i, e.WindowBoundaries)
+			}
+		}
+		for _, r := range e.Requests {
+			if len(r.ResponseTimestamps) != 1 || r.ResponseTimestamps[0] < r.Timestamp {
+				t.Fatalf("experiment %d: request at %d has responses %v", i, r.Timestamp, r.ResponseTimestamps)
+			}
+		}
+		total += int64(len(e.Requests))
+	}
+	if total != served {
+		t.Errorf("the export has %d requests, the simulator served %d", total, served)
 	}
 }

@@ -154,6 +154,11 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		return err
 	}
 	drv := drivers[0]
+	if err := f.pa.openProfileExport(drv); err != nil {
+		return err
+	}
+	var started time.Time // when the drivers started
+	defer func() { f.pa.closeExport(stderr, !started.IsZero()) }()
 	col, closeCol, restartCPU := newCollector(ctx, f, t, drivers, bal, stderr)
 	defer closeCol()
 	// Every change of load, by key or by step, of any model, starts a new
@@ -163,7 +168,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 			d.OnLoadChange(col.ModelLoadChanged(i))
 		}
 	} else {
-		drv.OnLoadChange(col.LoadChanged)
+		drv.OnLoadChange(f.pa.onLoadChange(col.LoadChanged))
 	}
 
 	header := runHeader(f, args, t, drivers)
@@ -196,8 +201,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		stepper  *plan.Stepper
 		stepSink report.Sink
 	)
-	// started is when the drivers started, for a sweep's time left.
-	var started time.Time
+	// started (above) is also a sweep's time left.
 	if sched.search != nil {
 		// Each measured step goes to the run file and the summary, and
 		// gets a line when there is no dashboard.
@@ -218,7 +222,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		stepSink = stepper
 	}
 	// The view before the stepper: a step's line follows its last tick's.
-	outputs = report.NewOutputs(header, recSink, view, stepSink, prom.sink())
+	outputs = report.NewOutputs(header, recSink, view, stepSink, prom.sink(), f.pa.exportSink())
 	if !f.dist.waitForStart(ctx, stderr) {
 		_, err := outputs.Close()
 		return err
@@ -396,7 +400,7 @@ func newCollector(ctx context.Context, f *loadFlags, t *target, drivers []*drive
 				Results: drivers[i].Results(), Control: drivers[i], Servers: perModel[i], Decoupled: mt.decoupled()})
 		}
 	} else {
-		opts.Results, opts.Control, opts.Decoupled = drivers[0].Results(), drivers[0], t.decoupled()
+		opts.Results, opts.Control, opts.Decoupled = f.pa.tapResults(drivers[0].Results()), drivers[0], t.decoupled()
 	}
 	return stats.NewCollector(opts), closeSampler, restart
 }
