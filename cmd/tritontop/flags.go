@@ -184,7 +184,7 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	}
 	quietFlags(fs, stderr)
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		return nil, f.pa.parseError(err)
 	}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	if fs.NArg() > 0 {

@@ -41,6 +41,9 @@ type paFlags struct {
 	stringLength int
 	// notes are the notes printed for flags accepted without an effect.
 	notes io.Writer
+	// refusal is the reason a perf_analyzer flag or value was refused,
+	// which the flag package would otherwise print after its own prefix.
+	refusal *error
 }
 
 // Defaults of perf_analyzer's flags.
@@ -61,13 +64,14 @@ const (
 func registerPerfAnalyzerFlags(fs *flag.FlagSet, f *loadFlags, stderr io.Writer) {
 	p := &f.pa
 	p.notes = stderr
+	p.refusal = new(error)
 	p.serviceKind = "triton"
 	p.measurementMode = timeWindows
 	p.measurementRequestCount = defaultMeasurementRequestCount
 	p.sharedMemory = "none"
 	p.outputSharedMemorySize = defaultOutputShmSize
 
-	fs.Var(&choice{to: &p.serviceKind, flag: "--service-kind", ok: []string{"triton"}, refused: map[string]string{
+	fs.Var(&choice{seen: p.refusal, to: &p.serviceKind, flag: "--service-kind", ok: []string{"triton"}, refused: map[string]string{
 		"triton_c_api": "tritontop talks to a server over gRPC or HTTP; it does not load Triton's in-process C API",
 		"tfserving":    "tritontop speaks Triton's KServe v2 protocol, not TensorFlow Serving's",
 		"torchserve":   "tritontop speaks Triton's KServe v2 protocol, not TorchServe's",
@@ -79,10 +83,10 @@ func registerPerfAnalyzerFlags(fs *flag.FlagSet, f *loadFlags, stderr io.Writer)
 	fs.BoolFunc("a", "same as --async", func(string) error { p.sync = false; return nil })
 	fs.BoolVar(&p.sync, "sync", false, "perf_analyzer's synchronous mode: each request in flight has its own OS thread, blocked until its response")
 	fs.IntVar(&p.maxThreads, "max-threads", 0, "with --sync, the most threads, so the most requests in flight (perf_analyzer's default 16); with --async, accepted and unused: requests in flight take no thread each")
-	fs.Var(&choice{to: &p.measurementMode, flag: "--measurement-mode", ok: []string{timeWindows, countWindows}}, "measurement-mode",
+	fs.Var(&choice{seen: p.refusal, to: &p.measurementMode, flag: "--measurement-mode", ok: []string{timeWindows, countWindows}}, "measurement-mode",
 		"time_windows: windows of --measurement-interval ms; count_windows: windows of --measurement-request-count requests")
 	fs.IntVar(&p.measurementRequestCount, "measurement-request-count", defaultMeasurementRequestCount, "with --measurement-mode count_windows: finished requests per measurement window")
-	fs.Var(&choice{to: &p.sharedMemory, flag: "--shared-memory", ok: []string{"none", "system"}, refused: map[string]string{
+	fs.Var(&choice{seen: p.refusal, to: &p.sharedMemory, flag: "--shared-memory", ok: []string{"none", "system"}, refused: map[string]string{
 		"cuda": "tritontop's client has no CUDA: use --shared-memory system (a server on this host) or none",
 	}}, "shared-memory", "none (tensors over the network) or system (POSIX shared memory, for a server on this host only: inputs written once, outputs written by the server)")
 	fs.IntVar(&p.outputSharedMemorySize, "output-shared-memory-size", defaultOutputShmSize, "bytes of each output's shared-memory region (only with --shared-memory)")
@@ -99,14 +103,14 @@ func registerPerfAnalyzerFlags(fs *flag.FlagSet, f *loadFlags, stderr io.Writer)
 	fs.StringVar(&f.sslCert, "ssl-https-client-certificate-file", "", "same as --ssl-cert")
 	fs.StringVar(&f.sslKey, "ssl-https-private-key-file", "", "same as --ssl-key")
 	pem := func(name string) {
-		fs.Var(&choice{flag: "--" + name, ok: []string{"PEM"}, refused: map[string]string{"DER": "tritontop reads PEM files: convert with openssl x509 -inform DER (or openssl pkey -inform DER)"}},
+		fs.Var(&choice{seen: p.refusal, flag: "--" + name, ok: []string{"PEM"}, refused: map[string]string{"DER": "tritontop reads PEM files: convert with openssl x509 -inform DER (or openssl pkey -inform DER)"}},
 			name, "PEM (the only one read)")
 	}
 	pem("ssl-https-client-certificate-type")
 	pem("ssl-https-private-key-type")
-	fs.Var(&choice{flag: "--ssl-https-verify-peer", ok: []string{"1"}, refused: map[string]string{"0": "tritontop always verifies the server's certificate: give its CA with --ssl-ca"}},
+	fs.Var(&choice{seen: p.refusal, flag: "--ssl-https-verify-peer", ok: []string{"1"}, refused: map[string]string{"0": "tritontop always verifies the server's certificate: give its CA with --ssl-ca"}},
 		"ssl-https-verify-peer", "1 (the server's certificate is always verified)")
-	fs.Var(&choice{flag: "--ssl-https-verify-host", ok: []string{"2"}, refused: map[string]string{
+	fs.Var(&choice{seen: p.refusal, flag: "--ssl-https-verify-host", ok: []string{"2"}, refused: map[string]string{
 		"0": "tritontop always checks that the certificate names the server",
 		"1": "tritontop always checks that the certificate names the server"}},
 		"ssl-https-verify-host", "2 (the certificate must name the server)")
@@ -125,9 +129,9 @@ func registerPerfAnalyzerFlags(fs *flag.FlagSet, f *loadFlags, stderr io.Writer)
 	note("metrics-interval", "accepted: Triton's metrics are read once per --tick", "Triton's metrics are read once per --tick", false)
 	note("log-frequency", "accepted: headless runs print a line per --tick", "headless runs print a progress line per --tick", false)
 	note("warmup-request-count", "accepted: each level's windows before the last three stable ones are its warm-up", "each level's windows before the last three stable ones are its warm-up", false)
-	fs.Var(&choice{flag: "--input-tensor-format", ok: []string{"binary"}, refused: map[string]string{"json": "tritontop sends HTTP tensors in Triton's binary extension only"}}, "input-tensor-format", "binary (HTTP tensors in Triton's binary extension)")
-	fs.Var(&choice{flag: "--output-tensor-format", ok: []string{"binary"}, refused: map[string]string{"json": "tritontop asks for HTTP outputs in Triton's binary extension only"}}, "output-tensor-format", "binary")
-	fs.Var(&choice{flag: "--grpc-compression-algorithm", ok: []string{"none"}, refused: map[string]string{
+	fs.Var(&choice{seen: p.refusal, flag: "--input-tensor-format", ok: []string{"binary"}, refused: map[string]string{"json": "tritontop sends HTTP tensors in Triton's binary extension only"}}, "input-tensor-format", "binary (HTTP tensors in Triton's binary extension)")
+	fs.Var(&choice{seen: p.refusal, flag: "--output-tensor-format", ok: []string{"binary"}, refused: map[string]string{"json": "tritontop asks for HTTP outputs in Triton's binary extension only"}}, "output-tensor-format", "binary")
+	fs.Var(&choice{seen: p.refusal, flag: "--grpc-compression-algorithm", ok: []string{"none"}, refused: map[string]string{
 		"gzip": "tritontop sends gRPC requests uncompressed", "deflate": "tritontop sends gRPC requests uncompressed"}},
 		"grpc-compression-algorithm", "none (requests are sent uncompressed)")
 
@@ -141,19 +145,19 @@ func registerPerfAnalyzerFlags(fs *flag.FlagSet, f *loadFlags, stderr io.Writer)
 		{"string-data", "--string-data is not supported: put the strings in an --input-data JSON file", false},
 		{"request-count", "--request-count is not supported: stop the run with --duration", false},
 		{"periodic-concurrency-range", "--periodic-concurrency-range is not supported: use --concurrency-range START:END:STEP", false},
-		{"request-period", "--request-period goes with --periodic-concurrency-range, which is not supported", false},
-		{"session-concurrency", "--session-concurrency is for --service-kind openai, which is not supported", false},
-		{"endpoint", "--endpoint is for --service-kind openai, which is not supported", false},
-		{"grpc-method", "--grpc-method is for --service-kind dynamic_grpc, which is not supported", false},
-		{"proto", "--proto is for --service-kind dynamic_grpc, which is not supported", false},
+		{"request-period", "--request-period is not supported: it goes with --periodic-concurrency-range", false},
+		{"session-concurrency", "--session-concurrency is not supported: it is for --service-kind openai", false},
+		{"endpoint", "--endpoint is not supported: it is for --service-kind openai", false},
+		{"grpc-method", "--grpc-method is not supported: it is for --service-kind dynamic_grpc", false},
+		{"proto", "--proto is not supported: it is for --service-kind dynamic_grpc", false},
 		{"trace-level", "--trace-level is not supported: tritontop does not change the server's trace settings: set them on the server (tritonserver --trace-config)", false},
 		{"trace-rate", "--trace-rate is not supported: tritontop does not change the server's trace settings: set them on the server (tritonserver --trace-config)", false},
 		{"trace-count", "--trace-count is not supported: tritontop does not change the server's trace settings: set them on the server (tritonserver --trace-config)", false},
 		{"enable-mpi", "--enable-mpi is not supported: run load from several processes with --workers N", true},
-		{"version", "--version goes alone: tritontop --version", true},
-		{"?", "use -h for help", true},
+		{"version", "--version is not supported among a run's flags: give it alone (tritontop --version)", true},
+		{"?", "-? is not supported: use -h for help", true},
 	} {
-		fs.Var(refused{why: r.why, isBool: r.isBool}, r.name, "refused: "+r.why)
+		fs.Var(refused{seen: p.refusal, why: r.why, isBool: r.isBool}, r.name, "refused: "+r.why)
 	}
 }
 
@@ -202,6 +206,7 @@ func (p *paFlags) check(f *loadFlags) error {
 // reason, others the list of what is supported.
 type choice struct {
 	to      *string
+	seen    *error // where a refusal is kept (paFlags.refusal)
 	flag    string
 	ok      []string
 	refused map[string]string
@@ -220,10 +225,10 @@ func (c *choice) String() string {
 
 func (c *choice) Set(v string) error {
 	if why, no := c.refused[v]; no {
-		return fmt.Errorf("%s %s is not supported: %s", c.flag, v, why)
+		return keep(c.seen, fmt.Errorf("%s %s is not supported: %s", c.flag, v, why))
 	}
 	if !slices.Contains(c.ok, v) {
-		return fmt.Errorf("unknown %s %q: use %s", c.flag, v, strings.Join(c.ok, " or "))
+		return keep(c.seen, fmt.Errorf("unknown %s %q: use %s", c.flag, v, strings.Join(c.ok, " or ")))
 	}
 	c.val = v
 	if c.to != nil {
@@ -259,10 +264,11 @@ func (c counter) IsBoolFlag() bool { return true }
 type refused struct {
 	why    string
 	isBool bool
+	seen   *error
 }
 
 func (r refused) String() string         { return "" }
-func (r refused) Set(string) error       { return refusedFlagError(r.why) }
+func (r refused) Set(string) error       { return keep(r.seen, refusedFlagError(r.why)) }
 func (r refused) IsBoolFlag() bool       { return r.isBool }
 func (r refusedFlagError) Error() string { return string(r) }
 
@@ -292,4 +298,21 @@ func (p *paFlags) countWindow() int {
 		return 0
 	}
 	return p.measurementRequestCount
+}
+
+// keep notes err as the refusal to report, if there is a place for it.
+func keep(seen *error, err error) error {
+	if seen != nil && *seen == nil {
+		*seen = err
+	}
+	return err
+}
+
+// parseError is the error to report for a failed parse: a refused
+// perf_analyzer flag's own line, without the flag package's prefix.
+func (p *paFlags) parseError(err error) error {
+	if p.refusal != nil && *p.refusal != nil {
+		return *p.refusal
+	}
+	return err
 }
