@@ -85,6 +85,12 @@ type Options struct {
 	// Sequences drives a stateful model in sequences, as perf_analyzer
 	// does; nil for other models. The Client must be a SequenceClient.
 	Sequences *SequenceOptions
+	// LockThreads runs each worker on an OS thread of its own
+	// (runtime.LockOSThread), blocked in its request until the response:
+	// perf_analyzer's --sync, one blocking request per thread. Without it
+	// (--async) workers are goroutines that the Go scheduler multiplexes
+	// on GOMAXPROCS threads, resumed when their response arrives.
+	LockThreads bool
 	// Epoch is the instant Result offsets and load changes count from
 	// (zero: when New is called). Drivers whose results one collector
 	// counts (one per model of a run over several models) share one, so

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,6 +95,10 @@ func newWorker(r *run, id, index int, open bool) *worker {
 func (w *worker) loop() {
 	r := w.r
 	defer r.wg.Done()
+	if r.d.opts.LockThreads {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	defer w.flushAll()
 	for {
 		st := r.d.state.Load()

@@ -66,6 +66,11 @@ type Options struct {
 	// instead of until nothing is in flight, which each process would see
 	// at a different tick. It needs StepDuration.
 	Lockstep bool
+	// CountWindow, when above 0, makes each measurement window last until
+	// it holds this many finished requests, in whole ticks, whatever its
+	// length (perf_analyzer's --measurement-mode count_windows and
+	// --measurement-request-count); see countWindowFull.
+	CountWindow int
 }
 
 // Stepper runs a stepped run: a Sink of the run's snapshots that measures
@@ -287,6 +292,9 @@ const (
 // windowFull reports whether the window being filled is long enough.
 func (s *Stepper) windowFull() bool {
 	n := len(s.cur)
+	if s.o.CountWindow > 0 && s.fixed == nil {
+		return countWindowFull(s.cur, s.o.CountWindow)
+	}
 	if n < s.wticks {
 		return false
 	}

@@ -80,6 +80,8 @@ type Engine struct {
 
 	stop     chan struct{}
 	samplerW sync.WaitGroup
+
+	shm shmRegistry // system shared-memory regions (shm.go)
 }
 
 // NewEngine checks the repository, fills in defaults, loads every model and
@@ -139,6 +141,7 @@ func (e *Engine) Close() {
 		return
 	}
 	e.closed = true
+	_ = e.UnregisterSystemSharedMemory("")
 	var scheds []*scheduler
 	for s := range e.scheds {
 		scheds = append(scheds, s)
@@ -193,6 +196,9 @@ func (e *Engine) ServerMetadata() *pb.ServerMetadataResponse {
 // Cancelling ctx fails the request with CANCELLED (a failure with reason
 // CANCELED in the statistics).
 func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming bool) (*pb.ModelInferResponse, error) {
+	if usesShm(req) {
+		return e.inferShm(ctx, req, streaming)
+	}
 	r, err := e.submit(req, streaming, nil, nil)
 	if err != nil {
 		return nil, err

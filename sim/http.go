@@ -238,11 +238,16 @@ func (h *httpHandler) readOptionalJSON(r *http.Request, v any) error {
 }
 
 // sharedMemory answers /v2/{system,cuda}sharedmemory[/region/{r}]/{status,
-// register,unregister} for a server with no regions registered.
+// register,unregister}: system regions in shm_http.go, CUDA ones refused
+// (no GPU).
 func (h *httpHandler) sharedMemory(w http.ResponseWriter, r *http.Request, kind, rest string) {
 	region := ""
 	if v, ok := strings.CutPrefix(rest, "region/"); ok {
 		region, rest, _ = strings.Cut(v, "/")
+	}
+	if kind == "system" {
+		h.systemSharedMemory(w, r, region, rest)
+		return
 	}
 	switch rest {
 	case "status":
@@ -265,11 +270,7 @@ func (h *httpHandler) sharedMemory(w http.ResponseWriter, r *http.Request, kind,
 			writeError(w, err)
 			return
 		}
-		if kind == "cuda" {
-			writeError(w, cudaShmRegisterError(region))
-		} else {
-			writeError(w, systemShmRegisterError(body.Key))
-		}
+		writeError(w, cudaShmRegisterError(region))
 	case "unregister":
 		if methodIs(w, r, http.MethodPost) {
 			writeBody(w, http.StatusOK, "", nil)

@@ -243,7 +243,14 @@ func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.Mode
 		req.Parameters[k] = p
 	}
 	for _, t := range in.Inputs {
-		raw, err := inputData(&t, &binary, model)
+		_, inShm := t.Parameters[shmRegionParam]
+		var raw []byte
+		var err error
+		if inShm {
+			err = checkShmInput(&t)
+		} else {
+			raw, err = inputData(&t, &binary, model)
+		}
 		if err != nil {
 			return nil, form, err
 		}
@@ -262,7 +269,9 @@ func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.Mode
 			tensor.Parameters[k] = p
 		}
 		req.Inputs = append(req.Inputs, tensor)
-		req.RawInputContents = append(req.RawInputContents, raw)
+		if !inShm {
+			req.RawInputContents = append(req.RawInputContents, raw)
+		}
 	}
 	if len(binary) > 0 {
 		return nil, form, badRequest("unexpected additional input data for model '%s'", model)
@@ -280,9 +289,6 @@ func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.Mode
 					form.binary = make(map[string]bool, len(in.Outputs))
 				}
 				form.binary[o.Name] = b
-			case "shared_memory_region":
-				s, _ := v.(string)
-				return nil, form, &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find shared memory region: '%s'", s)}
 			default:
 				p, err := inferParameter(k, v)
 				if err != nil {
@@ -323,10 +329,6 @@ func inferParameter(key string, v any) (*pb.InferParameter, error) {
 // inputData returns an input's raw bytes: the next binary_data_size bytes
 // of the binary part, or its JSON data converted.
 func inputData(t *kserve.RequestInput, binary *[]byte, model string) ([]byte, error) {
-	if v, ok := t.Parameters["shared_memory_region"]; ok {
-		s, _ := v.(string)
-		return nil, &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find shared memory region: '%s'", s)}
-	}
 	if v, ok := t.Parameters["binary_data_size"]; ok {
 		num, isNum := v.(json.Number)
 		size, err := num.Int64()

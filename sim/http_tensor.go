@@ -260,6 +260,11 @@ func encodeInferResponse(resp *pb.ModelInferResponse, id string, form *outputFor
 			h = strconv.AppendInt(h, d, 10)
 		}
 		h = append(h, ']')
+		if _, inShm := o.GetParameters()[shmRegionParam]; inShm {
+			// Written into its region: no data in the body.
+			h = append(h, '}')
+			continue
+		}
 		if form.isBinary(o.GetName()) {
 			h = append(h, `,"parameters":{"binary_data_size":`...)
 			h = strconv.AppendInt(h, int64(len(raw)), 10)

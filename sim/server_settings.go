@@ -170,16 +170,13 @@ func (g *grpcService) LogSettings(_ context.Context, req *pb.LogSettingsRequest)
 	return resp, nil
 }
 
-// The simulator has no shared memory: nothing is ever registered, so status
-// lists are empty, a named status is NOT_FOUND, unregister is a no-op, and
-// registering fails the way Triton fails when it cannot open the region.
+// System shared memory is served by the engine (shm.go); the simulator has
+// no GPU, so CUDA regions are refused as Triton built without GPU support
+// refuses them: nothing is ever registered, a named status is NOT_FOUND and
+// unregister is a no-op.
 
 func shmNotFound(kind, name string) error {
 	return &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find %s shared memory region: '%s'", kind, name)}
-}
-
-func systemShmRegisterError(key string) error {
-	return &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("Unable to open shared memory region: '%s'", key)}
 }
 
 func cudaShmRegisterError(name string) error {
@@ -188,19 +185,30 @@ func cudaShmRegisterError(name string) error {
 
 // SystemSharedMemoryStatus implements GRPCInferenceServiceServer.
 func (g *grpcService) SystemSharedMemoryStatus(_ context.Context, req *pb.SystemSharedMemoryStatusRequest) (*pb.SystemSharedMemoryStatusResponse, error) {
-	if req.GetName() != "" {
-		return nil, grpcError(shmNotFound("system", req.GetName()))
+	regions, err := g.engine.SystemSharedMemoryStatus(req.GetName())
+	if err != nil {
+		return nil, grpcError(err)
 	}
-	return &pb.SystemSharedMemoryStatusResponse{Regions: map[string]*pb.SystemSharedMemoryStatusResponse_RegionStatus{}}, nil
+	out := &pb.SystemSharedMemoryStatusResponse{Regions: make(map[string]*pb.SystemSharedMemoryStatusResponse_RegionStatus, len(regions))}
+	for _, r := range regions {
+		out.Regions[r.Name] = &pb.SystemSharedMemoryStatusResponse_RegionStatus{Name: r.Name, Key: r.Key, Offset: r.Offset, ByteSize: r.ByteSize}
+	}
+	return out, nil
 }
 
 // SystemSharedMemoryRegister implements GRPCInferenceServiceServer.
 func (g *grpcService) SystemSharedMemoryRegister(_ context.Context, req *pb.SystemSharedMemoryRegisterRequest) (*pb.SystemSharedMemoryRegisterResponse, error) {
-	return nil, grpcError(systemShmRegisterError(req.GetKey()))
+	if err := g.engine.RegisterSystemSharedMemory(req.GetName(), req.GetKey(), req.GetOffset(), req.GetByteSize()); err != nil {
+		return nil, grpcError(err)
+	}
+	return &pb.SystemSharedMemoryRegisterResponse{}, nil
 }
 
 // SystemSharedMemoryUnregister implements GRPCInferenceServiceServer.
-func (g *grpcService) SystemSharedMemoryUnregister(context.Context, *pb.SystemSharedMemoryUnregisterRequest) (*pb.SystemSharedMemoryUnregisterResponse, error) {
+func (g *grpcService) SystemSharedMemoryUnregister(_ context.Context, req *pb.SystemSharedMemoryUnregisterRequest) (*pb.SystemSharedMemoryUnregisterResponse, error) {
+	if err := g.engine.UnregisterSystemSharedMemory(req.GetName()); err != nil {
+		return nil, grpcError(err)
+	}
 	return &pb.SystemSharedMemoryUnregisterResponse{}, nil
 }
 

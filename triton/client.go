@@ -110,6 +110,10 @@ type InferRequest struct {
 	// JSON makes the HTTP client send tensor data as JSON instead of the
 	// binary tensor data extension. The gRPC client ignores it.
 	JSON bool
+	// OutputSharedMemory places outputs named in Outputs in registered
+	// shared-memory regions (see SharedMemoryRef): the server writes them
+	// there instead of into the response.
+	OutputSharedMemory map[string]SharedMemoryRef
 }
 
 // Tensor is a named tensor with its data in Triton's raw form: row-major,
@@ -120,6 +124,9 @@ type Tensor struct {
 	Datatype string
 	Shape    []int64
 	Data     []byte
+	// SharedMemory, when set, places an input in a registered region:
+	// Data is not sent.
+	SharedMemory *SharedMemoryRef
 }
 
 // InferResponse is a decoded inference response.

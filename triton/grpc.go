@@ -271,17 +271,29 @@ func buildModelInferRequest(req *InferRequest) (*pb.ModelInferRequest, error) {
 		Id:               req.ID,
 		Parameters:       params,
 		Inputs:           make([]*pb.ModelInferRequest_InferInputTensor, len(req.Inputs)),
-		RawInputContents: make([][]byte, len(req.Inputs)),
+		RawInputContents: make([][]byte, 0, len(req.Inputs)),
 	}
 	for i, in := range req.Inputs {
 		if in.Name == "" || in.Datatype == "" {
 			return nil, fmt.Errorf("infer request for %q: input %d needs a name and a datatype", req.Model, i)
 		}
 		m.Inputs[i] = &pb.ModelInferRequest_InferInputTensor{Name: in.Name, Datatype: in.Datatype, Shape: in.Shape}
-		m.RawInputContents[i] = in.Data
+		if in.SharedMemory != nil {
+			if m.Inputs[i].Parameters, err = inferParameters(in.SharedMemory.params()); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		m.RawInputContents = append(m.RawInputContents, in.Data)
 	}
 	for _, name := range req.Outputs {
-		m.Outputs = append(m.Outputs, &pb.ModelInferRequest_InferRequestedOutputTensor{Name: name})
+		o := &pb.ModelInferRequest_InferRequestedOutputTensor{Name: name}
+		if ref, ok := req.OutputSharedMemory[name]; ok {
+			if o.Parameters, err = inferParameters(ref.params()); err != nil {
+				return nil, err
+			}
+		}
+		m.Outputs = append(m.Outputs, o)
 	}
 	return m, nil
 }

@@ -95,7 +95,9 @@ func encodeHTTPInfer(req *InferRequest) (body []byte, jsonLen int, err error) {
 			shape = []int64{}
 		}
 		ji := kserve.RequestInput{Name: in.Name, Shape: shape, Datatype: in.Datatype}
-		if req.JSON {
+		if in.SharedMemory != nil {
+			ji.Parameters = in.SharedMemory.params()
+		} else if req.JSON {
 			data, err := rawToJSON(in)
 			if err != nil {
 				return nil, 0, err
@@ -111,7 +113,9 @@ func encodeHTTPInfer(req *InferRequest) (body []byte, jsonLen int, err error) {
 	}
 	for _, name := range req.Outputs {
 		o := kserve.RequestOutput{Name: name}
-		if !req.JSON {
+		if ref, ok := req.OutputSharedMemory[name]; ok {
+			o.Parameters = ref.params()
+		} else if !req.JSON {
 			o.Parameters = map[string]any{"binary_data": true}
 		}
 		j.Outputs = append(j.Outputs, o)
@@ -132,7 +136,9 @@ func encodeHTTPInfer(req *InferRequest) (body []byte, jsonLen int, err error) {
 	body = make([]byte, 0, len(head)+binaryLen)
 	body = append(body, head...)
 	for _, in := range req.Inputs {
-		body = append(body, in.Data...)
+		if in.SharedMemory == nil {
+			body = append(body, in.Data...)
+		}
 	}
 	return body, len(head), nil
 }

@@ -33,6 +33,8 @@ type target struct {
 	// requests are this target's own.
 	models []*target
 	flags  *loadFlags
+	// shm holds the regions of --shared-memory system (shmflags.go).
+	shm *triton.SharedMemorySet
 }
 
 // each is the target of each model of the run: its models, or itself.
@@ -86,6 +88,9 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 		if err := t.buildRequests(f, limit); err != nil {
 			return fail(err)
 		}
+		if err := placeSharedMemory(ctx, f, t); err != nil {
+			return fail(err)
+		}
 		return t, nil
 	}
 	if err := connectModels(ctx, f, t, limit); err != nil {
@@ -133,7 +138,7 @@ func (t *target) buildRequests(f *loadFlags, limit int64) error {
 	if err != nil {
 		return usageError{err}
 	}
-	inputs := triton.InputOptions{Data: f.inputData, Shapes: shapes, BatchSize: f.batch, MaxBytes: limit}
+	inputs := triton.InputOptions{Data: f.inputData, Shapes: shapes, BatchSize: f.batch, MaxBytes: limit, StringLength: f.pa.stringLength}
 	if err := f.llm.apply(&inputs, t.metadata, f.streaming); err != nil {
 		return usageError{err}
 	}

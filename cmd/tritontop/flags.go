@@ -81,6 +81,7 @@ type loadFlags struct {
 	retry            retryFlags
 	secrets          secretFlags
 	out              outputFlags
+	pa               paFlags // perf_analyzer's flags (paflags.go)
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -174,6 +175,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	registerRetryFlags(fs, &f.retry)
 	registerSecretFlags(fs, &f.secrets)
 	registerOutputFlags(fs, &f.out)
+	registerPerfAnalyzerFlags(fs, f, stderr)
 	return fs
 }
 
@@ -187,7 +189,7 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	}
 	quietFlags(fs, stderr)
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		return nil, f.pa.parseError(err)
 	}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	if err := checkSecrets(f); err != nil {
@@ -219,6 +221,9 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 		return nil, fmt.Errorf("unknown --request-distribution %q: use constant or poisson", f.distribution)
 	}
 	if err := checkNumbers(f); err != nil {
+		return nil, err
+	}
+	if err := f.pa.check(f); err != nil {
 		return nil, err
 	}
 	// A tick never spans two measurement windows.

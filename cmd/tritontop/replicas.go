@@ -220,6 +220,7 @@ func sameTensors(a, b *pb.ModelMetadataResponse) bool {
 
 // close closes the clients of every server.
 func (t *target) close() {
+	t.closeSharedMemory()
 	if len(t.replicas) == 0 {
 		t.client.Close()
 		return

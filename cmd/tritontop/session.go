@@ -153,6 +153,11 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		return err
 	}
 	drv := drivers[0]
+	if err := f.pa.openProfileExport(drv); err != nil {
+		return err
+	}
+	var started time.Time // when the drivers started
+	defer func() { f.pa.closeExport(stderr, !started.IsZero()) }()
 	col, closeCol, restartCPU := newCollector(ctx, f, t, drivers, bal, stderr)
 	defer closeCol()
 	// Every change of load, by key or by step, of any model, starts a new
@@ -162,7 +167,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 			d.OnLoadChange(col.ModelLoadChanged(i))
 		}
 	} else {
-		drv.OnLoadChange(col.LoadChanged)
+		drv.OnLoadChange(f.pa.onLoadChange(col.LoadChanged))
 	}
 
 	header := runHeader(f, args, t, drivers)
@@ -198,8 +203,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		stepper  *plan.Stepper
 		stepSink report.Sink
 	)
-	// started is when the drivers started, for a sweep's time left.
-	var started time.Time
+	// started (above) is also a sweep's time left.
 	if sched.search != nil {
 		// Each measured step goes to the run file and the summary, and
 		// gets a line when there is no dashboard.
@@ -220,7 +224,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		stepSink = stepper
 	}
 	// The view before the stepper: a step's line follows its last tick's.
-	outputs = report.NewOutputs(header, recSink, view, stepSink, prom.sink())
+	outputs = report.NewOutputs(header, recSink, view, stepSink, prom.sink(), f.pa.exportSink())
 	if !f.dist.waitForStart(ctx, stderr) {
 		outputs.Close()
 		dropUnstartedRunFile(f.record)
@@ -338,6 +342,7 @@ func newDrivers(f *loadFlags, t *target, sched schedule, client driver.Client, s
 			Load:      initial,
 			Streaming: mf.streaming, Streams: streams, Decoupled: mt.decoupled(),
 			Timeout: f.timeout, Retries: f.retries, Sequences: seqs, Epoch: epoch,
+			LockThreads: f.pa.sync,
 		}
 		f.retry.options(&opts)
 		drv, err := driver.New(opts)
@@ -360,7 +365,7 @@ func newStepper(f *loadFlags, sched schedule, drv *driver.Driver, col *stats.Col
 	opts := plan.Options{
 		Search: sched.search, Tick: f.tick, Window: time.Duration(f.intervalMS) * time.Millisecond,
 		StabilityPercent: f.stabilityPercent, MaxTrials: f.maxTrials, SLO: sched.slo, SLOs: sched.slos, Drain: f.drain,
-		OnStep: onStep, OnDone: onDone, Lockstep: f.dist.distributed(),
+		OnStep: onStep, OnDone: onDone, Lockstep: f.dist.distributed(), CountWindow: f.pa.countWindow(),
 	}
 	if f.set["step-duration"] {
 		opts.StepDuration = f.stepDuration
@@ -400,7 +405,7 @@ func newCollector(ctx context.Context, f *loadFlags, t *target, drivers []*drive
 				Results: drivers[i].Results(), Control: drivers[i], Servers: perModel[i], Decoupled: mt.decoupled()})
 		}
 	} else {
-		opts.Results, opts.Control, opts.Decoupled = drivers[0].Results(), drivers[0], t.decoupled()
+		opts.Results, opts.Control, opts.Decoupled = f.pa.tapResults(drivers[0].Results()), drivers[0], t.decoupled()
 	}
 	return stats.NewCollector(opts), closeSampler, restart
 }

@@ -1,0 +1,123 @@
+package triton
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// SharedMemorySet is the regions a run's requests use: each request's
+// inputs written once into a region of their own, each output into a
+// region shared by all requests (as perf_analyzer does: the run reads no
+// output), all registered with one server.
+type SharedMemorySet struct {
+	client  SharedMemoryClient
+	names   []string // registered region names
+	regions []*SystemRegion
+}
+
+// PlaceInSharedMemory creates and registers system shared-memory regions
+// for reqs on the server of c and rewrites reqs to reference them: inputs
+// from their own regions, and outputs (the model's outputs, every one
+// asked for) into regions of outputBytes each. prefix names the regions
+// and their keys (/PREFIX_in0, /PREFIX_out0, ...): it must be unique to
+// the run. The keys are unlinked once the server has registered them, so
+// that nothing is left in /dev/shm even if the process is killed; the
+// server keeps its mapping until Close unregisters the regions.
+func PlaceInSharedMemory(ctx context.Context, c SharedMemoryClient, reqs []*InferRequest, outputs []string, outputBytes int, prefix string) (*SharedMemorySet, error) {
+	s := &SharedMemorySet{client: c}
+	fail := func(err error) (*SharedMemorySet, error) {
+		s.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	for i, req := range reqs {
+		size := 0
+		for _, in := range req.Inputs {
+			size += len(in.Data)
+		}
+		name := fmt.Sprintf("%s_in%d", prefix, i)
+		r, err := s.add(ctx, name, max(size, 1))
+		if err != nil {
+			return fail(err)
+		}
+		off := 0
+		for j := range req.Inputs {
+			in := &req.Inputs[j]
+			copy(r.Bytes()[off:], in.Data)
+			in.SharedMemory = &SharedMemoryRef{Region: name, Offset: int64(off), ByteSize: int64(len(in.Data))}
+			off += len(in.Data)
+		}
+	}
+	if len(outputs) > 0 && outputBytes <= 0 {
+		return fail(errors.New("outputs in shared memory need a region size above 0"))
+	}
+	refs := make(map[string]SharedMemoryRef, len(outputs))
+	for i, o := range outputs {
+		name := fmt.Sprintf("%s_out%d", prefix, i)
+		if _, err := s.add(ctx, name, outputBytes); err != nil {
+			return fail(err)
+		}
+		refs[o] = SharedMemoryRef{Region: name, ByteSize: int64(outputBytes)}
+	}
+	for _, req := range reqs {
+		req.Outputs = outputs
+		req.OutputSharedMemory = refs
+	}
+	return s, nil
+}
+
+// add creates region name of size bytes, registers it and unlinks its key.
+func (s *SharedMemorySet) add(ctx context.Context, name string, size int) (*SystemRegion, error) {
+	r, err := CreateSystemRegion("/"+name, size)
+	if err != nil {
+		return nil, err
+	}
+	s.regions = append(s.regions, r)
+	if err := s.client.RegisterSystemSharedMemory(ctx, name, r.Key, 0, uint64(size)); err != nil {
+		return nil, &ShmRegisterError{Key: r.Key, Err: err}
+	}
+	s.names = append(s.names, name)
+	return r, r.Unlink()
+}
+
+// ShmRegisterError is a region the server would not register: most often
+// a server on another host, or in a container that does not share this
+// host's /dev/shm.
+type ShmRegisterError struct {
+	Key string
+	Err error
+}
+
+func (e *ShmRegisterError) Error() string {
+	return fmt.Sprintf("the server could not register shared-memory region %s (%v): --shared-memory system needs the server on this host, seeing its /dev/shm (a container needs --ipc=host or /dev/shm mounted)", e.Key, e.Err)
+}
+
+func (e *ShmRegisterError) Unwrap() error { return e.Err }
+
+// Regions is the number of regions created.
+func (s *SharedMemorySet) Regions() int { return len(s.regions) }
+
+// Close unregisters the regions from the server and unmaps them here; the
+// keys are long unlinked. It tries every region whatever fails.
+func (s *SharedMemorySet) Close(ctx context.Context) error {
+	if s == nil {
+		return nil
+	}
+	var errs []error
+	for _, n := range s.names {
+		if err := s.client.UnregisterSystemSharedMemory(ctx, n); err != nil {
+			errs = append(errs, fmt.Errorf("unregister shared-memory region %s: %w", n, err))
+		}
+	}
+	for _, r := range s.regions {
+		if err := r.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.names, s.regions = nil, nil
+	return errors.Join(errs...)
+}
+
+// ShmPrefix is a region prefix unique to this process: tritontop_PID_N.
+func ShmPrefix(n int) string { return fmt.Sprintf("tritontop_%d_%d", os.Getpid(), n) }
