@@ -33,8 +33,40 @@ type Capacity struct {
 	// Window is the stepper's measurement window; 0 leaves no rate out.
 	Window time.Duration
 
+	// Repeat is how many times the capacity level is measured in all: the
+	// search's own measurement and Repeat−1 more after the search ends
+	// (see Repeats); 0 or 1 measures it once.
+	Repeat int
+
 	// probes is how many probe levels Next has asked for, for Total.
 	probes int
+}
+
+// DefaultRepeat is how many times tritontop plan measures the capacity
+// level.
+const DefaultRepeat = 3
+
+// searched is how many of rates the binary search g measured: the levels
+// after them are the capacity level's repeats.
+func searched(g *Binary, rates []Level) int {
+	for k := range rates {
+		if _, ok := g.Next(rates[:k]); !ok {
+			return k
+		}
+	}
+	return len(rates)
+}
+
+// Repeats are the measurements of the capacity level in done: the search's
+// own first, then the repeats; nil when no rate passed.
+func (c *Capacity) Repeats(done []Level) []Level {
+	probes, rates := probed(done)
+	k := searched(c.grid(saturation(probes)), rates)
+	best := Best(rates[:k])
+	if best < 0 {
+		return nil
+	}
+	return append([]Level{rates[best]}, rates[k:]...)
 }
 
 // Grid of the rate search, as fractions of the probe's throughput, and the
@@ -95,7 +127,19 @@ func (c *Capacity) Next(done []Level) (load.Target, bool) {
 		}
 	}
 	grid := c.grid(saturation(probes))
-	return grid.Next(rates)
+	k := searched(grid, rates)
+	if k == len(rates) {
+		if t, ok := grid.Next(rates); ok {
+			return t, true
+		}
+	}
+	// The search is over: the capacity level again, until it was
+	// measured Repeat times.
+	best := Best(rates[:k])
+	if best < 0 || 1+len(rates)-k >= c.Repeat {
+		return load.Target{}, false
+	}
+	return rates[best].Target, true
 }
 
 // grid is the binary search over rates for a saturated throughput x.
@@ -143,14 +187,14 @@ func (c *Capacity) Probe(t load.Target) bool { return !t.Open() }
 // and the binary search.
 func (c *Capacity) Total() int {
 	n := int(math.Round(rateTop / rateStep))
-	return max(c.probes, 1) + Binary{Levels: make([]load.Target, n)}.Total()
+	return max(c.probes, 1) + Binary{Levels: make([]load.Target, n)}.Total() + max(c.Repeat-1, 0)
 }
 
 // Best implements a search's choice of the answer: the highest passing
 // rate, the probes left out.
 func (c *Capacity) Best(done []Level) int {
 	probes, rates := probed(done)
-	i := Best(rates)
+	i := Best(rates[:searched(c.grid(saturation(probes)), rates)])
 	if i < 0 {
 		return -1
 	}
@@ -173,16 +217,43 @@ type PlanOptions struct {
 	// Deployment and Namespace name the Triton Deployment the autoscaler
 	// scales; Model is the model its queue-time rule selects.
 	Deployment, Namespace, Model string
+	// Repeats are the measurements of the capacity level (Capacity.Repeats);
+	// nil for the level at best alone. StabilityPercent is how far their
+	// throughputs may differ (max/min − 1) to agree; 0 means the default.
+	Repeats          []Level
+	StabilityPercent float64
+	// AllowClientBound plans replicas even when the client limited a
+	// level the plan rests on (marked); without it such a plan is refused.
+	AllowClientBound bool
+	// Simulated is set when the server was tritontop's simulator; DemoGPU
+	// says how tritontop demo sized its GPU.
+	Simulated bool
+	DemoGPU   string
+	// MinRate is the trough (0: DefaultMinRateShare of the target) and
+	// Burst the share over the target the autoscaler may grow for
+	// (tritontop plan's default is DefaultBurst).
+	MinRate, Burst float64
+	// Autoscaler is "hpa" (default) or "keda"; PrometheusURL is the
+	// Prometheus KEDA's trigger queries.
+	Autoscaler, PrometheusURL string
+	// GPUHourCost and ReplicaHourCost, USD per hour, price the plan when
+	// either is above 0; Tokens, when above 0, is the tokens per request
+	// at capacity (an LLM), which the price per million counts instead.
+	GPUHourCost, ReplicaHourCost, Tokens float64
 }
 
 // Spare and scaling assumptions of a plan.
 const (
-	// SpareHeadroom: with less spare capacity than this over the target,
-	// the plan adds one replica.
+	// SpareHeadroom: the replicas for a rate are the fewest whose capacity
+	// is at least this much over it: ceil(rate × (1 + SpareHeadroom) /
+	// capacity).
 	SpareHeadroom = 0.20
-	// maxReplicasFactor: the autoscaler may grow to this many times the
-	// replicas the target needs.
-	maxReplicasFactor = 2
+	// DefaultMinRateShare is the trough, as a share of the target, that
+	// minReplicas serves when --min-rate is not given.
+	DefaultMinRateShare = 0.25
+	// DefaultBurst is the share over the target the autoscaler may grow
+	// for: maxReplicas serve the target × (1 + DefaultBurst).
+	DefaultBurst = 0.5
 	// saturatedGPU is the utilization from which GPU utilization no longer
 	// tells how close a replica is to its capacity.
 	saturatedGPU = 0.90
@@ -191,29 +262,54 @@ const (
 	queueTargetShare = 0.8
 )
 
+// ReplicasFor is the replicas that serve rate with the spare rule: the
+// fewest whose capacity is at least SpareHeadroom over the rate, and at
+// least one.
+func ReplicasFor(rate, capacity float64) int {
+	if !(capacity > 0) || !(rate > 0) {
+		return 1
+	}
+	// The tolerance keeps 1.2 × 500 / 100 at 6, not 6.000000000000001 → 7.
+	return max(1, int(math.Ceil(rate*(1+SpareHeadroom)/capacity-1e-9)))
+}
+
 // MakePlan turns the measured levels of a capacity search into a plan:
-// capacity per replica and what limits it, replicas for the target, GPUs,
-// and the autoscaling settings, with every assumption written down.
+// capacity per replica (the conservative end of the capacity level's
+// repeats) and what limits it, replicas for the target, GPUs, and the
+// autoscaling settings, with every assumption written down. When the client
+// limited a level the plan rests on, the plan is returned with Refused set
+// and no replicas, and the error is a *ClientBoundError, unless
+// o.AllowClientBound.
 func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 	if best < 0 || best >= len(levels) {
-		return nil, fmt.Errorf("no load level met the SLO %s: the replica cannot serve even the lowest rate tried; relax the SLO or check the diagnosis", o.SLO)
+		return nil, &NoCapacityError{fmt.Sprintf("no load level met the SLO %s: the replica cannot serve even the lowest rate tried; relax the SLO or check the diagnosis", o.SLO)}
 	}
 	if !(o.TargetRate > 0) {
 		return nil, fmt.Errorf("target rate %v: give a positive number of requests per second", o.TargetRate)
 	}
 	st := levels[best].Step
-	p := &record.Plan{TargetRate: o.TargetRate, Capacity: st.Client.RequestsPerS, CapacityLevel: st.Load}
+	p := &record.Plan{TargetRate: o.TargetRate, Capacity: st.Client.RequestsPerS, CapacityLevel: st.Load,
+		Simulated: o.Simulated, DemoGPU: o.DemoGPU}
 	if !(p.Capacity > 0) {
 		return nil, fmt.Errorf("the passing level %s finished no request", st.Load)
 	}
-	p.Limit = limitOf(levels, best, o.SLO)
-	p.Replicas = int(math.Ceil(o.TargetRate / p.Capacity))
-	p.Headroom = float64(p.Replicas)*p.Capacity/o.TargetRate - 1
-	if p.Headroom < SpareHeadroom {
-		p.Replicas++
-		p.Spare = true
-		p.Headroom = float64(p.Replicas)*p.Capacity/o.TargetRate - 1
+	repeats := o.Repeats
+	if len(repeats) == 0 {
+		repeats = []Level{levels[best]}
 	}
+	applyRepeats(p, repeats, o.StabilityPercent)
+	p.Limit = limitOf(levels, best, o.SLO)
+	if why := clientLimited(levels, best, repeats); why != "" {
+		p.ClientBound = true
+		if !o.AllowClientBound {
+			p.Refused = fmt.Sprintf("the client limited the measurement (%s): %s req/s is only a lower bound on the replica's capacity, and replicas planned on it would be too many; measure from a bigger client machine, or from several (--workers), or pass --allow-client-bound to plan on the lower bound",
+				why, num(p.Capacity))
+			return p, &ClientBoundError{Why: why, LowerBound: p.Capacity}
+		}
+	}
+	p.Replicas = ReplicasFor(o.TargetRate, p.Capacity)
+	p.Spare = p.Replicas > int(math.Ceil(o.TargetRate/p.Capacity-1e-9))
+	p.Headroom = float64(p.Replicas)*p.Capacity/o.TargetRate - 1
 	gpuMax := 0.0
 	for _, g := range st.Metrics.GPUs {
 		if g.HasUtilization && g.UtilizationAvg > 0.01 {
@@ -222,7 +318,7 @@ func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 		}
 	}
 	p.GPUs = p.Replicas * p.GPUsPerReplica
-	p.MinReplicas, p.MaxReplicas = p.Replicas, maxReplicasFactor*p.Replicas
+	scaleRange(p, o)
 
 	// GPU utilization is the usual autoscaling signal; when it is already
 	// near full at capacity (dynamic batching fills the GPU long before the
@@ -240,29 +336,65 @@ func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 	}
 	p.Autoscaling, p.AutoscalingTarget = autoscalingName(metric), target
 	p.Assumptions = assumptions(p, o, gpuMax, metric)
-	if clientLimited(levels, best) {
-		p.Assumptions = append([]string{"the client limited the measurement (tritontop or its host near full CPU, or its sends falling behind their schedule): the capacity is a lower bound; measure from a bigger client machine, or from several (--workers)"},
+	if p.ClientBound {
+		p.Assumptions = append([]string{"CLIENT-BOUND (planned because of --allow-client-bound): the client limited the measurement (tritontop or its host near full CPU, or its sends falling behind their schedule): the capacity is a lower bound and the replicas are too many; measure from a bigger client machine, or from several (--workers)"},
 			p.Assumptions...)
+	}
+	if o.Simulated {
+		p.Assumptions = append([]string{simulatedNote(o)}, p.Assumptions...)
+	}
+	if p.Cost = planCost(p, o); p.Cost != nil {
+		p.Assumptions = append(p.Assumptions, costAssumption(p))
+	}
+	notes := []string{fmt.Sprintf("Measured: one replica holds %s req/s of %s under %s (%s); the target is %s req/s.",
+		num(p.Capacity), o.Model, o.SLO, p.CapacityBasis, num(o.TargetRate))}
+	if o.Simulated {
+		notes = append(notes, "SIMULATED: "+simulatedNote(o)+".")
+	}
+	if p.ClientBound {
+		notes = append(notes, "CLIENT-BOUND: the capacity is a lower bound (planned because of --allow-client-bound).")
 	}
 	yaml, err := HPAYAML(HPAOptions{
 		Deployment: o.Deployment, Namespace: o.Namespace, Model: o.Model,
 		MinReplicas: p.MinReplicas, MaxReplicas: p.MaxReplicas, Metric: metric, Target: target,
-		Notes: []string{fmt.Sprintf("Measured: one replica holds %s req/s of %s under %s; the target is %s req/s.",
-			num(p.Capacity), o.Model, o.SLO, num(o.TargetRate))},
+		Notes: notes,
 	})
 	if err != nil {
 		return nil, err
 	}
 	p.HPA = string(yaml)
+	p.Autoscaler = "hpa"
+	if o.Autoscaler == "keda" {
+		p.Autoscaler = "keda"
+		y, err := KEDAYAML(KEDAOptions{HPA: HPAOptions{
+			Deployment: o.Deployment, Namespace: o.Namespace, Model: o.Model,
+			MinReplicas: p.MinReplicas, MaxReplicas: p.MaxReplicas, Metric: metric, Target: target,
+			Notes: notes,
+		}, PrometheusURL: o.PrometheusURL})
+		if err != nil {
+			return nil, err
+		}
+		p.KEDA = string(y)
+	}
 	return p, nil
 }
 
-// clientLimited reports whether the diagnosis named the client as the limit
-// (its CPU, or an open loop falling behind its schedule) at the capacity's
-// level or at the lowest failing level above it, the one that set the limit.
-func clientLimited(levels []Level, best int) bool {
+// simulatedNote says the server was tritontop's simulator, and how its GPU
+// was sized.
+func simulatedNote(o PlanOptions) string {
+	s := "the server measured was tritontop's simulator, not a Triton on real GPUs: these numbers show how to plan, not what to buy"
+	if o.DemoGPU != "" {
+		s += "; " + o.DemoGPU
+	}
+	return s
+}
+
+// clientLimited says how the client limited a level the plan rests on: the
+// capacity's level, its repeats, and the lowest failing level above it (the
+// one that set the limit); "" when the diagnosis named the client at none.
+func clientLimited(levels []Level, best int, repeats []Level) string {
 	b := levels[best].Target.Level()
-	check := []int{best}
+	check := append([]Level{levels[best]}, repeats...)
 	next := -1
 	for i, l := range levels {
 		if l.Target.Open() && !l.Pass && l.Target.Level() > b && (next < 0 || l.Target.Level() < levels[next].Target.Level()) {
@@ -270,16 +402,16 @@ func clientLimited(levels []Level, best int) bool {
 		}
 	}
 	if next >= 0 {
-		check = append(check, next)
+		check = append(check, levels[next])
 	}
-	for _, i := range check {
-		for _, f := range levels[i].Step.Diagnosis {
+	for _, l := range check {
+		for _, f := range l.Step.Diagnosis {
 			if f.Verdict == stats.ClientBound || f.Verdict == stats.FallingBehind {
-				return true
+				return fmt.Sprintf("at %s: %s", l.Target, f.Message)
 			}
 		}
 	}
-	return false
+	return ""
 }
 
 func autoscalingName(m HPAMetric) string {
@@ -324,18 +456,18 @@ func limitOf(levels []Level, best int, slo SLO) string {
 	return s
 }
 
-// spareAssumption states the spare rule with the headroom it was decided
-// on: without the spare when one was added (that headroom was under the
-// rule's), else the plan's own.
+// spareAssumption states the spare rule exactly, with the numbers it was
+// applied to.
 func spareAssumption(p *record.Plan) string {
 	// One decimal: 19.5% rounded to 20% would read as not under 20%.
 	pct1 := func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
+	need := int(math.Ceil(p.TargetRate/p.Capacity - 1e-9))
+	s := fmt.Sprintf("replicas are the fewest whose capacity is at least %s over the target: ceil(%s × %s / %s) = %d",
+		pctOf(SpareHeadroom), num(p.TargetRate), strconv.FormatFloat(1+SpareHeadroom, 'f', -1, 64), num(p.Capacity), p.Replicas)
 	if p.Spare {
-		without := float64(p.Replicas-1)*p.Capacity/p.TargetRate - 1
-		return fmt.Sprintf("one spare replica is added when the headroom over the target is under %s (here %s without it, %s with it)",
-			pctOf(SpareHeadroom), pct1(without), pct1(p.Headroom))
+		s += fmt.Sprintf(", %d more than the %d the target alone needs", p.Replicas-need, need)
 	}
-	return fmt.Sprintf("one spare replica is added when the headroom over the target is under %s (here %s)", pctOf(SpareHeadroom), pct1(p.Headroom))
+	return s + fmt.Sprintf("; headroom %s", pct1(p.Headroom))
 }
 
 func assumptions(p *record.Plan, o PlanOptions, gpuMax float64, m HPAMetric) []string {
@@ -344,7 +476,7 @@ func assumptions(p *record.Plan, o PlanOptions, gpuMax float64, m HPAMetric) []s
 			o.SLO),
 		fmt.Sprintf("replicas scale linearly: %d × %s req/s, no shared bottleneck (network, load balancer, CPU of the nodes)", p.Replicas, num(p.Capacity)),
 		spareAssumption(p),
-		fmt.Sprintf("the autoscaler may grow to %d× the replicas the target needs, for bursts", maxReplicasFactor),
+		scaleAssumption(p),
 	}
 	switch m {
 	case ScaleOnGPUUtilization:

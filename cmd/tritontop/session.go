@@ -283,7 +283,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		}
 		if f.plan != nil {
 			var p *record.Plan
-			if p, planErr = makePlan(f, sched.search, stepper, outputs.Summary().Steps); planErr == nil {
+			if p, planErr = makePlan(f, header.Server, sched.search, stepper, outputs.Summary().Steps); p != nil {
 				outputs.Summarizer().SetPlan(p)
 			}
 		}
@@ -420,7 +420,7 @@ func runHeader(f *loadFlags, args []string, t *target, drivers []*driver.Driver)
 		TritontopVersion: version,
 		Args:             args,
 		StartTime:        time.Now(),
-		Server:           record.ServerInfo{URL: strings.Join(f.servers(), ","), Protocol: protocolName(f), Simulated: t.simulated, InProcess: f.inProcessServer},
+		Server:           record.ServerInfo{URL: strings.Join(f.servers(), ","), Protocol: protocolName(f), Simulated: t.simulated, InProcess: f.inProcessServer, DemoGPU: f.demoGPU},
 		Model:            record.ModelInfo{Name: f.model, Version: f.modelVersion},
 		Load:             initial,
 		Interval:         f.tick,
@@ -504,27 +504,6 @@ func printSummary(f *loadFlags, sum record.Summary, stdout, stderr io.Writer) {
 	if sum.Plan != nil && !f.jsonSummary && !f.mdSummary {
 		report.WritePlan(out, sum.Plan)
 	}
-}
-
-// makePlan turns a capacity search into the plan.
-// The summary's steps carry their diagnosis, which the plan's limit names.
-func makePlan(f *loadFlags, search plan.Search, st *plan.Stepper, steps []record.Step) (*record.Plan, error) {
-	levels := st.Levels()
-	if len(steps) == len(levels) {
-		for i := range levels {
-			levels[i].Step = steps[i]
-		}
-	}
-	if c, ok := search.(*plan.Capacity); ok {
-		if err := c.Unmeasurable(levels); err != nil {
-			return nil, err
-		}
-	}
-	res := st.Result()
-	return plan.MakePlan(levels, res.Best, plan.PlanOptions{
-		TargetRate: f.plan.targetRate, SLO: f.plan.parsed,
-		Deployment: f.plan.deployment, Namespace: f.plan.namespace, Model: f.model,
-	})
 }
 
 // isTerminal reports whether w is a terminal.
