@@ -407,3 +407,40 @@ func TestKEDAScaledObjectSchema(t *testing.T) {
 		t.Error("a Prometheus address without a scheme was taken")
 	}
 }
+
+func TestCapacityPhase(t *testing.T) {
+	c := &Capacity{Concurrency: 128, Repeat: 3}
+	probe := func(conc int, x float64) Level {
+		return Level{Target: load.Target{Mode: load.Concurrency, Concurrency: conc}, Step: rateLevel(x, 0.9, 0, true, 0).Step}
+	}
+	done := []Level{probe(128, 1000), probe(256, 1020)}
+	total := c.Total()
+	for range 40 {
+		next, ok := c.Next(done)
+		if !ok {
+			break
+		}
+		done = append(done, rateLevel(next.Rate, 0.8, 0, next.Rate <= 600, 0))
+		if c.Total() != total {
+			t.Fatalf("the total moved from %d to %d as the search ran", total, c.Total())
+		}
+	}
+	if len(done) > total {
+		t.Errorf("%d levels, more than the total %d", len(done), total)
+	}
+	var got []string
+	for i := range done {
+		got = append(got, c.Phase(done, i))
+	}
+	// 128 doubles to 4096 in 5 steps: 6 probes at most; the grid of 22
+	// rates takes at most 7 levels; then 2 repeats.
+	want := []string{"probe 1 of at most 6", "probe 2 of at most 6", "step 1 of at most 7"}
+	for i, w := range want {
+		if got[i] != w {
+			t.Errorf("level %d is %q, want %q (all: %q)", i, got[i], w, got)
+		}
+	}
+	if got[len(got)-2] != "repeat 2 of 3" || got[len(got)-1] != "repeat 3 of 3" {
+		t.Errorf("phases %q", got)
+	}
+}

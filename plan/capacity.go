@@ -183,11 +183,39 @@ func (c *Capacity) Mode() string { return "capacity" }
 // measure the throughput at saturation, so no SLO ends them early.
 func (c *Capacity) Probe(t load.Target) bool { return !t.Open() }
 
-// Total implements Search: the probes so far (and the next, while probing)
-// and the binary search.
+// Total implements Search: the most levels the search measures, fixed
+// from its start: the probes up to MaxProbeConcurrency, the binary search
+// over the whole grid, and the repeats.
 func (c *Capacity) Total() int {
 	n := int(math.Round(rateTop / rateStep))
-	return max(c.probes, 1) + Binary{Levels: make([]load.Target, n)}.Total() + max(c.Repeat-1, 0)
+	return c.maxProbes() + Binary{Levels: make([]load.Target, n)}.Total() + max(c.Repeat-1, 0)
+}
+
+// maxProbes is the most closed-loop probes: doubling from Concurrency up
+// to MaxProbeConcurrency.
+func (c *Capacity) maxProbes() int {
+	n := 1
+	for conc := max(c.Concurrency, 1); 2*conc <= MaxProbeConcurrency; conc *= 2 {
+		n++
+	}
+	return n
+}
+
+// Phase names level i of done in the search's own terms, for progress:
+// "probe 2 of at most 6", "step 3 of at most 7", "repeat 2 of 3".
+func (c *Capacity) Phase(done []Level, i int) string {
+	probes, rates := probed(done[:i+1])
+	if len(rates) == 0 {
+		return fmt.Sprintf("probe %d of at most %d", len(probes), c.maxProbes())
+	}
+	probes, rates = probed(done)
+	g := c.grid(saturation(probes))
+	k := searched(g, rates)
+	j := i + 1 - len(probes)
+	if j <= k {
+		return fmt.Sprintf("step %d of at most %d", j, g.Total())
+	}
+	return fmt.Sprintf("repeat %d of %d", j-k+1, max(c.Repeat, 1))
 }
 
 // Best implements a search's choice of the answer: the highest passing

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -35,8 +36,10 @@ func WritePlan(w io.Writer, p *record.Plan) error {
 		b.WriteString("  CLIENT-BOUND: the capacity is a lower bound; planned anyway because of --allow-client-bound.\n")
 	}
 	spare := ""
-	if p.Spare {
-		spare = ", with spare"
+	if n := p.Replicas - int(math.Ceil(p.TargetRate/p.Capacity-1e-9)); p.Spare && n == 1 {
+		spare = ", one of them spare"
+	} else if p.Spare && n > 1 {
+		spare = fmt.Sprintf(", %d of them spare", n)
 	}
 	fmt.Fprintf(&b, "  For %s req/s: %d replicas%s (headroom %s), %d GPUs in all (%d per replica).\n",
 		fixed(p.TargetRate, 0), p.Replicas, spare, strconv.FormatFloat(100*p.Headroom, 'f', 0, 64)+"%", p.GPUs, p.GPUsPerReplica)

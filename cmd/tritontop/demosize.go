@@ -66,9 +66,9 @@ const (
 	demoCalibFlight = 16
 )
 
-// demoRateSteps are the demo GPU's speeds per decade: 1, 2 and 5 times a
+// demoRateSteps are the demo GPU's speeds per decade: 1, 1.5, 2, 3, 5 and 7 times a
 // power of ten, requests per second.
-var demoRateSteps = []float64{1, 2, 5}
+var demoRateSteps = []float64{1, 1.5, 2, 3, 5, 7}
 
 // demoSizing says how the demo GPU was sized, for the run's header and the
 // line printed at the start.

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/report"
 )
 
 // planBudgetFlags are tritontop plan's flags for repeats, the client-bound
@@ -90,4 +92,22 @@ func planExit(err error, stderr io.Writer) int {
 		return exitSLO
 	}
 	return exitFor(err, stderr)
+}
+
+// writeStepLine prints a measured step's line, named in the search's own
+// terms when it has them (a capacity search's probes, steps and repeats).
+func writeStepLine(w io.Writer, search plan.Search, st *plan.Stepper, elapsed time.Duration, step record.Step) {
+	i, n := st.Progress().Position()
+	if ph, ok := search.(phased); ok {
+		if lv := st.Levels(); len(lv) > 0 {
+			report.WriteLabelledStepLine(w, ph.Phase(lv, len(lv)-1), i, n, elapsed, step)
+			return
+		}
+	}
+	report.WriteStepLine(w, i, n, elapsed, step)
+}
+
+// phased is a search that names its levels (plan.Capacity).
+type phased interface {
+	Phase(done []plan.Level, i int) string
 }

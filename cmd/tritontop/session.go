@@ -207,8 +207,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 			}
 			outputs.Summarizer().AddStep(st)
 			if !useTUI {
-				i, n := stepper.Progress().Position()
-				report.WriteStepLine(stderr, i, n, time.Since(started), st)
+				writeStepLine(stderr, sched.search, stepper, time.Since(started), st)
 			}
 		}
 		onDone := func(r record.Search) { outputs.Summarizer().SetSearch(&r) }
