@@ -19,6 +19,9 @@ type ClientBoundError struct {
 }
 
 func (e *ClientBoundError) Error() string {
+	if !(e.LowerBound > 0) {
+		return fmt.Sprintf("no replicas planned: no level met the SLO, but the client limited the measurement (%s), so the failure may be the client's. Measure from a bigger client machine or from several (--workers)", e.Why)
+	}
 	return fmt.Sprintf("no replicas planned: the client limited the measurement (%s); one replica holds at least %s req/s. Measure from a bigger client machine or from several (--workers), or pass --allow-client-bound to plan on the lower bound",
 		e.Why, num(e.LowerBound))
 }

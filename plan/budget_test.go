@@ -444,3 +444,27 @@ func TestCapacityPhase(t *testing.T) {
 		t.Errorf("phases %q", got)
 	}
 }
+
+// TestPlanRefusesWhenNothingPassedOnAClient: no level met the SLO and the
+// client limited them: refused as client-bound, not reported as the
+// server's failure.
+func TestPlanRefusesWhenNothingPassedOnAClient(t *testing.T) {
+	levels := budgetLevels()
+	for i := range levels {
+		levels[i].Pass = false
+	}
+	levels[0].Step.Diagnosis = []stats.Finding{{Verdict: stats.FallingBehind, Message: "open loop falling behind: 60% of sends late"}}
+	p, err := MakePlan(levels, -1, budgetOptions())
+	var cb *ClientBoundError
+	if !errors.As(err, &cb) || p == nil || p.Refused == "" || p.HPA != "" {
+		t.Fatalf("plan %+v, err %v; want a client-bound refusal", p, err)
+	}
+	if !strings.Contains(err.Error(), "no level met the SLO, but the client limited the measurement (at rate 100/s: open loop falling behind") {
+		t.Errorf("err %v", err)
+	}
+	levels[0].Step.Diagnosis = nil
+	var nc *NoCapacityError
+	if _, err := MakePlan(levels, -1, budgetOptions()); !errors.As(err, &nc) {
+		t.Errorf("err %v, want NoCapacityError", err)
+	}
+}

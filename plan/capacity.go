@@ -310,6 +310,15 @@ func ReplicasFor(rate, capacity float64) int {
 // o.AllowClientBound.
 func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 	if best < 0 || best >= len(levels) {
+		// No level passed: when the client limited them, the failure is
+		// no evidence against the server.
+		if why := clientLimitedAny(levels); why != "" && !o.AllowClientBound {
+			p := &record.Plan{TargetRate: o.TargetRate, Simulated: o.Simulated, DemoGPU: o.DemoGPU, ClientBound: true,
+				Limit: why,
+				Refused: fmt.Sprintf("no level met the SLO %s, but the client limited the measurement (%s): the failure may be the client's, not the server's; measure from a bigger client machine, or from several (--workers)",
+					o.SLO, why)}
+			return p, &ClientBoundError{Why: why}
+		}
 		return nil, &NoCapacityError{fmt.Sprintf("no load level met the SLO %s: the replica cannot serve even the lowest rate tried; relax the SLO or check the diagnosis", o.SLO)}
 	}
 	if !(o.TargetRate > 0) {
@@ -433,6 +442,19 @@ func clientLimited(levels []Level, best int, repeats []Level) string {
 		check = append(check, levels[next])
 	}
 	for _, l := range check {
+		for _, f := range l.Step.Diagnosis {
+			if f.Verdict == stats.ClientBound || f.Verdict == stats.FallingBehind {
+				return fmt.Sprintf("at %s: %s", l.Target, f.Message)
+			}
+		}
+	}
+	return ""
+}
+
+// clientLimitedAny says how the client limited the first level whose
+// diagnosis names it; "" when none does.
+func clientLimitedAny(levels []Level) string {
+	for _, l := range levels {
 		for _, f := range l.Step.Diagnosis {
 			if f.Verdict == stats.ClientBound || f.Verdict == stats.FallingBehind {
 				return fmt.Sprintf("at %s: %s", l.Target, f.Message)

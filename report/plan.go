@@ -23,6 +23,10 @@ func WritePlan(w io.Writer, p *record.Plan) error {
 		}
 		fmt.Fprintf(&b, "  SIMULATED server: %s.\n", server)
 	}
+	if p.Refused != "" && !(p.Capacity > 0) {
+		fmt.Fprintf(&b, "  NO REPLICAS PLANNED: %s.\n", p.Refused)
+		return writeOut(w, &b)
+	}
 	fmt.Fprintf(&b, "  One replica holds %s req/s (%s) under the SLO.\n", fixed(p.Capacity, 1), p.CapacityLevel.String())
 	if p.CapacityBasis != "" {
 		fmt.Fprintf(&b, "  Capacity: %s.\n", p.CapacityBasis)

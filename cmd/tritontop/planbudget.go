@@ -94,15 +94,22 @@ func planExit(err error, stderr io.Writer) int {
 	return exitFor(err, stderr)
 }
 
-// writeStepLine prints a measured step's line, named in the search's own
-// terms when it has them (a capacity search's probes, steps and repeats).
-func writeStepLine(w io.Writer, search plan.Search, st *plan.Stepper, elapsed time.Duration, step record.Step) {
+// stepLines prints a stepped run's line per measured step, named in the
+// search's own terms when it has them (a capacity search's probes, steps
+// and repeats). It keeps the levels it was shown, in order.
+type stepLines struct {
+	search plan.Search
+	levels []plan.Level
+}
+
+// write prints step's line; it is the next level measured.
+func (l *stepLines) write(w io.Writer, st *plan.Stepper, elapsed time.Duration, step record.Step) {
 	i, n := st.Progress().Position()
-	if ph, ok := search.(phased); ok {
-		if lv := st.Levels(); len(lv) > 0 {
-			report.WriteLabelledStepLine(w, ph.Phase(lv, len(lv)-1), i, n, elapsed, step)
-			return
-		}
+	pass := step.Measurement != nil && step.Measurement.SLO != nil && step.Measurement.SLO.Pass
+	l.levels = append(l.levels, plan.Level{Target: step.Load.Target(), Step: step, Pass: pass})
+	if ph, ok := l.search.(phased); ok {
+		report.WriteLabelledStepLine(w, ph.Phase(l.levels, len(l.levels)-1), i, n, elapsed, step)
+		return
 	}
 	report.WriteStepLine(w, i, n, elapsed, step)
 }

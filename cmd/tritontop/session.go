@@ -201,13 +201,14 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	if sched.search != nil {
 		// Each measured step goes to the run file and the summary, and
 		// gets a line when there is no dashboard.
+		lines := &stepLines{search: sched.search}
 		onStep := func(st record.Step) {
 			if rec != nil {
 				rec.WriteStep(st)
 			}
 			outputs.Summarizer().AddStep(st)
 			if !useTUI {
-				writeStepLine(stderr, sched.search, stepper, time.Since(started), st)
+				lines.write(stderr, stepper, time.Since(started), st)
 			}
 		}
 		onDone := func(r record.Search) { outputs.Summarizer().SetSearch(&r) }
