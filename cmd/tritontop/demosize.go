@@ -149,6 +149,10 @@ func sizeDemoRepository(ctx context.Context, f *loadFlags, d demoFlags, repo sim
 	}
 	sz.Factor = factor
 	sz.Rate = min(sz.Rate, sim.FullBatchRate(out.Models[i]))
+	// The dashboard's GPU pane shows the name: it says what was sized.
+	for j := range out.GPUs {
+		out.GPUs[j].Name = fmt.Sprintf("%s: %s req/s of %s", sim.DemoGPUName, rateText(sz.Rate), f.model)
+	}
 	return out, sz, true, nil
 }
 
