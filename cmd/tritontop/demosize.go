@@ -42,7 +42,7 @@ func registerDemoFlags(fs *flag.FlagSet, d *demoFlags) {
 		}
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("give requests per second above 0, auto or full")
+			return fmt.Errorf("--demo-gpu-rate %q: give requests per second above 0, auto or full", s)
 		}
 		d.gpuRate = v
 		return nil

@@ -56,7 +56,7 @@ func TestPlanOnTheDemo(t *testing.T) {
 			best.Measurement.SLO.Latency)
 	}
 	for _, st := range sum.Steps[len(sum.Steps)-plan.DefaultRepeat+1:] {
-		if st.Load != best.Load {
+		if st.Load.Target() != best.Load.Target() {
 			t.Errorf("a repeat at %s, not the capacity level %s", st.Load, best.Load)
 		}
 	}
@@ -93,7 +93,12 @@ func TestPlanOnTheDemo(t *testing.T) {
 	}
 
 	// Driven as a steady open loop on the same demo GPU, the planned
-	// capacity holds the SLO and 1.3 times it does not.
+	// capacity holds the SLO and 1.3 times it does not. Only a plan the
+	// server limited claims that: one the client limited (a busy test
+	// machine) is a lower bound.
+	if p.ClientBound {
+		t.Skipf("the client limited the plan (%s): the steady runs would measure the client", p.Limit)
+	}
 	steady := func(rate float64) record.Summary {
 		code, stdout, stderr := planRun(t, bin, cache, "demo", "--headless", "--demo-gpu-rate", "200",
 			"--request-rate", strconv.FormatFloat(rate, 'f', 1, 64), "--duration", "15s", "--json")
