@@ -440,7 +440,7 @@ func TestCapacityPhase(t *testing.T) {
 			t.Errorf("level %d is %q, want %q (all: %q)", i, got[i], w, got)
 		}
 	}
-	if got[len(got)-2] != "repeat 2 of 3" || got[len(got)-1] != "repeat 3 of 3" {
+	if got[len(got)-2] != "repeat 2 of 3 at rate 561/s" || got[len(got)-1] != "repeat 3 of 3 at rate 561/s" {
 		t.Errorf("phases %q", got)
 	}
 }
@@ -466,5 +466,57 @@ func TestPlanRefusesWhenNothingPassedOnAClient(t *testing.T) {
 	var nc *NoCapacityError
 	if _, err := MakePlan(levels, -1, budgetOptions()); !errors.As(err, &nc) {
 		t.Errorf("err %v, want NoCapacityError", err)
+	}
+}
+
+// TestCapacityStepsDownAfterAMiss: a repeat that misses the SLO moves the
+// capacity one rate of the grid down, which must then hold three times in
+// a row; the plan rests on it.
+func TestCapacityStepsDownAfterAMiss(t *testing.T) {
+	c := &Capacity{Concurrency: 8, Repeat: 3}
+	probe := func(conc int, x float64) Level {
+		return Level{Target: load.Target{Mode: load.Concurrency, Concurrency: conc}, Step: rateLevel(x, 0.9, 0, true, 0).Step}
+	}
+	done := []Level{probe(8, 1000), probe(16, 1050)}
+	misses := 1 // the first repeat of 578/s misses
+	var seen []load.Target
+	for range 40 {
+		next, ok := c.Next(done)
+		if !ok {
+			break
+		}
+		seen = append(seen, next)
+		pass := next.Rate <= 600
+		if cf, ok := c.confirm(done); ok && next.Rate == 578 && len(cf.runs) == 1 && misses > 0 {
+			pass, misses = false, misses-1
+		}
+		done = append(done, rateLevel(next.Rate, 0.8, 0, pass, 0))
+	}
+	// 578 (55% of 1050) missed once: 525 (50%) is measured three times.
+	tail := seen[len(seen)-4:]
+	if tail[0].Rate != 578 || tail[1].Rate != 525 || tail[2].Rate != 525 || tail[3].Rate != 525 {
+		t.Errorf("the levels after the search %v, want 578 then 525 three times", tail)
+	}
+	b := c.Best(done)
+	if done[b].Target.Rate != 525 {
+		t.Errorf("best %v, want 525/s", done[b].Target)
+	}
+	r := c.Repeats(done)
+	if len(r) != 3 || r[0].Target.Rate != 525 || !r[2].Pass {
+		t.Errorf("repeats %v", r)
+	}
+	if got := c.Phase(done, len(done)-1); got != "repeat 3 of 3 at rate 525/s (1 down)" {
+		t.Errorf("phase %q", got)
+	}
+	if len(seen) > c.Total() {
+		t.Errorf("%d levels, more than the total %d", len(seen), c.Total())
+	}
+	p, err := MakePlan(done, b, PlanOptions{TargetRate: 1000, SLO: SLO{Percentile: 99, Threshold: time.Second},
+		Deployment: "triton", Model: "m", Repeats: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Capacity != 525 || !p.RepeatsAgree || !strings.Contains(p.Limit, "rate 578/s") {
+		t.Errorf("capacity %v agree %v limit %q", p.Capacity, p.RepeatsAgree, p.Limit)
 	}
 }

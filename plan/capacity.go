@@ -33,9 +33,11 @@ type Capacity struct {
 	// Window is the stepper's measurement window; 0 leaves no rate out.
 	Window time.Duration
 
-	// Repeat is how many times the capacity level is measured in all: the
-	// search's own measurement and Repeat−1 more after the search ends
-	// (see Repeats); 0 or 1 measures it once.
+	// Repeat is how many times in a row the capacity level must hold: the
+	// search's own measurement and Repeat−1 more after the search ends; a
+	// repeat that misses the SLO moves the capacity one rate down, measured
+	// Repeat times afresh (see Repeats, MaxStepDowns); 0 or 1 measures it
+	// once.
 	Repeat int
 
 	// probes is how many probe levels Next has asked for, for Total.
@@ -57,16 +59,19 @@ func searched(g *Binary, rates []Level) int {
 	return len(rates)
 }
 
-// Repeats are the measurements of the capacity level in done: the search's
-// own first, then the repeats; nil when no rate passed.
+// Repeats are the measurements of the level the capacity rests on: the
+// search's answer and its repeats, or, after a repeat missed the SLO, the
+// lower level measured in its place (see Best); nil when no rate passed.
 func (c *Capacity) Repeats(done []Level) []Level {
-	probes, rates := probed(done)
-	k := searched(c.grid(saturation(probes)), rates)
-	best := Best(rates[:k])
-	if best < 0 {
+	cf, ok := c.confirm(done)
+	if !ok {
 		return nil
 	}
-	return append([]Level{rates[best]}, rates[k:]...)
+	out := make([]Level, 0, len(cf.runs))
+	for _, i := range cf.runs {
+		out = append(out, done[i])
+	}
+	return out
 }
 
 // Grid of the rate search, as fractions of the probe's throughput, and the
@@ -127,19 +132,17 @@ func (c *Capacity) Next(done []Level) (load.Target, bool) {
 		}
 	}
 	grid := c.grid(saturation(probes))
-	k := searched(grid, rates)
-	if k == len(rates) {
+	if k := searched(grid, rates); k == len(rates) {
 		if t, ok := grid.Next(rates); ok {
 			return t, true
 		}
 	}
-	// The search is over: the capacity level again, until it was
-	// measured Repeat times.
-	best := Best(rates[:k])
-	if best < 0 || 1+len(rates)-k >= c.Repeat {
+	// The search is over: its answer again, until it held Repeat times.
+	cf, ok := c.confirm(done)
+	if !ok || cf.over {
 		return load.Target{}, false
 	}
-	return rates[best].Target, true
+	return cf.level, true
 }
 
 // grid is the binary search over rates for a saturated throughput x.
@@ -188,7 +191,8 @@ func (c *Capacity) Probe(t load.Target) bool { return !t.Open() }
 // over the whole grid, and the repeats.
 func (c *Capacity) Total() int {
 	n := int(math.Round(rateTop / rateStep))
-	return c.maxProbes() + Binary{Levels: make([]load.Target, n)}.Total() + max(c.Repeat-1, 0)
+	r := max(c.Repeat, 1)
+	return c.maxProbes() + Binary{Levels: make([]load.Target, n)}.Total() + r - 1 + MaxStepDowns*r
 }
 
 // maxProbes is the most closed-loop probes: doubling from Concurrency up
@@ -211,11 +215,13 @@ func (c *Capacity) Phase(done []Level, i int) string {
 	probes, rates = probed(done)
 	g := c.grid(saturation(probes))
 	k := searched(g, rates)
-	j := i + 1 - len(probes)
-	if j <= k {
+	if j := i + 1 - len(probes); j <= k {
 		return fmt.Sprintf("step %d of at most %d", j, g.Total())
 	}
-	return fmt.Sprintf("repeat %d of %d", j-k+1, max(c.Repeat, 1))
+	if cf, ok := c.confirm(done); ok && cf.labels[i] != "" {
+		return cf.labels[i]
+	}
+	return "repeat"
 }
 
 // Best implements a search's choice of the answer: the highest passing
@@ -225,6 +231,10 @@ func (c *Capacity) Best(done []Level) int {
 	i := Best(rates[:searched(c.grid(saturation(probes)), rates)])
 	if i < 0 {
 		return -1
+	}
+	// A confirmation that stepped down rests on its lower level.
+	if cf, ok := c.confirm(done); ok && cf.held && cf.downs > 0 {
+		return cf.runs[len(cf.runs)-1]
 	}
 	return i + len(probes)
 }
