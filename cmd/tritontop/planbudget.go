@@ -104,9 +104,12 @@ type stepLines struct {
 
 // write prints step's line; it is the next level measured.
 func (l *stepLines) write(w io.Writer, st *plan.Stepper, elapsed time.Duration, step record.Step) {
-	i, n := st.Progress().Position()
+	pr := st.Progress()
+	i, n := pr.Position()
 	pass := step.Measurement != nil && step.Measurement.SLO != nil && step.Measurement.SLO.Pass
-	l.levels = append(l.levels, plan.Level{Target: step.Load.Target(), Step: step, Pass: pass})
+	// The progress still names the level just measured, with the target
+	// the search set (the step's load is its record, not the same value).
+	l.levels = append(l.levels, plan.Level{Target: pr.Level, Step: step, Pass: pass})
 	if ph, ok := l.search.(phased); ok {
 		report.WriteLabelledStepLine(w, ph.Phase(l.levels, len(l.levels)-1), i, n, elapsed, step)
 		return
