@@ -209,3 +209,37 @@ func TestPlanRefusesClientBoundMeasurement(t *testing.T) {
 		t.Errorf("the printed plan:\n%s", s)
 	}
 }
+
+// TestDemoDefaultIsServerBound: tritontop demo at its default load, on a
+// host not loaded by others, is limited by the server (queue or GPU) and
+// never by the client: its GPU is sized to what the host drives.
+func TestDemoDefaultIsServerBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs the demo for 10 s")
+	}
+	needQuietHost(t)
+	bin, cache := buildBinary(t), t.TempDir()
+	code, stdout, stderr := planRun(t, bin, cache, "demo", "--headless", "--duration", "10s", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, lastLines(stderr, 5))
+	}
+	var sum record.Summary
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "demo GPU sized to this host") {
+		t.Errorf("the demo does not say how its GPU was sized:\n%s", lastLines(stderr, 3))
+	}
+	server := false
+	for _, f := range sum.Diagnosis {
+		switch f.Verdict {
+		case stats.ClientBound, stats.FallingBehind:
+			t.Errorf("the demo's default load is client-bound: %s", f.Message)
+		case stats.Queueing, stats.ComputeBound:
+			server = true
+		}
+	}
+	if !server {
+		t.Errorf("the diagnosis names neither the queue nor the GPU: %+v", sum.Diagnosis)
+	}
+}
