@@ -147,7 +147,7 @@ func costAssumption(p *record.Plan) string {
 // usd is a price in dollars: cents, or four significant figures under a
 // dollar.
 func usd(v float64) string {
-	if v != 0 && math.Abs(v) < 1 {
+	if v != 0 && math.Abs(v) < 1 && v*100 != math.Round(v*100) {
 		return "$" + strconv.FormatFloat(v, 'g', 4, 64)
 	}
 	return "$" + strconv.FormatFloat(v, 'f', 2, 64)

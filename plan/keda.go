@@ -106,7 +106,11 @@ func KEDAYAML(k KEDAOptions) ([]byte, error) {
 		}
 	}
 	line("KEDA ScaledObject for the Triton Deployment %s in namespace %s: %d to %d replicas,", o.Deployment, o.Namespace, o.MinReplicas, o.MaxReplicas)
-	line("scaling on %v: target %s per pod.", o.Metric, targetText(o))
+	if metricType == "Value" {
+		line("scaling on %v: target %s, over the pods together.", o.Metric, targetText(o))
+	} else {
+		line("scaling on %v: target %s per pod.", o.Metric, targetText(o))
+	}
 	for _, n := range o.Notes {
 		line("%s", n)
 	}

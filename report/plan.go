@@ -92,7 +92,7 @@ func writeOut(w io.Writer, b *strings.Builder) error {
 // usd is a price in dollars: cents, or four significant figures under a
 // dollar.
 func usd(v float64) string {
-	if v != 0 && v < 1 && v > -1 {
+	if v != 0 && v < 1 && v > -1 && v*100 != math.Round(v*100) {
 		return "$" + strconv.FormatFloat(v, 'g', 4, 64)
 	}
 	return "$" + strconv.FormatFloat(v, 'f', 2, 64)
