@@ -33,8 +33,45 @@ type Capacity struct {
 	// Window is the stepper's measurement window; 0 leaves no rate out.
 	Window time.Duration
 
+	// Repeat is how many times in a row the capacity level must hold: the
+	// search's own measurement and Repeat−1 more after the search ends; a
+	// repeat that misses the SLO moves the capacity one rate down, measured
+	// Repeat times afresh (see Repeats, MaxStepDowns); 0 or 1 measures it
+	// once.
+	Repeat int
+
 	// probes is how many probe levels Next has asked for, for Total.
 	probes int
+}
+
+// DefaultRepeat is how many times tritontop plan measures the capacity
+// level.
+const DefaultRepeat = 3
+
+// searched is how many of rates the binary search g measured: the levels
+// after them are the capacity level's repeats.
+func searched(g *Binary, rates []Level) int {
+	for k := range rates {
+		if _, ok := g.Next(rates[:k]); !ok {
+			return k
+		}
+	}
+	return len(rates)
+}
+
+// Repeats are the measurements of the level the capacity rests on: the
+// search's answer and its repeats, or, after a repeat missed the SLO, the
+// lower level measured in its place (see Best); nil when no rate passed.
+func (c *Capacity) Repeats(done []Level) []Level {
+	cf, ok := c.confirm(done)
+	if !ok {
+		return nil
+	}
+	out := make([]Level, 0, len(cf.runs))
+	for _, i := range cf.runs {
+		out = append(out, done[i])
+	}
+	return out
 }
 
 // Grid of the rate search, as fractions of the probe's throughput, and the
@@ -95,7 +132,17 @@ func (c *Capacity) Next(done []Level) (load.Target, bool) {
 		}
 	}
 	grid := c.grid(saturation(probes))
-	return grid.Next(rates)
+	if k := searched(grid, rates); k == len(rates) {
+		if t, ok := grid.Next(rates); ok {
+			return t, true
+		}
+	}
+	// The search is over: its answer again, until it held Repeat times.
+	cf, ok := c.confirm(done)
+	if !ok || cf.over {
+		return load.Target{}, false
+	}
+	return cf.level, true
 }
 
 // grid is the binary search over rates for a saturated throughput x.
@@ -139,20 +186,55 @@ func (c *Capacity) Mode() string { return "capacity" }
 // measure the throughput at saturation, so no SLO ends them early.
 func (c *Capacity) Probe(t load.Target) bool { return !t.Open() }
 
-// Total implements Search: the probes so far (and the next, while probing)
-// and the binary search.
+// Total implements Search: the most levels the search measures, fixed
+// from its start: the probes up to MaxProbeConcurrency, the binary search
+// over the whole grid, and the repeats.
 func (c *Capacity) Total() int {
 	n := int(math.Round(rateTop / rateStep))
-	return max(c.probes, 1) + Binary{Levels: make([]load.Target, n)}.Total()
+	r := max(c.Repeat, 1)
+	return c.maxProbes() + Binary{Levels: make([]load.Target, n)}.Total() + r - 1 + MaxStepDowns*r
+}
+
+// maxProbes is the most closed-loop probes: doubling from Concurrency up
+// to MaxProbeConcurrency.
+func (c *Capacity) maxProbes() int {
+	n := 1
+	for conc := max(c.Concurrency, 1); 2*conc <= MaxProbeConcurrency; conc *= 2 {
+		n++
+	}
+	return n
+}
+
+// Phase names level i of done in the search's own terms, for progress:
+// "probe 2 of at most 6", "step 3 of at most 7", "repeat 2 of 3".
+func (c *Capacity) Phase(done []Level, i int) string {
+	probes, rates := probed(done[:i+1])
+	if len(rates) == 0 {
+		return fmt.Sprintf("probe %d of at most %d", len(probes), c.maxProbes())
+	}
+	probes, rates = probed(done)
+	g := c.grid(saturation(probes))
+	k := searched(g, rates)
+	if j := i + 1 - len(probes); j <= k {
+		return fmt.Sprintf("step %d of at most %d", j, g.Total())
+	}
+	if cf, ok := c.confirm(done); ok && cf.labels[i] != "" {
+		return cf.labels[i]
+	}
+	return "repeat"
 }
 
 // Best implements a search's choice of the answer: the highest passing
 // rate, the probes left out.
 func (c *Capacity) Best(done []Level) int {
 	probes, rates := probed(done)
-	i := Best(rates)
+	i := Best(rates[:searched(c.grid(saturation(probes)), rates)])
 	if i < 0 {
 		return -1
+	}
+	// A confirmation that stepped down rests on its lower level.
+	if cf, ok := c.confirm(done); ok && cf.held && cf.downs > 0 {
+		return cf.runs[len(cf.runs)-1]
 	}
 	return i + len(probes)
 }
@@ -173,16 +255,43 @@ type PlanOptions struct {
 	// Deployment and Namespace name the Triton Deployment the autoscaler
 	// scales; Model is the model its queue-time rule selects.
 	Deployment, Namespace, Model string
+	// Repeats are the measurements of the capacity level (Capacity.Repeats);
+	// nil for the level at best alone. StabilityPercent is how far their
+	// throughputs may differ (max/min − 1) to agree; 0 means the default.
+	Repeats          []Level
+	StabilityPercent float64
+	// AllowClientBound plans replicas even when the client limited a
+	// level the plan rests on (marked); without it such a plan is refused.
+	AllowClientBound bool
+	// Simulated is set when the server was tritontop's simulator; DemoGPU
+	// says how tritontop demo sized its GPU.
+	Simulated bool
+	DemoGPU   string
+	// MinRate is the trough (0: DefaultMinRateShare of the target) and
+	// Burst the share over the target the autoscaler may grow for
+	// (tritontop plan's default is DefaultBurst).
+	MinRate, Burst float64
+	// Autoscaler is "hpa" (default) or "keda"; PrometheusURL is the
+	// Prometheus KEDA's trigger queries.
+	Autoscaler, PrometheusURL string
+	// GPUHourCost and ReplicaHourCost, USD per hour, price the plan when
+	// either is above 0; Tokens, when above 0, is the tokens per request
+	// at capacity (an LLM), which the price per million counts instead.
+	GPUHourCost, ReplicaHourCost, Tokens float64
 }
 
 // Spare and scaling assumptions of a plan.
 const (
-	// SpareHeadroom: with less spare capacity than this over the target,
-	// the plan adds one replica.
+	// SpareHeadroom: the replicas for a rate are the fewest whose capacity
+	// is at least this much over it: ceil(rate × (1 + SpareHeadroom) /
+	// capacity).
 	SpareHeadroom = 0.20
-	// maxReplicasFactor: the autoscaler may grow to this many times the
-	// replicas the target needs.
-	maxReplicasFactor = 2
+	// DefaultMinRateShare is the trough, as a share of the target, that
+	// minReplicas serves when --min-rate is not given.
+	DefaultMinRateShare = 0.25
+	// DefaultBurst is the share over the target the autoscaler may grow
+	// for: maxReplicas serve the target × (1 + DefaultBurst).
+	DefaultBurst = 0.5
 	// saturatedGPU is the utilization from which GPU utilization no longer
 	// tells how close a replica is to its capacity.
 	saturatedGPU = 0.90
@@ -191,29 +300,63 @@ const (
 	queueTargetShare = 0.8
 )
 
+// ReplicasFor is the replicas that serve rate with the spare rule: the
+// fewest whose capacity is at least SpareHeadroom over the rate, and at
+// least one.
+func ReplicasFor(rate, capacity float64) int {
+	if !(capacity > 0) || !(rate > 0) {
+		return 1
+	}
+	// The tolerance keeps 1.2 × 500 / 100 at 6, not 6.000000000000001 → 7.
+	return max(1, int(math.Ceil(rate*(1+SpareHeadroom)/capacity-1e-9)))
+}
+
 // MakePlan turns the measured levels of a capacity search into a plan:
-// capacity per replica and what limits it, replicas for the target, GPUs,
-// and the autoscaling settings, with every assumption written down.
+// capacity per replica (the conservative end of the capacity level's
+// repeats) and what limits it, replicas for the target, GPUs, and the
+// autoscaling settings, with every assumption written down. When the client
+// limited a level the plan rests on, the plan is returned with Refused set
+// and no replicas, and the error is a *ClientBoundError, unless
+// o.AllowClientBound.
 func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 	if best < 0 || best >= len(levels) {
-		return nil, fmt.Errorf("no load level met the SLO %s: the replica cannot serve even the lowest rate tried; relax the SLO or check the diagnosis", o.SLO)
+		// No level passed: when the client limited them, the failure is
+		// no evidence against the server.
+		if why := clientLimitedAny(levels); why != "" && !o.AllowClientBound {
+			p := &record.Plan{TargetRate: o.TargetRate, Simulated: o.Simulated, DemoGPU: o.DemoGPU, ClientBound: true,
+				Limit: why,
+				Refused: fmt.Sprintf("no level met the SLO %s, but the client limited the measurement (%s): the failure may be the client's, not the server's; measure from a bigger client machine, or from several (--workers)",
+					o.SLO, why)}
+			return p, &ClientBoundError{Why: why}
+		}
+		return nil, &NoCapacityError{fmt.Sprintf("no load level met the SLO %s: the replica cannot serve even the lowest rate tried; relax the SLO or check the diagnosis", o.SLO)}
 	}
 	if !(o.TargetRate > 0) {
 		return nil, fmt.Errorf("target rate %v: give a positive number of requests per second", o.TargetRate)
 	}
 	st := levels[best].Step
-	p := &record.Plan{TargetRate: o.TargetRate, Capacity: st.Client.RequestsPerS, CapacityLevel: st.Load}
+	p := &record.Plan{TargetRate: o.TargetRate, Capacity: st.Client.RequestsPerS, CapacityLevel: st.Load,
+		Simulated: o.Simulated, DemoGPU: o.DemoGPU}
 	if !(p.Capacity > 0) {
 		return nil, fmt.Errorf("the passing level %s finished no request", st.Load)
 	}
-	p.Limit = limitOf(levels, best, o.SLO)
-	p.Replicas = int(math.Ceil(o.TargetRate / p.Capacity))
-	p.Headroom = float64(p.Replicas)*p.Capacity/o.TargetRate - 1
-	if p.Headroom < SpareHeadroom {
-		p.Replicas++
-		p.Spare = true
-		p.Headroom = float64(p.Replicas)*p.Capacity/o.TargetRate - 1
+	repeats := o.Repeats
+	if len(repeats) == 0 {
+		repeats = []Level{levels[best]}
 	}
+	applyRepeats(p, repeats, o.StabilityPercent)
+	p.Limit = limitOf(levels, best, o.SLO)
+	if why := clientLimited(levels, best, repeats); why != "" {
+		p.ClientBound = true
+		if !o.AllowClientBound {
+			p.Refused = fmt.Sprintf("the client limited the measurement (%s): %s req/s is only a lower bound on the replica's capacity, and replicas planned on it would be too many; measure from a bigger client machine, or from several (--workers), or pass --allow-client-bound to plan on the lower bound",
+				why, num(p.Capacity))
+			return p, &ClientBoundError{Why: why, LowerBound: p.Capacity}
+		}
+	}
+	p.Replicas = ReplicasFor(o.TargetRate, p.Capacity)
+	p.Spare = p.Replicas > int(math.Ceil(o.TargetRate/p.Capacity-1e-9))
+	p.Headroom = float64(p.Replicas)*p.Capacity/o.TargetRate - 1
 	gpuMax := 0.0
 	for _, g := range st.Metrics.GPUs {
 		if g.HasUtilization && g.UtilizationAvg > 0.01 {
@@ -222,7 +365,7 @@ func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 		}
 	}
 	p.GPUs = p.Replicas * p.GPUsPerReplica
-	p.MinReplicas, p.MaxReplicas = p.Replicas, maxReplicasFactor*p.Replicas
+	scaleRange(p, o)
 
 	// GPU utilization is the usual autoscaling signal; when it is already
 	// near full at capacity (dynamic batching fills the GPU long before the
@@ -240,29 +383,65 @@ func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 	}
 	p.Autoscaling, p.AutoscalingTarget = autoscalingName(metric), target
 	p.Assumptions = assumptions(p, o, gpuMax, metric)
-	if clientLimited(levels, best) {
-		p.Assumptions = append([]string{"the client limited the measurement (tritontop or its host near full CPU, or its sends falling behind their schedule): the capacity is a lower bound; measure from a bigger client machine, or from several (--workers)"},
+	if p.ClientBound {
+		p.Assumptions = append([]string{"CLIENT-BOUND (planned because of --allow-client-bound): the client limited the measurement (tritontop or its host near full CPU, or its sends falling behind their schedule): the capacity is a lower bound and the replicas are too many; measure from a bigger client machine, or from several (--workers)"},
 			p.Assumptions...)
+	}
+	if o.Simulated {
+		p.Assumptions = append([]string{simulatedNote(o)}, p.Assumptions...)
+	}
+	if p.Cost = planCost(p, o); p.Cost != nil {
+		p.Assumptions = append(p.Assumptions, costAssumption(p))
+	}
+	notes := []string{fmt.Sprintf("Measured: one replica holds %s req/s of %s under %s (%s); the target is %s req/s.",
+		num(p.Capacity), o.Model, o.SLO, p.CapacityBasis, num(o.TargetRate))}
+	if o.Simulated {
+		notes = append(notes, "SIMULATED: "+simulatedNote(o)+".")
+	}
+	if p.ClientBound {
+		notes = append(notes, "CLIENT-BOUND: the capacity is a lower bound (planned because of --allow-client-bound).")
 	}
 	yaml, err := HPAYAML(HPAOptions{
 		Deployment: o.Deployment, Namespace: o.Namespace, Model: o.Model,
 		MinReplicas: p.MinReplicas, MaxReplicas: p.MaxReplicas, Metric: metric, Target: target,
-		Notes: []string{fmt.Sprintf("Measured: one replica holds %s req/s of %s under %s; the target is %s req/s.",
-			num(p.Capacity), o.Model, o.SLO, num(o.TargetRate))},
+		Notes: notes,
 	})
 	if err != nil {
 		return nil, err
 	}
 	p.HPA = string(yaml)
+	p.Autoscaler = "hpa"
+	if o.Autoscaler == "keda" {
+		p.Autoscaler = "keda"
+		y, err := KEDAYAML(KEDAOptions{HPA: HPAOptions{
+			Deployment: o.Deployment, Namespace: o.Namespace, Model: o.Model,
+			MinReplicas: p.MinReplicas, MaxReplicas: p.MaxReplicas, Metric: metric, Target: target,
+			Notes: notes,
+		}, PrometheusURL: o.PrometheusURL})
+		if err != nil {
+			return nil, err
+		}
+		p.KEDA = string(y)
+	}
 	return p, nil
 }
 
-// clientLimited reports whether the diagnosis named the client as the limit
-// (its CPU, or an open loop falling behind its schedule) at the capacity's
-// level or at the lowest failing level above it, the one that set the limit.
-func clientLimited(levels []Level, best int) bool {
+// simulatedNote says the server was tritontop's simulator, and how its GPU
+// was sized.
+func simulatedNote(o PlanOptions) string {
+	s := "the server measured was tritontop's simulator, not a Triton on real GPUs: these numbers show how to plan, not what to buy"
+	if o.DemoGPU != "" {
+		s += "; " + o.DemoGPU
+	}
+	return s
+}
+
+// clientLimited says how the client limited a level the plan rests on: the
+// capacity's level, its repeats, and the lowest failing level above it (the
+// one that set the limit); "" when the diagnosis named the client at none.
+func clientLimited(levels []Level, best int, repeats []Level) string {
 	b := levels[best].Target.Level()
-	check := []int{best}
+	check := append([]Level{levels[best]}, repeats...)
 	next := -1
 	for i, l := range levels {
 		if l.Target.Open() && !l.Pass && l.Target.Level() > b && (next < 0 || l.Target.Level() < levels[next].Target.Level()) {
@@ -270,16 +449,29 @@ func clientLimited(levels []Level, best int) bool {
 		}
 	}
 	if next >= 0 {
-		check = append(check, next)
+		check = append(check, levels[next])
 	}
-	for _, i := range check {
-		for _, f := range levels[i].Step.Diagnosis {
+	for _, l := range check {
+		for _, f := range l.Step.Diagnosis {
 			if f.Verdict == stats.ClientBound || f.Verdict == stats.FallingBehind {
-				return true
+				return fmt.Sprintf("at %s: %s", l.Target, f.Message)
 			}
 		}
 	}
-	return false
+	return ""
+}
+
+// clientLimitedAny says how the client limited the first level whose
+// diagnosis names it; "" when none does.
+func clientLimitedAny(levels []Level) string {
+	for _, l := range levels {
+		for _, f := range l.Step.Diagnosis {
+			if f.Verdict == stats.ClientBound || f.Verdict == stats.FallingBehind {
+				return fmt.Sprintf("at %s: %s", l.Target, f.Message)
+			}
+		}
+	}
+	return ""
 }
 
 func autoscalingName(m HPAMetric) string {
@@ -324,18 +516,18 @@ func limitOf(levels []Level, best int, slo SLO) string {
 	return s
 }
 
-// spareAssumption states the spare rule with the headroom it was decided
-// on: without the spare when one was added (that headroom was under the
-// rule's), else the plan's own.
+// spareAssumption states the spare rule exactly, with the numbers it was
+// applied to.
 func spareAssumption(p *record.Plan) string {
 	// One decimal: 19.5% rounded to 20% would read as not under 20%.
 	pct1 := func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
+	need := int(math.Ceil(p.TargetRate/p.Capacity - 1e-9))
+	s := fmt.Sprintf("replicas are the fewest whose capacity is at least %s over the target: ceil(%s × %s / %s) = %d",
+		pctOf(SpareHeadroom), num(p.TargetRate), strconv.FormatFloat(1+SpareHeadroom, 'f', -1, 64), num(p.Capacity), p.Replicas)
 	if p.Spare {
-		without := float64(p.Replicas-1)*p.Capacity/p.TargetRate - 1
-		return fmt.Sprintf("one spare replica is added when the headroom over the target is under %s (here %s without it, %s with it)",
-			pctOf(SpareHeadroom), pct1(without), pct1(p.Headroom))
+		s += fmt.Sprintf(", %d more than the %d the target alone needs", p.Replicas-need, need)
 	}
-	return fmt.Sprintf("one spare replica is added when the headroom over the target is under %s (here %s)", pctOf(SpareHeadroom), pct1(p.Headroom))
+	return s + fmt.Sprintf("; headroom %s", pct1(p.Headroom))
 }
 
 func assumptions(p *record.Plan, o PlanOptions, gpuMax float64, m HPAMetric) []string {
@@ -344,7 +536,7 @@ func assumptions(p *record.Plan, o PlanOptions, gpuMax float64, m HPAMetric) []s
 			o.SLO),
 		fmt.Sprintf("replicas scale linearly: %d × %s req/s, no shared bottleneck (network, load balancer, CPU of the nodes)", p.Replicas, num(p.Capacity)),
 		spareAssumption(p),
-		fmt.Sprintf("the autoscaler may grow to %d× the replicas the target needs, for bursts", maxReplicasFactor),
+		scaleAssumption(p),
 	}
 	switch m {
 	case ScaleOnGPUUtilization:

@@ -30,7 +30,7 @@ func rateLevel(r, util float64, queue time.Duration, pass bool, latency time.Dur
 
 func TestMakePlan(t *testing.T) {
 	slo := SLO{Percentile: 99, Threshold: 100 * time.Millisecond}
-	opts := PlanOptions{TargetRate: 3000, SLO: slo, Deployment: "triton", Model: "resnet50"}
+	opts := PlanOptions{TargetRate: 3000, SLO: slo, Deployment: "triton", Model: "resnet50", Burst: DefaultBurst}
 	levels := []Level{
 		rateLevel(100, 0.2, 100*time.Microsecond, true, 10*time.Millisecond),
 		rateLevel(700, 0.7, time.Millisecond, true, 60*time.Millisecond),
@@ -41,13 +41,14 @@ func TestMakePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 3000/700 = 4.3 → 5 replicas hold 3500, 17% over the target: under
-	// the 20% headroom, so one spare makes 6.
+	// the 20% headroom; ceil(3000 × 1.2 / 700) = 6. The trough (750 req/s)
+	// needs ceil(900/700) = 2, the burst (4500) ceil(5400/700) = 8.
 	if p.Capacity != 700 || p.Replicas != 6 || !p.Spare || p.GPUsPerReplica != 2 || p.GPUs != 12 ||
-		p.MinReplicas != 6 || p.MaxReplicas != 12 {
+		p.MinReplicas != 2 || p.MaxReplicas != 8 {
 		t.Errorf("plan %+v", p)
 	}
-	// The rule is stated with the headroom it was decided on.
-	if !slices.Contains(p.Assumptions, "one spare replica is added when the headroom over the target is under 20% (here 16.7% without it, 40.0% with it)") {
+	// The rule is stated exactly, with the numbers it was applied to.
+	if !slices.Contains(p.Assumptions, "replicas are the fewest whose capacity is at least 20% over the target: ceil(3000 × 1.2 / 700) = 6, 1 more than the 5 the target alone needs; headroom 40.0%") {
 		t.Errorf("assumptions %q", p.Assumptions)
 	}
 	if p.Autoscaling != "gpu-utilization" || p.AutoscalingTarget != 0.7 {
@@ -56,7 +57,7 @@ func TestMakePlan(t *testing.T) {
 	if !strings.Contains(p.Limit, "rate 800/s p99 latency reached 140.0 ms") {
 		t.Errorf("limit %q", p.Limit)
 	}
-	if !strings.Contains(p.HPA, "minReplicas: 6") || !strings.Contains(p.HPA, "averageValue: 700m") {
+	if !strings.Contains(p.HPA, "minReplicas: 2") || !strings.Contains(p.HPA, "averageValue: 700m") {
 		t.Errorf("HPA:\n%s", p.HPA)
 	}
 
@@ -74,7 +75,7 @@ func TestMakePlan(t *testing.T) {
 	if p, err = MakePlan(levels, 1, opts); err != nil || p.Replicas != 3 || p.Spare {
 		t.Errorf("1500 req/s at 700 each: %+v, %v; want 3 replicas, no spare", p, err)
 	}
-	if !slices.Contains(p.Assumptions, "one spare replica is added when the headroom over the target is under 20% (here 40.0%)") {
+	if !slices.Contains(p.Assumptions, "replicas are the fewest whose capacity is at least 20% over the target: ceil(1500 × 1.2 / 700) = 3; headroom 40.0%") {
 		t.Errorf("assumptions %q", p.Assumptions)
 	}
 	if _, err := MakePlan(levels, -1, opts); err == nil {

@@ -126,6 +126,9 @@ type ServerInfo struct {
 	// InProcess is set when the server ran inside tritontop's own process
 	// (tritontop demo): the recorded client CPU then includes the server's.
 	InProcess bool `json:"in_process,omitempty"`
+	// DemoGPU says how tritontop demo (or plan --demo) sized the simulated
+	// GPU to the host it ran on; empty otherwise.
+	DemoGPU string `json:"demo_gpu,omitempty"`
 	// Replicas are the servers of a run over several replicas of the
 	// model, in the order their Snapshot.Replicas entries follow, and
 	// Balance how requests were spread over them ("least" or "rr"). URL

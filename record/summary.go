@@ -251,6 +251,47 @@ type Plan struct {
 	Assumptions []string `json:"assumptions"`
 	// HPA is the HorizontalPodAutoscaler YAML.
 	HPA string `json:"hpa_yaml,omitempty"`
+
+	// Simulated is set when the server measured was tritontop's simulator;
+	// DemoGPU then says how tritontop demo sized its GPU, if it did.
+	Simulated bool   `json:"simulated,omitempty"`
+	DemoGPU   string `json:"demo_gpu,omitempty"`
+	// Repeats are the throughputs of every measurement of the capacity
+	// level, in the order measured; CapacityMedian their median and
+	// RepeatsAgree whether they all met the SLO within the stability
+	// percentage of each other. Capacity is the lowest that met the SLO
+	// (the conservative end), CapacityBasis says so in words.
+	Repeats        []float64 `json:"repeats,omitempty"`
+	CapacityMedian float64   `json:"capacity_median,omitempty"`
+	RepeatsAgree   bool      `json:"repeats_agree,omitempty"`
+	CapacityBasis  string    `json:"capacity_basis,omitempty"`
+	// ClientBound is set when the client limited a level the plan rests
+	// on; Refused then says why no replicas were planned (empty when
+	// --allow-client-bound planned them anyway, marked).
+	ClientBound bool   `json:"client_bound,omitempty"`
+	Refused     string `json:"refused,omitempty"`
+	// MinRate is the trough the autoscaler's minReplicas serves; MaxRate
+	// the target plus the burst allowance, which MaxReplicas serves.
+	MinRate float64 `json:"min_rate,omitempty"`
+	MaxRate float64 `json:"max_rate,omitempty"`
+	// Autoscaler is "hpa" or "keda"; KEDA the ScaledObject YAML.
+	Autoscaler string `json:"autoscaler,omitempty"`
+	KEDA       string `json:"keda_yaml,omitempty"`
+	// Cost, when an hourly price was given.
+	Cost *PlanCost `json:"cost,omitempty"`
+}
+
+// PlanCost is what a plan costs at the prices given.
+type PlanCost struct {
+	// GPUHour and ReplicaHour are the prices given, USD per hour.
+	GPUHour     float64 `json:"gpu_hour"`
+	ReplicaHour float64 `json:"replica_hour"`
+	// PerHour is the hourly cost of the replicas the target needs;
+	// PerMillion the cost of a million requests (or tokens, Unit says)
+	// served by one replica at its capacity.
+	PerHour    float64 `json:"per_hour"`
+	PerMillion float64 `json:"per_million"`
+	Unit       string  `json:"unit"`
 }
 
 // ServerSummary is Triton's own account of a span of ticks.

@@ -119,8 +119,15 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) 
 // ended, and the line ends with the time the rest of the run should take
 // at that pace (the steps so far on average), while steps remain.
 func WriteStepLine(w io.Writer, i, n int, elapsed time.Duration, st record.Step) {
+	WriteLabelledStepLine(w, fmt.Sprintf("step %d/%d", i, n), i, n, elapsed, st)
+}
+
+// WriteLabelledStepLine is WriteStepLine with the step named by label (a
+// search's own words, "probe 1 of at most 6"); i of at most n still tells
+// the time left.
+func WriteLabelledStepLine(w io.Writer, label string, i, n int, elapsed time.Duration, st record.Step) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "step %d/%d  %-16s  %9.1f infer/s", i, n, st.Load.String(), st.Client.InferPerS)
+	fmt.Fprintf(&b, "%s  %-16s  %9.1f infer/s", label, st.Load.String(), st.Client.InferPerS)
 	l, from := st.Client.Latency, "send"
 	if st.Client.Scheduled != nil && st.Client.Scheduled.Count > 0 {
 		l, from = *st.Client.Scheduled, "sched"

@@ -289,6 +289,14 @@ func TestBadInput(t *testing.T) {
 		{"plan with a load", []string{"plan", "--demo", "--slo", "p99:100ms", "--target-rate", "100", "--concurrency", "4"}, 2,
 			[]string{"chooses the load itself"}},
 		{"plan without a model", []string{"plan", "--slo", "p99:100ms", "--target-rate", "100"}, 2, []string{"-m MODEL"}},
+		{"plan repeat 0", []string{"plan", "--demo", "--slo", "p99:100ms", "--target-rate", "100", "--repeat", "0"}, 2, []string{"--repeat 0"}},
+		{"plan trough over the target", []string{"plan", "--demo", "--slo", "p99:100ms", "--target-rate", "100", "--min-rate", "200"}, 2,
+			[]string{"--min-rate 200", "--target-rate 100"}},
+		{"plan unknown autoscaler", []string{"plan", "--demo", "--slo", "p99:100ms", "--target-rate", "100", "--autoscaler", "vpa"}, 2,
+			[]string{"--autoscaler", "hpa or keda"}},
+		{"plan negative cost", []string{"plan", "--demo", "--slo", "p99:100ms", "--target-rate", "100", "--gpu-hour-cost", "-1"}, 2,
+			[]string{"--gpu-hour-cost"}},
+		{"demo GPU rate negative", []string{"demo", "--demo-gpu-rate", "-5"}, 2, []string{"--demo-gpu-rate", "auto or full"}},
 	}
 	if len(cases) < 60 {
 		t.Fatalf("%d cases; the table keeps at least 60", len(cases))

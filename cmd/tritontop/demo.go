@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -20,7 +21,8 @@ const (
 // models, and the dashboard driving load against it. Every load flag of a
 // normal run works; -m and -u default to the simulator's resnet50.
 func runDemo(args []string, stdout, stderr io.Writer) int {
-	f, err := parseLoadFlags("tritontop demo", args, stderr, false)
+	var df demoFlags
+	f, err := parseLoadFlags("tritontop demo", args, stderr, false, func(fs *flag.FlagSet) { registerDemoFlags(fs, &df) })
 	if err != nil {
 		return flagExit("tritontop demo", err, stderr)
 	}
@@ -32,7 +34,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := stopContext(stderr)
 	defer stop()
-	srv, err := startDemoSimulator(ctx, f)
+	srv, err := startDemoSimulator(ctx, f, df, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "tritontop: %s\n", oneLine(err.Error()))
 		return exitFail
@@ -43,13 +45,27 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 
 // startDemoSimulator starts the simulator in this process with the demo
 // models and points the run's flags at it (unless -u was given): what
-// tritontop demo and tritontop plan --demo run against.
-func startDemoSimulator(ctx context.Context, f *loadFlags) (*sim.Server, error) {
+// tritontop demo and tritontop plan --demo run against. Its GPUs are sized
+// to what this host's client drives (see sizeDemoRepository), said in a
+// line on stderr and in the run's header.
+func startDemoSimulator(ctx context.Context, f *loadFlags, df demoFlags, stderr io.Writer) (*sim.Server, error) {
+	repo := sim.DemoRepository()
+	if !f.set["u"] {
+		sized, sz, ok, err := sizeDemoRepository(ctx, f, df, repo)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			repo = sized
+			f.demoGPU = sz.String()
+			fmt.Fprintf(stderr, "tritontop: %s\n", f.demoGPU)
+		}
+	}
 	srv, err := sim.Start(ctx, sim.Config{
 		GRPCAddr:    "127.0.0.1:0",
 		HTTPAddr:    "127.0.0.1:0",
 		MetricsAddr: "127.0.0.1:0",
-		Repository:  sim.DemoRepository(),
+		Repository:  repo,
 		Engine:      sim.EngineOptions{MetricsInterval: time.Second},
 	})
 	if err != nil {

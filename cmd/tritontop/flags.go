@@ -86,6 +86,8 @@ type loadFlags struct {
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
 	inProcessServer bool
+	// demoGPU says how the demo sized its simulated GPU; empty otherwise.
+	demoGPU string
 	// plan is set by tritontop plan: the run is a capacity search.
 	plan *planFlags
 

@@ -41,7 +41,7 @@ func loadFromFlags(f *loadFlags) (sc schedule, err error) {
 		// connected (see planProbe).
 		sc.slo, sc.slos = &f.plan.parsed, f.plan.more
 		sc.search = &plan.Capacity{Base: load.Target{Mode: load.Rate, Distribution: dist, MaxInFlight: f.maxInflight},
-			Window: time.Duration(f.intervalMS) * time.Millisecond}
+			Window: time.Duration(f.intervalMS) * time.Millisecond, Repeat: f.plan.budget.repeat}
 		return sc, nil
 	}
 	var levels []load.Target

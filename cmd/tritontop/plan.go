@@ -18,6 +18,8 @@ type planFlags struct {
 	deployment string
 	namespace  string
 	demo       bool
+	demoSize   demoFlags
+	budget     planBudgetFlags
 	parsed     plan.SLO   // the first --slo
 	more       []plan.SLO // the others
 }
@@ -38,6 +40,8 @@ const (
 func runPlan(args []string, stdout, stderr io.Writer) int {
 	pf := &planFlags{}
 	f, err := parseLoadFlags("tritontop plan", args, stderr, false, func(fs *flag.FlagSet) {
+		registerDemoFlags(fs, &pf.demoSize)
+		registerPlanBudgetFlags(fs, &pf.budget)
 		fs.Var(repeated{&pf.slo}, "slo", "an SLO: [ttft-|itl-]pNN:DURATION (p99:100ms, ttft-p99:500ms) or avg:DURATION (required; repeatable, all must hold)")
 		fs.Float64Var(&pf.targetRate, "target-rate", 0, "the load to plan for, requests per second (required)")
 		fs.Float64Var(&pf.gpuTarget, "gpu-utilization-target", 0, "no GPU above this utilization (0..1) at a passing level, and the autoscaler's target")
@@ -68,14 +72,14 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		if f.model == "" {
 			f.model = demoModel
 		}
-		srv, err := startDemoSimulator(ctx, f)
+		srv, err := startDemoSimulator(ctx, f, pf.demoSize, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "tritontop: %s\n", oneLine(err.Error()))
 			return exitFail
 		}
 		defer srv.Close()
 	}
-	return exitFor(runSession(ctx, f, append([]string{"plan"}, args...), stdout, stderr), stderr)
+	return planExit(runSession(ctx, f, append([]string{"plan"}, args...), stdout, stderr), stderr)
 }
 
 // check validates the plan flags.
@@ -95,6 +99,9 @@ func (pf *planFlags) check(f *loadFlags) error {
 		return fmt.Errorf("--gpu-utilization-target %v: give a fraction between 0 and 1, such as 0.85", pf.gpuTarget)
 	case f.concRange != "" || f.rateRange != "" || f.set["concurrency"] || f.set["request-rate"]:
 		return errors.New("tritontop plan chooses the load itself: drop --concurrency, --request-rate and the ranges")
+	}
+	if err := pf.budget.check(pf.targetRate); err != nil {
+		return err
 	}
 	for i, text := range pf.slo {
 		slo, err := plan.ParseSLO(text)

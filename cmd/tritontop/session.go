@@ -207,14 +207,14 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	if sched.search != nil {
 		// Each measured step goes to the run file and the summary, and
 		// gets a line when there is no dashboard.
+		lines := &stepLines{search: sched.search}
 		onStep := func(st record.Step) {
 			if rec != nil {
 				rec.WriteStep(st)
 			}
 			outputs.Summarizer().AddStep(st)
 			if !useTUI {
-				i, n := stepper.Progress().Position()
-				report.WriteStepLine(stderr, i, n, time.Since(started), st)
+				lines.write(stderr, stepper, time.Since(started), st)
 			}
 		}
 		onDone := func(r record.Search) { outputs.Summarizer().SetSearch(&r) }
@@ -290,7 +290,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		}
 		if f.plan != nil {
 			var p *record.Plan
-			if p, planErr = makePlan(f, sched.search, stepper, outputs.Summary().Steps); planErr == nil {
+			if p, planErr = makePlan(f, header.Server, sched.search, stepper, outputs.Summary().Steps); p != nil {
 				outputs.Summarizer().SetPlan(p)
 			}
 		}
@@ -430,7 +430,7 @@ func runHeader(f *loadFlags, args []string, t *target, drivers []*driver.Driver)
 		TritontopVersion: version,
 		Args:             args,
 		StartTime:        time.Now(),
-		Server:           record.ServerInfo{URL: strings.Join(f.servers(), ","), Protocol: protocolName(f), Simulated: t.simulated, InProcess: f.inProcessServer},
+		Server:           record.ServerInfo{URL: strings.Join(f.servers(), ","), Protocol: protocolName(f), Simulated: t.simulated, InProcess: f.inProcessServer, DemoGPU: f.demoGPU},
 		Model:            record.ModelInfo{Name: f.model, Version: f.modelVersion},
 		Load:             initial,
 		Interval:         f.tick,
@@ -514,27 +514,6 @@ func printSummary(f *loadFlags, sum record.Summary, stdout, stderr io.Writer) {
 	if sum.Plan != nil && !f.jsonSummary && !f.mdSummary {
 		report.WritePlan(out, sum.Plan)
 	}
-}
-
-// makePlan turns a capacity search into the plan.
-// The summary's steps carry their diagnosis, which the plan's limit names.
-func makePlan(f *loadFlags, search plan.Search, st *plan.Stepper, steps []record.Step) (*record.Plan, error) {
-	levels := st.Levels()
-	if len(steps) == len(levels) {
-		for i := range levels {
-			levels[i].Step = steps[i]
-		}
-	}
-	if c, ok := search.(*plan.Capacity); ok {
-		if err := c.Unmeasurable(levels); err != nil {
-			return nil, err
-		}
-	}
-	res := st.Result()
-	return plan.MakePlan(levels, res.Best, plan.PlanOptions{
-		TargetRate: f.plan.targetRate, SLO: f.plan.parsed,
-		Deployment: f.plan.deployment, Namespace: f.plan.namespace, Model: f.model,
-	})
 }
 
 // isTerminal reports whether w is a terminal.

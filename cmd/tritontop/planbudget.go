@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/tritontop/tritontop/plan"
+	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/report"
+)
+
+// planBudgetFlags are tritontop plan's flags for repeats, the client-bound
+// refusal, the autoscaler's range and kind, and cost.
+type planBudgetFlags struct {
+	repeat           int
+	allowClientBound bool
+	minRate, burst   float64
+	autoscaler       string
+	prometheusURL    string
+	gpuHour, replica float64
+}
+
+// registerPlanBudgetFlags adds them to fs.
+func registerPlanBudgetFlags(fs *flag.FlagSet, b *planBudgetFlags) {
+	fs.IntVar(&b.repeat, "repeat", plan.DefaultRepeat, "measure the capacity level this many times in all; the plan reports their median and range and plans on the lowest")
+	fs.BoolVar(&b.allowClientBound, "allow-client-bound", false, "plan replicas even when the client limited the measurement (marked as a lower bound); without it such a plan is refused, exit 99")
+	fs.Float64Var(&b.minRate, "min-rate", 0, "the trough, requests per second, that minReplicas serve (default 25% of --target-rate)")
+	fs.Float64Var(&b.burst, "burst", plan.DefaultBurst, "the share over --target-rate that maxReplicas serve, for bursts")
+	fs.StringVar(&b.autoscaler, "autoscaler", "hpa", "the autoscaler to write: hpa (autoscaling/v2, through the Prometheus adapter) or keda (a KEDA ScaledObject with a Prometheus trigger)")
+	fs.StringVar(&b.prometheusURL, "prometheus-url", plan.DefaultPrometheusURL, "the Prometheus that KEDA's trigger queries (--autoscaler keda)")
+	fs.Float64Var(&b.gpuHour, "gpu-hour-cost", 0, "price of one GPU for an hour, USD: the plan then says what it costs")
+	fs.Float64Var(&b.replica, "replica-hour-cost", 0, "price of one replica for an hour besides its GPUs (node, CPU, memory), USD")
+}
+
+// check validates them against the target rate.
+func (b *planBudgetFlags) check(target float64) error {
+	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) || v < 0 }
+	switch {
+	case b.repeat < 1 || b.repeat > 20:
+		return fmt.Errorf("--repeat %d: give how many times to measure the capacity level, 1 to 20", b.repeat)
+	case bad(b.minRate) || b.minRate > target:
+		return fmt.Errorf("--min-rate %v: give the trough in requests per second, from 0 up to --target-rate %v", b.minRate, target)
+	case bad(b.burst) || b.burst > 10:
+		return fmt.Errorf("--burst %v: give the share over the target to allow for bursts, 0 to 10 (0.5 is half again)", b.burst)
+	case b.autoscaler != "hpa" && b.autoscaler != "keda":
+		return fmt.Errorf("--autoscaler %q: give hpa or keda", b.autoscaler)
+	case bad(b.gpuHour) || bad(b.replica):
+		return errors.New("--gpu-hour-cost and --replica-hour-cost are prices in USD per hour, 0 or more")
+	}
+	return nil
+}
+
+// makePlan turns a capacity search into the plan. The summary's steps carry
+// their diagnosis, which the plan's limit and its client-bound check read.
+func makePlan(f *loadFlags, srv record.ServerInfo, search plan.Search, st *plan.Stepper, steps []record.Step) (*record.Plan, error) {
+	levels := st.Levels()
+	if len(steps) == len(levels) {
+		for i := range levels {
+			levels[i].Step = steps[i]
+		}
+	}
+	var repeats []plan.Level
+	if c, ok := search.(*plan.Capacity); ok {
+		if err := c.Unmeasurable(levels); err != nil {
+			return nil, err
+		}
+		repeats = c.Repeats(levels)
+	}
+	res := st.Result()
+	b := f.plan.budget
+	return plan.MakePlan(levels, res.Best, plan.PlanOptions{
+		TargetRate: f.plan.targetRate, SLO: f.plan.parsed,
+		Deployment: f.plan.deployment, Namespace: f.plan.namespace, Model: f.model,
+		Repeats: repeats, StabilityPercent: f.stabilityPercent, AllowClientBound: b.allowClientBound,
+		Simulated: srv.Simulated, DemoGPU: srv.DemoGPU,
+		MinRate: b.minRate, Burst: b.burst, Autoscaler: b.autoscaler, PrometheusURL: b.prometheusURL,
+		GPUHourCost: b.gpuHour, ReplicaHourCost: b.replica,
+	})
+}
+
+// planExit is a plan's exit code: exitSLO when no level met the SLO or the
+// plan was refused on a client-bound measurement.
+func planExit(err error, stderr io.Writer) int {
+	var cb *plan.ClientBoundError
+	var nc *plan.NoCapacityError
+	if errors.As(err, &cb) || errors.As(err, &nc) {
+		fmt.Fprintf(stderr, "tritontop: %s\n", oneLine(err.Error()))
+		return exitSLO
+	}
+	return exitFor(err, stderr)
+}
+
+// stepLines prints a stepped run's line per measured step, named in the
+// search's own terms when it has them (a capacity search's probes, steps
+// and repeats). It keeps the levels it was shown, in order.
+type stepLines struct {
+	search plan.Search
+	levels []plan.Level
+}
+
+// write prints step's line; it is the next level measured.
+func (l *stepLines) write(w io.Writer, st *plan.Stepper, elapsed time.Duration, step record.Step) {
+	pr := st.Progress()
+	i, n := pr.Position()
+	pass := step.Measurement != nil && step.Measurement.SLO != nil && step.Measurement.SLO.Pass
+	// The progress still names the level just measured, with the target
+	// the search set (the step's load is its record, not the same value).
+	l.levels = append(l.levels, plan.Level{Target: pr.Level, Step: step, Pass: pass})
+	if ph, ok := l.search.(phased); ok {
+		report.WriteLabelledStepLine(w, ph.Phase(l.levels, len(l.levels)-1), i, n, elapsed, step)
+		return
+	}
+	report.WriteStepLine(w, i, n, elapsed, step)
+}
+
+// phased is a search that names its levels (plan.Capacity).
+type phased interface {
+	Phase(done []plan.Level, i int) string
+}
