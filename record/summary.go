@@ -59,6 +59,10 @@ type Summary struct {
 	// are the run's load levels of all the models together: a step ends
 	// when any model's level changes.
 	Models []ModelSummary `json:"models,omitempty"`
+
+	// Thresholds are the run's --threshold checks (ThresholdResult), in
+	// the order given, over the run, each step or each model.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 }
 
 // ModelSummary is one model of a run over several models, over the whole

@@ -79,6 +79,7 @@ type loadFlags struct {
 	llm              llmFlags
 	dist             workerFlags // --workers, --start-at, --prometheus-addr
 	seq              seqFlags
+	gate             gateFlags
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -169,6 +170,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	registerLLMFlags(fs, &f.llm)
 	registerWorkerFlags(fs, &f.dist)
 	registerSequenceFlags(fs, &f.seq)
+	registerGateFlags(fs, &f.gate)
 	return fs
 }
 

@@ -93,6 +93,10 @@ func exitFor(err error, stderr io.Writer) int {
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
+	var se sloError
+	if errors.As(err, &se) {
+		return exitSLO
+	}
 	return exitFail
 }
 
@@ -119,6 +123,10 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	// -f's file was made before the run to check it; a run that wrote
 	// nothing leaves no empty file.
 	defer removeEmptyCSV(f)
+	if err := checkGateFlags(f); err != nil {
+		return usageError{err}
+	}
+	gates := newRunGates(f)
 	sched, err := loadFromFlags(f)
 	if err != nil {
 		return err
@@ -218,7 +226,10 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		stepSink = stepper
 	}
 	// The view before the stepper: a step's line follows its last tick's.
-	outputs = report.NewOutputs(header, recSink, view, stepSink, prom.sink())
+	outputs = report.NewOutputs(header, recSink, view, stepSink, prom.sink(), gates.sink())
+	if gates != nil {
+		outputs.OnSummary(gates.finish)
+	}
 	if !f.dist.waitForStart(ctx, stderr) {
 		_, err := outputs.Close()
 		return err
@@ -231,6 +242,9 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	// The run ends on a signal, --duration, the end of a schedule, or q.
 	runCtx, endRun := context.WithCancel(ctx)
 	defer endRun()
+	if gates != nil {
+		gates.end = endRun
+	}
 	if f.duration > 0 {
 		time.AfterFunc(f.duration, endRun)
 	}
@@ -307,7 +321,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		!errors.Is(tuiErr, tea.ErrProgramKilled) && !errors.Is(tuiErr, context.Canceled)):
 		return fmt.Errorf("dashboard: %w", tuiErr)
 	}
-	return nil
+	return gates.verdict(sum, "tritontop "+f.model)
 }
 
 // newDrivers makes the run's drivers: one, or one per model of a run over
