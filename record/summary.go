@@ -130,6 +130,9 @@ type Step struct {
 	// Diagnosis is what limited the load during the step (stats.Diagnose
 	// over its last ticks).
 	Diagnosis []stats.Finding `json:"diagnosis,omitempty"`
+	// Repeat is the step's repeat in a run of --repeat N (0 without); its
+	// FirstSeq and LastSeq number that repeat's ticks.
+	Repeat int `json:"repeat,omitempty"`
 }
 
 // Measurement is how a stepped run measured one step, perf_analyzer's way:
