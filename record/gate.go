@@ -21,3 +21,20 @@ type ThresholdResult struct {
 	// Reason says why a threshold without a value failed.
 	Reason string `json:"reason,omitempty"`
 }
+
+// RepeatFigure is one figure (throughput, p99, ...) of a run of --repeat
+// N, over its repeats: how much the same load's result moves from one run
+// to the next.
+type RepeatFigure struct {
+	// Figure is the figure's name ("p99_latency", as compare's metrics).
+	Figure string `json:"figure"`
+	Unit   string `json:"unit,omitempty"`
+	// Values are the repeats' values, in order; a repeat that did not
+	// measure the figure is left out.
+	Values []float64 `json:"values"`
+	Median float64   `json:"median"`
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	// SpreadPercent is (Max − Min) / Median × 100.
+	SpreadPercent float64 `json:"spread_percent"`
+}

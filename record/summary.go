@@ -63,6 +63,10 @@ type Summary struct {
 	// Thresholds are the run's --threshold checks (ThresholdResult), in
 	// the order given, over the run, each step or each model.
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// Repeats are a run of --repeat N's figures over its repeats, each
+	// with every repeat's value, their median and spread; the fields above
+	// then pool every repeat.
+	Repeats []RepeatFigure `json:"repeats,omitempty"`
 }
 
 // ModelSummary is one model of a run over several models, over the whole

@@ -64,6 +64,8 @@ type Comparison struct {
 	// FailIf are compare --fail-if's bounds checked at each level
 	// (CheckFailIf).
 	FailIf []FailIfResult `json:"fail_if,omitempty"`
+	// Alpha is the significance level of the noise tests (AddNoise).
+	Alpha float64 `json:"alpha,omitempty"`
 }
 
 // ModelComparison is one model of two runs, compared as two runs of that
@@ -111,6 +113,9 @@ type Change struct {
 	// Noise says whether the change is more than the runs' own variation
 	// (AddNoise); nil when it was not tested.
 	Noise *Noise `json:"noise,omitempty"`
+	// samplesA and samplesB are what the noise test read (repeats'
+	// figures or ticks' values), for the tests of --fail-if's bounds.
+	samplesA, samplesB []float64
 }
 
 // wholeRun is the Level of a Comparison's Overall.

@@ -9,7 +9,9 @@ import (
 
 // FailIf is one compare --fail-if bound: METRIC:+N% fails when the metric
 // grew by more than N% from A to B, METRIC:-N% when it fell by more than
-// N%, in either case only when the change is significant (Change.Noise).
+// N%, in either case only when the change is significant (Change.Noise)
+// and past the bound by more than the noise (Change.PastBound): a CI job
+// fails on a regression, not on a busy runner.
 type FailIf struct {
 	// Expr is the bound as given ("p99:+10%").
 	Expr string `json:"expr"`
@@ -75,9 +77,11 @@ type FailIfResult struct {
 	Level  string   `json:"level"`
 	Change *float64 `json:"change_percent"`
 	// Past is set when the change is past the bound; Significant when the
-	// change is more than noise; the bound fails when both are.
+	// change is more than noise; BeyondNoise when it is past the bound by
+	// more than the noise. The bound fails when all three are.
 	Past        bool   `json:"past_bound"`
 	Significant bool   `json:"significant"`
+	BeyondNoise bool   `json:"past_bound_beyond_noise"`
 	Test        string `json:"test,omitempty"`
 	Failed      bool   `json:"failed"`
 	// Note says why a bound could not be checked or did not fail.
@@ -116,9 +120,14 @@ func (c *Comparison) CheckFailIf(bounds []FailIf) []FailIfResult {
 				} else {
 					r.Note = "untested: a side had too few samples for a test of its noise"
 				}
-				r.Failed = r.Past && r.Significant
-				if r.Past && !r.Significant && r.Note == "" {
+				r.BeyondNoise = r.Past && r.Significant && ch.PastBound(f.Percent, c.alpha())
+				r.Failed = r.Past && r.Significant && r.BeyondNoise
+				switch {
+				case r.Note != "":
+				case r.Past && !r.Significant:
 					r.Note = "past the bound, but within noise"
+				case r.Past && !r.BeyondNoise:
+					r.Note = "significant, but the noise reaches inside the bound"
 				}
 			}
 			c.FailIf = append(c.FailIf, r)
@@ -148,6 +157,9 @@ func (r FailIfResult) Describe() string {
 		noise = "untested"
 	} else {
 		noise += " (" + r.Test + ")"
+	}
+	if r.Past && r.Significant && !r.BeyondNoise {
+		noise += ", the noise reaches inside the bound"
 	}
 	return fmt.Sprintf("%s at %s: %s, %s: %s", r.Expr, r.Level, signedPercent(*r.Change), noise, verdict)
 }

@@ -100,6 +100,7 @@ func (c *Comparison) AddNoise(a, b *record.Run, alpha float64) {
 	if alpha <= 0 || alpha >= 1 {
 		alpha = DefaultAlpha
 	}
+	c.Alpha = alpha
 	ra, rb := Repeats(a), Repeats(b)
 	repeats := len(ra) >= 2 && len(rb) >= 2
 	if len(c.Models) > 0 {
@@ -199,7 +200,9 @@ func metricsByID() map[string]compared {
 func stepTicks(run *record.Run, st record.Step) []stats.Snapshot {
 	var out []stats.Snapshot
 	for _, s := range run.Snapshots {
-		if s.Seq >= st.FirstSeq && s.Seq <= st.LastSeq && !s.Load.Drain && s.Repeat == st.Repeat {
+		// A step pooled over repeats (SummarizeRepeated) spans other
+		// levels' ticks: only its own level's count.
+		if s.Seq >= st.FirstSeq && s.Seq <= st.LastSeq && !s.Load.Drain && levelOf(s.Load) == levelOf(st.Load) {
 			out = append(out, s)
 		}
 	}
@@ -245,6 +248,7 @@ func (lc *LevelComparison) addNoise(byID map[string]compared, ta, tb []stats.Sna
 			if len(xa) >= 2 && len(xb) >= 2 {
 				p := MannWhitneyP(xa, xb)
 				ch.Noise = &Noise{Test: TestMannWhitney, Significant: p < alpha, PValue: &p, NA: len(xa), NB: len(xb)}
+				ch.samplesA, ch.samplesB = xa, xb
 			}
 			continue
 		}
@@ -253,6 +257,7 @@ func (lc *LevelComparison) addNoise(byID map[string]compared, ta, tb []stats.Sna
 			lo, hi, ok := BootstrapChange(xa, xb, alpha, bootstrapResamples)
 			if ok {
 				ch.Noise = &Noise{Test: TestBootstrapTicks, Significant: lo > 0 || hi < 0, Low: &lo, High: &hi, NA: len(xa), NB: len(xb)}
+				ch.samplesA, ch.samplesB = xa, xb
 			}
 		}
 	}
@@ -443,10 +448,65 @@ func (c *Comparison) noiseNotes() []string {
 	}
 	switch test {
 	case TestMannWhitney:
-		return []string{fmt.Sprintf("Noise: Mann-Whitney U test over the repeats' figures (%d and %d repeats); significant when p < %.2f.", na, nb, DefaultAlpha)}
+		note := fmt.Sprintf("Noise: Mann-Whitney U test over the repeats' figures (%d and %d repeats); significant when p < %.2f.", na, nb, c.alpha())
+		if least := leastMannWhitneyP(na, nb); least >= c.alpha() {
+			note += fmt.Sprintf(" With so few repeats no change can be significant (the least p is %.3f): record --repeat 5 or more.", least)
+		}
+		return []string{note}
 	case TestBootstrapTicks:
 		return []string{fmt.Sprintf("Noise: block bootstrap over the ticks (%d and %d ticks in the whole runs), %.0f%% interval of the change of the ticks' mean; significant when it leaves out 0. "+
-			"Weaker than repeats: ticks of one run share its conditions; record both runs with --repeat 5 for a test over runs.", na, nb, 100*(1-DefaultAlpha))}
+			"Weaker than repeats: ticks of one run share its conditions; record both runs with --repeat 5 for a test over runs.", na, nb, 100*(1-c.alpha()))}
 	}
 	return nil
+}
+
+// alpha is the significance level the noise was tested at.
+func (c *Comparison) alpha() float64 {
+	if c.Alpha > 0 {
+		return c.Alpha
+	}
+	return DefaultAlpha
+}
+
+// leastMannWhitneyP is the smallest two-sided p-value samples of n and m
+// can give (every B above every A): 2 / C(n+m, n).
+func leastMannWhitneyP(n, m int) float64 {
+	c := 1.0
+	for i := 1; i <= n; i++ {
+		c = c * float64(m+i) / float64(i)
+	}
+	return min(1, 2/c)
+}
+
+// PastBound reports whether the change is past bound percent (above it
+// for a positive bound, below for a negative one) by more than the noise:
+// the change's own test applied to the bound. Over repeats, the
+// Mann–Whitney test of B against A moved by the bound; over ticks, the
+// bootstrap's interval wholly past the bound.
+func (c Change) PastBound(bound, alpha float64) bool {
+	n := c.Noise
+	if n == nil || len(c.samplesA) < 2 || len(c.samplesB) < 2 {
+		return false
+	}
+	switch n.Test {
+	case TestMannWhitney:
+		moved := make([]float64, len(c.samplesA))
+		for i, v := range c.samplesA {
+			moved[i] = v * (1 + bound/100)
+		}
+		ma, mb := median(slices.Sorted(slices.Values(moved))), median(slices.Sorted(slices.Values(c.samplesB)))
+		if bound > 0 && mb <= ma || bound < 0 && mb >= ma {
+			return false
+		}
+		return MannWhitneyP(moved, c.samplesB) < alpha
+	case TestBootstrapTicks:
+		if n.Low == nil || n.High == nil {
+			return false
+		}
+		if bound > 0 {
+			return *n.Low > bound
+		}
+		return *n.High < bound
+	}
+	return false
 }

@@ -33,6 +33,11 @@ func TestMannWhitneyExact(t *testing.T) {
 		if got := MannWhitneyP(tc.xs, tc.ys); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("%s: p = %.6f, want %.6f", tc.name, got, tc.want)
 		}
+		if strings.HasSuffix(tc.name, "apart") || strings.Contains(tc.name, "apart,") {
+			if least := leastMannWhitneyP(len(tc.xs), len(tc.ys)); math.Abs(least-tc.want) > 1e-12 {
+				t.Errorf("%s: least p %.6f, want %.6f", tc.name, least, tc.want)
+			}
+		}
 	}
 }
 
@@ -203,8 +208,17 @@ func TestFailIfNeedsSignificance(t *testing.T) {
 	if !c.FailIf[0].Past || c.FailIf[0].Note != "past the bound, but within noise" || !strings.HasPrefix(c.FailIf[2].Note, "untested") {
 		t.Errorf("notes: %+v", c.FailIf)
 	}
-	c.Overall.Metrics[0].Noise.Significant = true
+	// Significant, but the interval reaches inside the bound: no failure.
+	lo, hi := 5.0, 40.0
+	ch := &c.Overall.Metrics[0]
+	ch.Noise = &Noise{Test: TestBootstrapTicks, Significant: true, Low: &lo, High: &hi}
+	ch.samplesA, ch.samplesB = []float64{1, 2}, []float64{1, 2}
+	c.FailIf = nil
+	if failed := c.CheckFailIf([]FailIf{mustFailIf(t, "p99:+10%")}); len(failed) != 0 || c.FailIf[0].Note != "significant, but the noise reaches inside the bound" {
+		t.Errorf("interval [5%%, 40%%] against +10%%: %+v", c.FailIf)
+	}
+	lo = 12
 	if failed := c.CheckFailIf([]FailIf{mustFailIf(t, "p99:+10%")}); len(failed) != 1 {
-		t.Errorf("significant and past the bound: %+v", failed)
+		t.Errorf("interval [12%%, 40%%] against +10%%: %+v", failed)
 	}
 }

@@ -57,7 +57,7 @@ func compareRuns(files, labels []string, jsonOut, markdown bool, gates *compareG
 	if err != nil {
 		return err
 	}
-	c, err := report.Compare(report.SummarizeRun(a), report.SummarizeRun(b), names[0], names[1])
+	c, err := report.Compare(report.SummarizeRepeated(a), report.SummarizeRepeated(b), names[0], names[1])
 	if err != nil {
 		return usageError{err}
 	}

@@ -40,6 +40,9 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
+	if f.gate.repeat > 1 {
+		return exitFor(runRepeats(ctx, f, args, stdout, stderr), stderr)
+	}
 	return exitFor(runSession(ctx, f, args, stdout, stderr), stderr)
 }
 
