@@ -17,7 +17,10 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, "Usage: tritontop compare A.jsonl B.jsonl [--json | --markdown] [--label A --label B] [--fail-if METRIC:+N%]\n\n"+
 			"Compares two runs of the same load mode, level by level and whole: throughput,\n"+
 			"p50/p99, Triton's queue and compute, batch size, GPU utilization, client CPU per request;\n"+
-			"replica by replica when both ran over several replicas (-u A -u B).\n\n")
+			"replica by replica when both ran over several replicas (-u A -u B).\n"+
+			"Each change is marked significant or within noise: a Mann-Whitney U test over the\n"+
+			"repeats when both runs were recorded with --repeat N, else a block bootstrap over\n"+
+			"the ticks (weaker). --fail-if exits 99 only on a change past its bound beyond the noise.\n\n")
 		fs.PrintDefaults()
 	}
 	jsonOut := fs.Bool("json", false, "print the comparison as JSON")

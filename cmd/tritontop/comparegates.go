@@ -14,9 +14,10 @@ import (
 // from a baseline run that fail the job (exit 99) only when the change is
 // past them and more than noise, and the JUnit file of those checks.
 type compareGateFlags struct {
-	failIf []string
-	junit  string
-	alpha  float64
+	failIf      []string
+	junit       string
+	alpha       float64
+	stepSummary string
 }
 
 // registerCompareGateFlags adds compare's gate flags to fs.
@@ -24,6 +25,7 @@ func registerCompareGateFlags(fs *flag.FlagSet, f *compareGateFlags) {
 	fs.Var(repeated{&f.failIf}, "fail-if",
 		"exit 99 when METRIC changed past a bound from A to B and the change is significant: 'p99:+10%' (grew by more than 10%), 'throughput:-5%' (fell by more than 5%); repeatable")
 	fs.StringVar(&f.junit, "junit", "", "write the --fail-if checks to FILE as JUnit XML, one testcase each")
+	fs.StringVar(&f.stepSummary, "step-summary", "", "append the comparison as Markdown to FILE, e.g. --step-summary \"$GITHUB_STEP_SUMMARY\" for a GitHub Actions job summary")
 	fs.Float64Var(&f.alpha, "alpha", report.DefaultAlpha, "significance level of the noise tests: a change is significant when p < alpha (or the bootstrap's 1-alpha interval leaves out 0)")
 }
 
@@ -39,6 +41,11 @@ func (f *compareGateFlags) parse() ([]report.FailIf, error) {
 			return nil, usageError{err}
 		}
 		out = append(out, b)
+	}
+	if f.stepSummary != "" {
+		if err := checkOutputPath("--step-summary", f.stepSummary); err != nil {
+			return nil, usageError{err}
+		}
 	}
 	if f.junit != "" {
 		if len(out) == 0 {
@@ -60,6 +67,11 @@ func (f *compareGateFlags) apply(c *report.Comparison, a, b *record.Run, bounds 
 // verdict writes --junit and returns an sloError naming the bounds that
 // failed, nil when none did.
 func (f *compareGateFlags) verdict(c *report.Comparison, failed []report.FailIfResult) error {
+	if f.stepSummary != "" {
+		if err := appendStepSummary(f.stepSummary, c.WriteMarkdown); err != nil {
+			return err
+		}
+	}
 	if f.junit != "" {
 		s := gate.Suite{Name: "tritontop compare " + c.A.Label + " " + c.B.Label,
 			Properties: [][2]string{{"a", c.A.Label}, {"b", c.B.Label}, {"model", c.B.Model}}}

@@ -21,6 +21,7 @@ type gateFlags struct {
 	junit       string
 	repeat      int
 	repeatPause time.Duration
+	stepSummary string
 
 	// gates are the parsed thresholds, the run's and each model's.
 	gates gate.Gates
@@ -39,6 +40,7 @@ func registerGateFlags(fs *flag.FlagSet, f *gateFlags) {
 	fs.StringVar(&f.junit, "junit", "", "write the thresholds' checks to FILE as JUnit XML, one testcase each, for a CI system's test view")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the same load N times (fresh connections, --repeat-pause between) and record every repeat; the summary gives each figure's median and spread")
 	fs.DurationVar(&f.repeatPause, "repeat-pause", 2*time.Second, "with --repeat: the pause between repeats, so one repeat's queue does not spill into the next")
+	fs.StringVar(&f.stepSummary, "step-summary", "", "append the summary as Markdown to FILE at the end, e.g. --step-summary \"$GITHUB_STEP_SUMMARY\" for a GitHub Actions job summary")
 }
 
 // checkGateFlags parses the thresholds (the run's and each --load-file
@@ -80,6 +82,11 @@ func checkGateFlags(f *loadFlags) error {
 	}
 	if g.junit != "" {
 		if err := checkOutputPath("--junit", g.junit); err != nil {
+			return err
+		}
+	}
+	if g.stepSummary != "" {
+		if err := checkOutputPath("--step-summary", g.stepSummary); err != nil {
 			return err
 		}
 	}

@@ -33,9 +33,10 @@ type runGates struct {
 	watcher *gate.Watcher
 }
 
-// newRunGates are f's gates, nil when the run has no threshold.
+// newRunGates are f's gates, nil when the run has no threshold and
+// writes no job summary.
 func newRunGates(f *loadFlags) *runGates {
-	if f.gate.gates.Empty() {
+	if f.gate.gates.Empty() && f.gate.stepSummary == "" {
 		return nil
 	}
 	g := &runGates{flags: &f.gate}
@@ -69,7 +70,9 @@ func (g *runGates) aborted(r record.ThresholdResult) {
 // finish checks the thresholds over the summary, for the run file and the
 // printed summary.
 func (g *runGates) finish(sum *record.Summary) {
-	sum.Thresholds = g.flags.gates.Evaluate(*sum)
+	if !g.flags.gates.Empty() {
+		sum.Thresholds = g.flags.gates.Evaluate(*sum)
+	}
 }
 
 // verdict writes --junit and says whether the run held its thresholds: nil,
@@ -77,6 +80,11 @@ func (g *runGates) finish(sum *record.Summary) {
 func (g *runGates) verdict(sum record.Summary, suite string) error {
 	if g == nil {
 		return nil
+	}
+	if g.flags.stepSummary != "" {
+		if err := appendStepSummary(g.flags.stepSummary, func(w io.Writer) error { return report.WriteMarkdown(w, sum) }); err != nil {
+			return err
+		}
 	}
 	if g.flags.junit != "" {
 		if err := writeJUnitFile(g.flags.junit, gate.ThresholdSuite(suite, sum.Thresholds, sum.Duration)); err != nil {
@@ -132,6 +140,30 @@ func writeFileAtomic(flagName, path string, write func(io.Writer) error) error {
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("cannot write %s %s: %w", flagName, path, err)
+	}
+	return nil
+}
+
+// appendStepSummary appends Markdown to a job summary file
+// ($GITHUB_STEP_SUMMARY, which GitHub Actions shows on the run's page):
+// appended, as each step of a job adds its own.
+func appendStepSummary(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("cannot write --step-summary %s: %w", path, err)
+	}
+	var b strings.Builder
+	if err := write(&b); err != nil {
+		f.Close()
+		return err
+	}
+	b.WriteString("\n")
+	if _, err := io.WriteString(f, b.String()); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot write --step-summary %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("cannot write --step-summary %s: %w", path, err)
 	}
 	return nil
 }

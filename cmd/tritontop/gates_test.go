@@ -93,14 +93,22 @@ func TestThresholdsEndToEnd(t *testing.T) {
 		"--concurrency", "2", "--headless", "--tick", "500ms"}
 
 	t.Run("pass", func(t *testing.T) {
-		junit, runFile := filepath.Join(dir, "pass.xml"), filepath.Join(dir, "pass.jsonl")
-		code, stdout, stderr := runBinary(t, bin, append(base, "--duration", "2s", "--record", runFile, "--junit", junit,
+		junit, runFile, summary := filepath.Join(dir, "pass.xml"), filepath.Join(dir, "pass.jsonl"), filepath.Join(dir, "step-summary.md")
+		if err := os.WriteFile(summary, []byte("earlier step\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runBinary(t, bin, append(base, "--duration", "2s", "--record", runFile, "--junit", junit, "--step-summary", summary,
 			"--threshold", "p99<10s", "--threshold", "errors<1%", "--threshold", "throughput>1", "--threshold", "queue<10s")...)
 		if code != exitOK {
 			t.Fatalf("exit %d, want 0: %s", code, stderr)
 		}
 		if !strings.Contains(stdout, "Thresholds: 4 of 4 passed") {
 			t.Errorf("summary does not list the thresholds:\n%s", stdout)
+		}
+		// The job summary is appended to, as GitHub Actions' steps do.
+		if md, _ := os.ReadFile(summary); !strings.HasPrefix(string(md), "earlier step\n### resnet50") ||
+			!strings.Contains(string(md), "**Thresholds: 4 of 4 passed**") {
+			t.Errorf("--step-summary file:\n%s", md)
 		}
 		tests, failures, _ := junitCounts(t, junit)
 		if tests != 4 || failures != 0 {
@@ -192,5 +200,79 @@ func TestThresholdFlagsRefused(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") > 2 {
 			t.Errorf("%q: exit %d, %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestRepeatRecordsEveryRepeat: --repeat 3 runs the load three times into
+// one run file, each tick and step marked with its repeat and numbered on;
+// the summary gives each figure over the repeats, and compare tests two
+// such runs over their repeats.
+func TestRepeatRecordsEveryRepeat(t *testing.T) {
+	srv := startSim(t)
+	dir := t.TempDir()
+	record1 := func(name string) string {
+		path := filepath.Join(dir, name)
+		code, stdout, stderr := runCLI("-m", "resnet50", "-u", srv.GRPCAddr(), "--concurrency", "2", "--duration", "1s",
+			"--tick", "250ms", "--repeat", "3", "--repeat-pause", "100ms", "--record", path, "--threshold", "errors<1%")
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if !strings.Contains(stdout, "Over 3 repeats:") || !strings.Contains(stdout, "Thresholds: 1 of 1 passed") {
+			t.Errorf("summary lacks the repeats or the thresholds:\n%s", stdout)
+		}
+		if strings.Count(stderr, "tritontop: repeat ") != 3 {
+			t.Errorf("stderr does not announce each repeat:\n%s", stderr)
+		}
+		return path
+	}
+	a := record1("a.jsonl")
+	run, err := record.ReadAll(a)
+	if err != nil || run.Summary == nil {
+		t.Fatalf("run file: %v", err)
+	}
+	if run.Header.Repeats != 3 {
+		t.Errorf("header repeats %d", run.Header.Repeats)
+	}
+	seen := map[int]int{}
+	last := 0
+	for _, s := range run.Snapshots {
+		seen[s.Repeat]++
+		if s.Seq <= last {
+			t.Fatalf("tick %d after %d: ticks are numbered on across repeats", s.Seq, last)
+		}
+		last = s.Seq
+	}
+	if len(seen) != 3 || seen[1] < 3 || seen[2] < 3 || seen[3] < 3 {
+		t.Errorf("ticks per repeat: %v", seen)
+	}
+	// The simulator served every request the repeats counted.
+	st, err := srv.Engine().ModelStatistics("resnet50", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, served := run.Summary.Client.Successes, int64(st.ModelStats[0].InferenceStats.Success.Count); got != served {
+		t.Errorf("run file counts %d successes over the repeats, the simulator %d", got, served)
+	}
+	var tput *record.RepeatFigure
+	for i, f := range run.Summary.Repeats {
+		if f.Figure == "throughput" {
+			tput = &run.Summary.Repeats[i]
+		}
+	}
+	if tput == nil || len(tput.Values) != 3 || tput.Min > tput.Median || tput.Median > tput.Max || tput.Min <= 0 {
+		t.Fatalf("throughput over repeats: %+v", tput)
+	}
+
+	b := record1("b.jsonl")
+	code, stdout, stderr := runCLI("compare", a, b, "--fail-if", "p99:+50%", "--json")
+	if code != exitOK {
+		t.Fatalf("compare: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, `"test": "mann-whitney"`) || !strings.Contains(stdout, `"n_a": 3`) || !strings.Contains(stdout, `"fail_if"`) {
+		t.Errorf("compare JSON does not test over the repeats:\n%s", stdout)
+	}
+	code, _, stderr = runCLI("-m", "resnet50", "-u", srv.GRPCAddr(), "--repeat", "2", "--record", a)
+	if code != exitUsage || !strings.Contains(stderr, "already exists") {
+		t.Errorf("--repeat over an existing run file: exit %d, %q", code, stderr)
 	}
 }

@@ -91,5 +91,6 @@ Usage:
 
 "tritontop sim -h", "tritontop replay -h", "tritontop plan -h", "tritontop report -h" and
 "tritontop compare -h" list those subcommands' flags.
-Exit codes: 0 ok, 1 run failed, 2 usage error.
+Exit codes: 0 ok, 1 run failed, 2 usage error, 99 a --threshold or compare --fail-if broke
+(or an SLO was missed).
 `

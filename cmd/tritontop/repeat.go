@@ -70,7 +70,7 @@ func runRepeats(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		fmt.Fprintf(stderr, "tritontop: repeat %d of %d\n", i, n)
 		rf := *f
 		rf.record = filepath.Join(dir, fmt.Sprintf("repeat-%d.jsonl", i))
-		rf.gate.junit = ""
+		rf.gate.junit, rf.gate.stepSummary = "", ""
 		rf.headless, rf.jsonSummary, rf.mdSummary = true, false, false
 		err := runSession(ctx, &rf, args, io.Discard, stderr)
 		if fi, serr := os.Stat(rf.record); serr == nil && fi.Size() > 0 {
@@ -102,7 +102,7 @@ func runRepeats(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		return err
 	}
 	g := &runGates{flags: &f.gate}
-	if f.gate.gates.Empty() {
+	if f.gate.gates.Empty() && f.gate.stepSummary == "" {
 		g = nil
 	}
 	verdict := g.verdict(sum, "tritontop "+f.model)
