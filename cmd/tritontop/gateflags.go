@@ -77,6 +77,11 @@ func checkGateFlags(f *loadFlags) error {
 	if g.repeat < 1 || g.repeat > maxRepeats {
 		return fmt.Errorf("--repeat %d is out of range: use 1 to %d", g.repeat, maxRepeats)
 	}
+	// runRepeats runs each repeat as a run of one; anything else with
+	// --repeat is tritontop demo or plan.
+	if g.repeat > 1 {
+		return errors.New("--repeat repeats a load run (tritontop -m MODEL ...); tritontop demo and plan run once")
+	}
 	if g.repeatPause < 0 {
 		return fmt.Errorf("--repeat-pause %s is negative", g.repeatPause)
 	}

@@ -18,9 +18,6 @@ import (
 // file on standard output would mix the repeats, and -f's CSV comes from
 // the run file afterwards (tritontop replay FILE -f out.csv).
 func checkRepeatFlags(f *loadFlags) error {
-	if f.gate.repeat <= 1 {
-		return nil
-	}
 	switch {
 	case f.record == "-":
 		return errors.New("--repeat writes one run file after the repeats: give --record FILE, not -")
@@ -49,13 +46,18 @@ func checkRepeatFlags(f *loadFlags) error {
 // repeat's steps). A signal ends the repeat under way and keeps the
 // repeats done.
 func runRepeats(ctx context.Context, f *loadFlags, args []string, stdout, stderr io.Writer) error {
-	if err := checkGateFlags(f); err != nil {
-		return usageError{err}
+	n := f.gate.repeat
+	if n < 1 || n > maxRepeats {
+		return usageError{fmt.Errorf("--repeat %d is out of range: use 1 to %d", n, maxRepeats)}
 	}
 	if err := checkRepeatFlags(f); err != nil {
 		return usageError{err}
 	}
-	n := f.gate.repeat
+	// Each repeat is a run of one.
+	f.gate.repeat = 1
+	if err := checkGateFlags(f); err != nil {
+		return usageError{err}
+	}
 	// Parts live beside the run file, so a killed series leaves them.
 	dir, err := os.MkdirTemp(filepath.Dir(orTemp(f.record)), "."+filepath.Base(orDefault(f.record, "tritontop"))+".repeats-")
 	if err != nil {
