@@ -9,9 +9,10 @@ import (
 
 // FailIf is one compare --fail-if bound: METRIC:+N% fails when the metric
 // grew by more than N% from A to B, METRIC:-N% when it fell by more than
-// N%, in either case only when the change is significant (Change.Noise)
-// and past the bound by more than the noise (Change.PastBound): a CI job
-// fails on a regression, not on a busy runner.
+// N%, in either case only when the change is significant (Change.Noise):
+// a CI job fails on a regression, not on a busy runner. With BeyondNoise
+// the change must also be past the bound by more than the noise
+// (Change.PastBound), which fails on fewer changes near the bound.
 type FailIf struct {
 	// Expr is the bound as given ("p99:+10%").
 	Expr string `json:"expr"`
@@ -19,6 +20,9 @@ type FailIf struct {
 	Metric string `json:"metric"`
 	// Percent is the bound, signed: +10 fails above +10%, −5 below −5%.
 	Percent float64 `json:"percent"`
+	// BeyondNoise asks for the change to be past the bound by more than
+	// the noise, not only past it and significant.
+	BeyondNoise bool `json:"beyond_noise,omitempty"`
 }
 
 // failIfNames are the short names --fail-if takes for the compared
@@ -77,13 +81,14 @@ type FailIfResult struct {
 	Level  string   `json:"level"`
 	Change *float64 `json:"change_percent"`
 	// Past is set when the change is past the bound; Significant when the
-	// change is more than noise; BeyondNoise when it is past the bound by
-	// more than the noise. The bound fails when all three are.
-	Past        bool   `json:"past_bound"`
-	Significant bool   `json:"significant"`
-	BeyondNoise bool   `json:"past_bound_beyond_noise"`
-	Test        string `json:"test,omitempty"`
-	Failed      bool   `json:"failed"`
+	// change is more than noise; PastBeyondNoise when it is past the bound
+	// by more than the noise. The bound fails when the first two are (and
+	// the third, with FailIf.BeyondNoise).
+	Past            bool   `json:"past_bound"`
+	Significant     bool   `json:"significant"`
+	PastBeyondNoise bool   `json:"past_bound_beyond_noise"`
+	Test            string `json:"test,omitempty"`
+	Failed          bool   `json:"failed"`
 	// Note says why a bound could not be checked or did not fail.
 	Note string `json:"note,omitempty"`
 }
@@ -120,13 +125,13 @@ func (c *Comparison) CheckFailIf(bounds []FailIf) []FailIfResult {
 				} else {
 					r.Note = "untested: a side had too few samples for a test of its noise"
 				}
-				r.BeyondNoise = r.Past && r.Significant && ch.PastBound(f.Percent, c.alpha())
-				r.Failed = r.Past && r.Significant && r.BeyondNoise
+				r.PastBeyondNoise = r.Past && r.Significant && ch.PastBound(f.Percent, c.alpha())
+				r.Failed = r.Past && r.Significant && (r.PastBeyondNoise || !f.BeyondNoise)
 				switch {
 				case r.Note != "":
 				case r.Past && !r.Significant:
 					r.Note = "past the bound, but within noise"
-				case r.Past && !r.BeyondNoise:
+				case r.Past && !r.PastBeyondNoise && f.BeyondNoise:
 					r.Note = "significant, but the noise reaches inside the bound"
 				}
 			}
@@ -158,7 +163,7 @@ func (r FailIfResult) Describe() string {
 	} else {
 		noise += " (" + r.Test + ")"
 	}
-	if r.Past && r.Significant && !r.BeyondNoise {
+	if r.Past && r.Significant && !r.PastBeyondNoise && r.BeyondNoise {
 		noise += ", the noise reaches inside the bound"
 	}
 	return fmt.Sprintf("%s at %s: %s, %s: %s", r.Expr, r.Level, signedPercent(*r.Change), noise, verdict)

@@ -208,17 +208,23 @@ func TestFailIfNeedsSignificance(t *testing.T) {
 	if !c.FailIf[0].Past || c.FailIf[0].Note != "past the bound, but within noise" || !strings.HasPrefix(c.FailIf[2].Note, "untested") {
 		t.Errorf("notes: %+v", c.FailIf)
 	}
-	// Significant, but the interval reaches inside the bound: no failure.
+	// Significant and past the bound: a failure; with BeyondNoise, only
+	// when the interval is wholly past the bound.
 	lo, hi := 5.0, 40.0
 	ch := &c.Overall.Metrics[0]
 	ch.Noise = &Noise{Test: TestBootstrapTicks, Significant: true, Low: &lo, High: &hi}
 	ch.samplesA, ch.samplesB = []float64{1, 2}, []float64{1, 2}
+	if failed := c.CheckFailIf([]FailIf{mustFailIf(t, "p99:+10%")}); len(failed) != 1 {
+		t.Errorf("significant +25%% against +10%%: %+v", failed)
+	}
+	strict := mustFailIf(t, "p99:+10%")
+	strict.BeyondNoise = true
 	c.FailIf = nil
-	if failed := c.CheckFailIf([]FailIf{mustFailIf(t, "p99:+10%")}); len(failed) != 0 || c.FailIf[0].Note != "significant, but the noise reaches inside the bound" {
-		t.Errorf("interval [5%%, 40%%] against +10%%: %+v", c.FailIf)
+	if failed := c.CheckFailIf([]FailIf{strict}); len(failed) != 0 || c.FailIf[0].Note != "significant, but the noise reaches inside the bound" {
+		t.Errorf("beyond noise, interval [5%%, 40%%] against +10%%: %+v", c.FailIf)
 	}
 	lo = 12
-	if failed := c.CheckFailIf([]FailIf{mustFailIf(t, "p99:+10%")}); len(failed) != 1 {
-		t.Errorf("interval [12%%, 40%%] against +10%%: %+v", failed)
+	if failed := c.CheckFailIf([]FailIf{strict}); len(failed) != 1 {
+		t.Errorf("beyond noise, interval [12%%, 40%%] against +10%%: %+v", failed)
 	}
 }

@@ -18,6 +18,7 @@ type compareGateFlags struct {
 	junit       string
 	alpha       float64
 	stepSummary string
+	beyondNoise bool
 }
 
 // registerCompareGateFlags adds compare's gate flags to fs.
@@ -25,6 +26,7 @@ func registerCompareGateFlags(fs *flag.FlagSet, f *compareGateFlags) {
 	fs.Var(repeated{&f.failIf}, "fail-if",
 		"exit 99 when METRIC changed past a bound from A to B and the change is significant: 'p99:+10%' (grew by more than 10%), 'throughput:-5%' (fell by more than 5%); repeatable")
 	fs.StringVar(&f.junit, "junit", "", "write the --fail-if checks to FILE as JUnit XML, one testcase each")
+	fs.BoolVar(&f.beyondNoise, "beyond-noise", false, "with --fail-if: fail only when the change is past its bound by more than the noise (B against A moved by the bound), not only past it and significant")
 	fs.StringVar(&f.stepSummary, "step-summary", "", "append the comparison as Markdown to FILE, e.g. --step-summary \"$GITHUB_STEP_SUMMARY\" for a GitHub Actions job summary")
 	fs.Float64Var(&f.alpha, "alpha", report.DefaultAlpha, "significance level of the noise tests: a change is significant when p < alpha (or the bootstrap's 1-alpha interval leaves out 0)")
 }
@@ -40,6 +42,7 @@ func (f *compareGateFlags) parse() ([]report.FailIf, error) {
 		if err != nil {
 			return nil, usageError{err}
 		}
+		b.BeyondNoise = f.beyondNoise
 		out = append(out, b)
 	}
 	if f.stepSummary != "" {

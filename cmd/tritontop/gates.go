@@ -87,7 +87,9 @@ func (g *runGates) verdict(sum record.Summary, suite string) error {
 		}
 	}
 	if g.flags.junit != "" {
-		if err := writeJUnitFile(g.flags.junit, gate.ThresholdSuite(suite, sum.Thresholds, sum.Duration)); err != nil {
+		js := gate.ThresholdSuite(suite, sum.Thresholds, sum.Duration)
+		js.Properties = [][2]string{{"model", sum.Model}, {"server", sum.URL}, {"protocol", sum.Protocol}, {"load", sum.Load.String()}}
+		if err := writeJUnitFile(g.flags.junit, js); err != nil {
 			return err
 		}
 	}

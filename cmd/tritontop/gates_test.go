@@ -279,4 +279,16 @@ func TestRepeatRecordsEveryRepeat(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "already exists") {
 		t.Errorf("--repeat over an existing run file: exit %d, %q", code, stderr)
 	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"merge", "--repeats", "-o", filepath.Join(dir, "j.jsonl"), a, b}, "already holds 3 repeats"},
+		{[]string{"merge", "--repeats", "-o", filepath.Join(dir, "j.jsonl"), a}, "needs two run files or more"},
+		{[]string{"merge", "--repeats", a, b}, "needs -o FILE"},
+	} {
+		if code, _, stderr := runCLI(tc.args...); code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, %q", tc.args, code, stderr)
+		}
+	}
 }

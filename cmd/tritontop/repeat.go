@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tritontop/tritontop/gate"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/stats"
@@ -95,7 +96,7 @@ func runRepeats(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		os.RemoveAll(dir)
 		return errors.New("--repeat: no repeat recorded a tick")
 	}
-	sum, err := mergeRepeats(f, parts)
+	sum, err := mergeRepeats(f.record, f.gate.repeatPause, f.gate.gates, parts)
 	if err != nil {
 		return fmt.Errorf("%w (the repeats' files are kept in %s)", err, dir)
 	}
@@ -114,10 +115,11 @@ func runRepeats(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	return verdict
 }
 
-// mergeRepeats writes the repeats' parts as one run file (when --record
-// was given) and returns its summary: every repeat's ticks and steps in
-// order, marked with their repeat and numbered on from the repeat before.
-func mergeRepeats(f *loadFlags, parts []string) (record.Summary, error) {
+// mergeRepeats writes the repeats' parts as one run file (to out, when
+// given) and returns its summary: every repeat's ticks and steps in order,
+// marked with their repeat and numbered on from the repeat before, pause
+// apart, with the gates checked over the pooled run.
+func mergeRepeats(out string, pause time.Duration, gates gate.Gates, parts []string) (record.Summary, error) {
 	first, err := record.ReadAll(parts[0])
 	if err != nil {
 		return record.Summary{}, fmt.Errorf("--repeat: %w", err)
@@ -125,9 +127,9 @@ func mergeRepeats(f *loadFlags, parts []string) (record.Summary, error) {
 	h := first.Header
 	h.Repeats = len(parts)
 	var w *record.Writer
-	if f.record != "" {
-		if w, err = record.Create(f.record, h); err != nil {
-			return record.Summary{}, usageError{fmt.Errorf("cannot write --record %s: %w", f.record, err)}
+	if out != "" {
+		if w, err = record.Create(out, h); err != nil {
+			return record.Summary{}, usageError{fmt.Errorf("cannot write %s: %w", out, err)}
 		}
 	}
 	z := report.NewSummarizer(h)
@@ -160,12 +162,12 @@ func mergeRepeats(f *loadFlags, parts []string) (record.Summary, error) {
 				}
 			}
 		}
-		seqOff, timeOff = last.Seq, last.Elapsed+f.gate.repeatPause
+		seqOff, timeOff = last.Seq, last.Elapsed+pause
 	}
 	sum := z.Summary()
 	sum.Repeats = report.RepeatSpread(repeats)
-	if !f.gate.gates.Empty() {
-		sum.Thresholds = f.gate.gates.Evaluate(sum)
+	if !gates.Empty() {
+		sum.Thresholds = gates.Evaluate(sum)
 	}
 	if w != nil {
 		if err := w.Close(sum); err != nil {
@@ -200,4 +202,45 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// joinRepeats is `tritontop merge --repeats R1.jsonl R2.jsonl... -o
+// run.jsonl`: runs of the same load recorded one by one, joined as the
+// repeats of one run. Recording two set-ups' repeats in turn (A, B, A, B,
+// ...) and joining each side's is how a shared CI runner compares them: a
+// change in the runner's load during the job then falls on both.
+func joinRepeats(files []string, out string, stdout, stderr io.Writer) error {
+	if len(files) < 2 {
+		return usageError{errors.New("merge --repeats needs two run files or more: tritontop merge --repeats R1.jsonl R2.jsonl... -o run.jsonl")}
+	}
+	if out == "" || out == "-" {
+		return usageError{errors.New("merge --repeats needs -o FILE, the run file to write")}
+	}
+	var load string
+	for _, p := range files {
+		run, err := readRunFile(p, stderr)
+		if err != nil {
+			return err
+		}
+		if run.Header.Repeats > 0 {
+			return usageError{fmt.Errorf("%s already holds %d repeats: join runs of one repeat each", p, run.Header.Repeats)}
+		}
+		if len(run.Header.Models) > 0 {
+			return usageError{fmt.Errorf("%s is a run over several models: merge --repeats joins runs of one model", p)}
+		}
+		l := run.Header.Model.Name + " " + run.Header.Load.Target().String()
+		if load != "" && l != load {
+			return usageError{fmt.Errorf("%s ran %s, the first file %s: repeats are of the same load", p, l, load)}
+		}
+		load = l
+	}
+	if err := checkOutputPath("-o", out); err != nil {
+		return usageError{err}
+	}
+	sum, err := mergeRepeats(out, 0, gate.Gates{}, files)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d repeats, %d ticks\n", out, len(files), sum.Ticks)
+	return nil
 }
