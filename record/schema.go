@@ -112,6 +112,10 @@ type Header struct {
 	// drive together (--workers); Merged on a file merged from such shares.
 	Worker *Worker `json:"worker,omitempty"`
 	Merged *Merged `json:"merged,omitempty"`
+	// Repeats is N of a run of --repeat N: the file holds N runs of the
+	// same load one after the other, each snapshot and step with its
+	// repeat (1 to N), numbered on across repeats.
+	Repeats int `json:"repeats,omitempty"`
 }
 
 // ServerInfo identifies the server a run measured.

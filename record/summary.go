@@ -67,6 +67,14 @@ type Summary struct {
 	// are the run's load levels of all the models together: a step ends
 	// when any model's level changes.
 	Models []ModelSummary `json:"models,omitempty"`
+
+	// Thresholds are the run's --threshold checks (ThresholdResult), in
+	// the order given, over the run, each step or each model.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// Repeats are a run of --repeat N's figures over its repeats, each
+	// with every repeat's value, their median and spread; the fields above
+	// then pool every repeat.
+	Repeats []RepeatFigure `json:"repeats,omitempty"`
 }
 
 // ModelSummary is one model of a run over several models, over the whole
@@ -137,6 +145,9 @@ type Step struct {
 	// Diagnosis is what limited the load during the step (stats.Diagnose
 	// over its last ticks).
 	Diagnosis []stats.Finding `json:"diagnosis,omitempty"`
+	// Repeat is the step's repeat in a run of --repeat N (0 without); its
+	// FirstSeq and LastSeq number that repeat's ticks.
+	Repeat int `json:"repeat,omitempty"`
 }
 
 // Measurement is how a stepped run measured one step, perf_analyzer's way:

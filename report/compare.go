@@ -61,6 +61,11 @@ type Comparison struct {
 	ReplicasMatchedBy string              `json:"replicas_matched_by,omitempty"`
 	OnlyAReplicas     []string            `json:"only_a_replicas,omitempty"`
 	OnlyBReplicas     []string            `json:"only_b_replicas,omitempty"`
+	// FailIf are compare --fail-if's bounds checked at each level
+	// (CheckFailIf).
+	FailIf []FailIfResult `json:"fail_if,omitempty"`
+	// Alpha is the significance level of the noise tests (AddNoise).
+	Alpha float64 `json:"alpha,omitempty"`
 }
 
 // ModelComparison is one model of two runs, compared as two runs of that
@@ -94,6 +99,9 @@ type LevelComparison struct {
 	// "whole run".
 	Level   string   `json:"level"`
 	Metrics []Change `json:"metrics"`
+	// stepA and stepB are the matched steps (nil for the whole run): the
+	// ticks a test of the change's noise reads.
+	stepA, stepB *record.Step
 }
 
 // Change is one number in A and in B. A value a run did not measure (no
@@ -109,6 +117,12 @@ type Change struct {
 	B      *float64 `json:"b"`
 	// Percent is (B − A) / A × 100.
 	Percent *float64 `json:"change_percent"`
+	// Noise says whether the change is more than the runs' own variation
+	// (AddNoise); nil when it was not tested.
+	Noise *Noise `json:"noise,omitempty"`
+	// samplesA and samplesB are what the noise test read (repeats'
+	// figures or ticks' values), for the tests of --fail-if's bounds.
+	samplesA, samplesB []float64
 }
 
 // wholeRun is the Level of a Comparison's Overall.
@@ -319,7 +333,7 @@ func compareRuns(a, b record.Summary, labelA, labelB string) (*Comparison, error
 		inB[keyOf(st)] = append(inB[keyOf(st)], i)
 	}
 	usedB := make([]bool, len(b.Steps))
-	for _, st := range a.Steps {
+	for i, st := range a.Steps {
 		k := keyOf(st)
 		if len(inB[k]) == 0 {
 			c.OnlyA = append(c.OnlyA, st.Load.String())
@@ -328,7 +342,9 @@ func compareRuns(a, b record.Summary, labelA, labelB string) (*Comparison, error
 		j := inB[k][0]
 		inB[k] = inB[k][1:]
 		usedB[j] = true
-		c.Steps = append(c.Steps, compareLevel(metrics, st.Load.String(), stepNumbers(st), stepNumbers(b.Steps[j])))
+		lc := compareLevel(metrics, st.Load.String(), stepNumbers(st), stepNumbers(b.Steps[j]))
+		lc.stepA, lc.stepB = &a.Steps[i], &b.Steps[j]
+		c.Steps = append(c.Steps, lc)
 	}
 	for j, st := range b.Steps {
 		if !usedB[j] {

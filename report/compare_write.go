@@ -30,6 +30,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	c.writeTable(&b)
 	c.writeReplicaTable(&b)
+	c.writeFailIf(&b, false)
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("report: write comparison: %w", err)
 	}
@@ -39,17 +40,17 @@ func (c *Comparison) WriteText(w io.Writer) error {
 // writeTable is the text table of the matched levels and the whole runs,
 // and the notes.
 func (c *Comparison) writeTable(b *strings.Builder) {
-	rows := [][]string{{"load", "metric", c.A.Label, c.B.Label, "change"}}
+	rows := [][]string{{"load", "metric", c.A.Label, c.B.Label, "change", "noise"}}
 	for _, lc := range c.levels() {
 		for i, m := range lc.Metrics {
 			level := ""
 			if i == 0 {
 				level = lc.Level
 			}
-			rows = append(rows, []string{level, m.heading(), m.cell(m.A), m.cell(m.B), m.percentCell()})
+			rows = append(rows, []string{level, m.heading(), m.cell(m.A), m.cell(m.B), m.percentCell(), m.noiseCell()})
 		}
 	}
-	writeGroupedTable(b, rows, c.notes())
+	writeGroupedTable(b, rows, append(c.notes(), c.noiseNotes()...))
 }
 
 // writeGroupedTable writes a comparison table whose groups (a level, a
@@ -86,6 +87,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	}
 	c.writeMarkdownTable(&b)
 	c.writeMarkdownReplicaTable(&b)
+	c.writeFailIf(&b, true)
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("report: write comparison: %w", err)
 	}
@@ -95,18 +97,18 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 // writeMarkdownTable is the Markdown table of the matched levels and the
 // whole runs, and the notes.
 func (c *Comparison) writeMarkdownTable(b *strings.Builder) {
-	b.WriteString("| load | metric | " + mdCell(c.A.Label) + " | " + mdCell(c.B.Label) + " | change |\n")
-	b.WriteString("|---|---|---:|---:|---:|\n")
+	b.WriteString("| load | metric | " + mdCell(c.A.Label) + " | " + mdCell(c.B.Label) + " | change | noise |\n")
+	b.WriteString("|---|---|---:|---:|---:|---|\n")
 	for _, lc := range c.levels() {
 		for i, m := range lc.Metrics {
 			level := ""
 			if i == 0 {
 				level = mdCell(lc.Level)
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", level, mdCell(m.heading()), m.cell(m.A), m.cell(m.B), m.percentCell())
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", level, mdCell(m.heading()), m.cell(m.A), m.cell(m.B), m.percentCell(), mdCell(m.noiseCell()))
 		}
 	}
-	if notes := c.notes(); len(notes) > 0 {
+	if notes := append(c.notes(), c.noiseNotes()...); len(notes) > 0 {
 		b.WriteString("\n")
 		for _, l := range notes {
 			b.WriteString(mdText(l) + "  \n")

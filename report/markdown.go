@@ -56,6 +56,8 @@ func WriteMarkdown(w io.Writer, s record.Summary) error {
 			b.WriteString("- " + mdText(f.Message) + "\n")
 		}
 	}
+	mdRepeats(&b, s.Repeats)
+	mdThresholds(&b, s.Thresholds)
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("report: write Markdown summary: %w", err)
 	}

@@ -289,13 +289,13 @@ func TestCompareSequences(t *testing.T) {
 	if err := c.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(regexp.MustCompile(`sequence p99 \(ms\)\s+300\.00\s+600\.00\s+\+100\.0%\n`).FindAllString(txt.String(), -1)); n != 2 {
+	if n := len(regexp.MustCompile(`sequence p99 \(ms\)\s+300\.00\s+600\.00\s+\+100\.0%\s+untested\n`).FindAllString(txt.String(), -1)); n != 2 {
 		t.Errorf("text has %d sequence p99 rows, want 2 (the level and the whole run):\n%s", n, txt.String())
 	}
-	if n := len(regexp.MustCompile(`sequences \(seq/s\)\s+1\.0\s+1\.3\s+\+33\.3%\n`).FindAllString(txt.String(), -1)); n != 2 {
+	if n := len(regexp.MustCompile(`sequences \(seq/s\)\s+1\.0\s+1\.3\s+\+33\.3%\s+untested\n`).FindAllString(txt.String(), -1)); n != 2 {
 		t.Errorf("text has %d sequences per second rows, want 2:\n%s", n, txt.String())
 	}
-	for _, want := range []string{"|  | sequences (seq/s) | 1.0 | 1.3 | +33.3% |\n", "|  | sequence p99 (ms) | 300.00 | 600.00 | +100.0% |\n"} {
+	for _, want := range []string{"|  | sequences (seq/s) | 1.0 | 1.3 | +33.3% | untested |\n", "|  | sequence p99 (ms) | 300.00 | 600.00 | +100.0% | untested |\n"} {
 		if strings.Count(md.String(), want) != 2 {
 			t.Errorf("Markdown lacks two rows %q:\n%s", want, md.String())
 		}

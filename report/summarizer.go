@@ -33,6 +33,7 @@ func SummarizeRun(run *record.Run) record.Summary {
 	sum := Summarize(run.Header, run.Snapshots, run.Steps...)
 	if run.Summary != nil {
 		sum.Search, sum.Plan = run.Summary.Search, run.Summary.Plan
+		sum.Thresholds, sum.Repeats = run.Summary.Thresholds, run.Summary.Repeats
 	}
 	return sum
 }

@@ -52,6 +52,8 @@ func WriteText(w io.Writer, s record.Summary) error {
 	}
 	writeResets(&b, s.ServerResets)
 	writeDiagnosis(&b, "What limits the load", s.Diagnosis)
+	writeRepeats(&b, s.Repeats)
+	writeThresholds(&b, s.Thresholds)
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
 		return fmt.Errorf("report: write summary: %w", err)

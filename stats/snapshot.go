@@ -18,6 +18,9 @@ import (
 type Snapshot struct {
 	// Seq numbers ticks from 1.
 	Seq int `json:"seq"`
+	// Repeat is the tick's repeat of a run of --repeat N (1 to N; 0 for a
+	// run without repeats). Each repeat numbers its ticks from 1.
+	Repeat int `json:"repeat,omitempty"`
 	// Time is the wall-clock end of the tick.
 	Time time.Time `json:"time"`
 	// Elapsed is the run time at the end of the tick.

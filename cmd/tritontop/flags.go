@@ -82,6 +82,7 @@ type loadFlags struct {
 	secrets          secretFlags
 	out              outputFlags
 	pa               paFlags // perf_analyzer's flags (paflags.go)
+	gate             gateFlags
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -178,6 +179,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	registerSecretFlags(fs, &f.secrets)
 	registerOutputFlags(fs, &f.out)
 	registerPerfAnalyzerFlags(fs, f, stderr)
+	registerGateFlags(fs, &f.gate)
 	return fs
 }
 

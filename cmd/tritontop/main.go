@@ -91,6 +91,7 @@ Usage:
 
 "tritontop sim -h", "tritontop replay -h", "tritontop plan -h", "tritontop report -h" and
 "tritontop compare -h" list those subcommands' flags.
-Exit codes: 0 ok, 1 run failed, 2 usage error, 99 SLO missed (no level of a range met
---latency-threshold).
+Exit codes: 0 ok, 1 run failed, 2 usage error, 99 an SLO missed (no level of a range met
+--latency-threshold, a plan that cannot meet its SLO or refuses a client-bound measurement),
+a --threshold breached or a compare --fail-if bound broken.
 `

@@ -25,10 +25,14 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	out := fs.String("o", "", "the merged run file to write (- for standard output)")
+	repeats := fs.Bool("repeats", false, "the files are runs of the same load one after another: join them as the repeats of one run, as --repeat N records them")
 	quietFlags(fs, stderr)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagExit("tritontop merge", err, stderr)
+	}
+	if *repeats {
+		return exitFor(joinRepeats(files, *out, stdout, stderr), stderr)
 	}
 	return exitFor(mergeRuns(files, *out, stdout, stderr), stderr)
 }

@@ -37,6 +37,8 @@ type modelSpec struct {
 	shapes    []string
 	inputData string
 	streaming *bool
+	// thresholds are the model's own --threshold expressions.
+	thresholds []string
 }
 
 // hasLoad reports whether the spec sets the model's load.
@@ -116,11 +118,12 @@ type loadFileModel struct {
 	Shape        map[string][]int64 `yaml:"shape"`
 	InputData    string             `yaml:"input_data"`
 	Streaming    *bool              `yaml:"streaming"`
+	Thresholds   []string           `yaml:"thresholds"`
 }
 
 // loadFileFields are loadFileModel's keys, for the error about one that
 // is not.
-const loadFileFields = "model, version, concurrency, rate, distribution, batch, shape, input_data, streaming"
+const loadFileFields = "model, version, concurrency, rate, distribution, batch, shape, input_data, streaming, thresholds"
 
 var unknownFieldRe = regexp.MustCompile(`field (\S+) not found in type \S+`)
 
@@ -152,7 +155,7 @@ func readLoadFile(path string) ([]modelSpec, error) {
 	}
 	var out []modelSpec
 	for i, e := range lf.Models {
-		m := modelSpec{name: strings.TrimSpace(e.Model), version: e.Version, inputData: e.InputData, streaming: e.Streaming}
+		m := modelSpec{name: strings.TrimSpace(e.Model), version: e.Version, inputData: e.InputData, streaming: e.Streaming, thresholds: e.Thresholds}
 		if m.name == "" {
 			return nil, bad("model %d has no model: NAME", i+1)
 		}

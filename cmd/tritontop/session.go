@@ -37,6 +37,9 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := stopContext(stderr)
 	defer stop()
+	if f.gate.repeat > 1 {
+		return exitFor(runRepeats(ctx, f, args, stdout, stderr), stderr)
+	}
 	return exitFor(runSession(ctx, f, args, stdout, stderr), stderr)
 }
 
@@ -90,7 +93,8 @@ func exitFor(err error, stderr io.Writer) int {
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
-	if errors.As(err, new(sloMissed)) {
+	var se sloError
+	if errors.As(err, new(sloMissed)) || errors.As(err, &se) {
 		return exitSLO
 	}
 	return exitFail
@@ -118,6 +122,10 @@ func protocolName(f *loadFlags) string {
 func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr io.Writer) error {
 	// -f's file was made before the run to check it; a run that wrote
 	// nothing leaves no empty file.
+	if err := checkGateFlags(f); err != nil {
+		return usageError{err}
+	}
+	gates := newRunGates(f)
 	sched, err := loadFromFlags(f)
 	if err != nil {
 		return err
@@ -224,7 +232,10 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		stepSink = stepper
 	}
 	// The view before the stepper: a step's line follows its last tick's.
-	outputs = report.NewOutputs(header, recSink, view, stepSink, prom.sink(), f.pa.exportSink())
+	outputs = report.NewOutputs(header, recSink, view, stepSink, prom.sink(), f.pa.exportSink(), gates.sink())
+	if gates != nil {
+		outputs.OnSummary(gates.finish)
+	}
 	if !f.dist.waitForStart(ctx, stderr) {
 		outputs.Close()
 		dropUnstartedRunFile(f.record)
@@ -238,6 +249,9 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	// The run ends on a signal, --duration, the end of a schedule, or q.
 	runCtx, endRun := context.WithCancel(ctx)
 	defer endRun()
+	if gates != nil {
+		gates.end = endRun
+	}
 	if f.duration > 0 {
 		time.AfterFunc(f.duration, endRun)
 	}
@@ -314,7 +328,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		!errors.Is(tuiErr, tea.ErrProgramKilled) && !errors.Is(tuiErr, context.Canceled)):
 		return fmt.Errorf("dashboard: %w", tuiErr)
 	}
-	return sloVerdict(f, sum)
+	return errors.Join(sloVerdict(f, sum), gates.verdict(sum, "tritontop "+f.model))
 }
 
 // newDrivers makes the run's drivers: one, or one per model of a run over

@@ -43,6 +43,8 @@ type simOptions struct {
 
 	grpcUseSSL, grpcUseSSLMutual             bool
 	grpcServerCert, grpcServerKey, grpcRoots string
+
+	slowdown float64
 }
 
 const simUsage = `Usage: tritontop sim [flags]
@@ -87,6 +89,7 @@ func newSimFlags(o *simOptions) *flag.FlagSet {
 	fs.DurationVar(&o.slowStart, "slow-start", 0, "stay not-ready (models LOADING) this long after start")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the simulator to FILE")
 	fs.BoolVar(&o.force, "force", false, "overwrite an existing --cpuprofile file")
+	fs.Float64Var(&o.slowdown, "slowdown", 1, "multiply every model's compute times by this factor (1.3: 30% slower), to try a gate against a regression")
 	fs.IntVar(&o.metricsIntervalMS, "metrics-interval-ms", 2000, "GPU and CPU metrics refresh interval in milliseconds")
 	fs.Int64Var(&o.seed, "seed", 1, "random seed for latency jitter and faults")
 	fs.Int64Var(&o.httpMaxInputSize, "http-max-input-size", sim.DefaultHTTPMaxInputSize, "largest HTTP request body in bytes, after decompression (Triton's flag and default); a larger one gets 400")
@@ -258,6 +261,12 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		// A repository that cannot be read is bad input, like a bad flag.
 		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
 		return exitUsage
+	}
+	if o.slowdown != 1 {
+		if repo, err = repo.Slowed(o.slowdown); err != nil {
+			fmt.Fprintf(stderr, "tritontop sim: --%v\n", err)
+			return exitUsage
+		}
 	}
 	if err := o.checkLoadModels(repo); err != nil {
 		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)

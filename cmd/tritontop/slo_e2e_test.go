@@ -2,34 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tritontop/tritontop/record"
 )
-
-// runBinary runs the built tritontop with args and returns its exit status
-// and output.
-func runBinary(t *testing.T, bin string, args ...string) (int, string, string) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("%s: %v", bin, err)
-	}
-	return code, stdout.String(), stderr.String()
-}
 
 // TestSLOMissExits99: a range against `tritontop sim` whose SLO no level
 // can meet exits with exitSLO and says which SLO in one line; the same

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tritontop/tritontop/gate"
+)
+
+// gateFlags are the flags that make a run a CI gate: thresholds that fail
+// it with exit code 99, an early end at a lasting breach, a JUnit file,
+// and repeats of the same load.
+type gateFlags struct {
+	thresholds  []string
+	perStep     bool
+	abortOnFail bool
+	junit       string
+	repeat      int
+	repeatPause time.Duration
+	stepSummary string
+
+	// gates are the parsed thresholds, the run's and each model's.
+	gates gate.Gates
+}
+
+// maxRepeats bounds --repeat: a gate repeats a short load to know its
+// noise, not to run all night.
+const maxRepeats = 100
+
+// registerGateFlags adds the CI gate flags to fs.
+func registerGateFlags(fs *flag.FlagSet, f *gateFlags) {
+	fs.Var(repeated{&f.thresholds}, "threshold",
+		"fail the run (exit 99) unless METRIC<LIMIT holds over it, e.g. 'p99<100ms', 'errors<1%', 'throughput>500', 'ttft-p99<500ms', 'queue<5ms' (repeatable; metrics: "+gate.MetricNames()+")")
+	fs.BoolVar(&f.perStep, "threshold-per-step", false, "check each --threshold over every step of the run too, not only over the whole run")
+	fs.BoolVar(&f.abortOnFail, "abort-on-fail", false, "end the run early when a --threshold fails over the sliding --window at every tick for a whole window")
+	fs.StringVar(&f.junit, "junit", "", "write the thresholds' checks to FILE as JUnit XML, one testcase each, for a CI system's test view")
+	fs.IntVar(&f.repeat, "repeat", 1, "run the same load N times (fresh connections, --repeat-pause between) and record every repeat; the summary gives each figure's median and spread")
+	fs.DurationVar(&f.repeatPause, "repeat-pause", 2*time.Second, "with --repeat: the pause between repeats, so one repeat's queue does not spill into the next")
+	fs.StringVar(&f.stepSummary, "step-summary", "", "append the summary as Markdown to FILE at the end, e.g. --step-summary \"$GITHUB_STEP_SUMMARY\" for a GitHub Actions job summary")
+}
+
+// checkGateFlags parses the thresholds (the run's and each --load-file
+// model's) and checks the gate flags against each other and the files they
+// write. Every error is one line naming the bad part.
+func checkGateFlags(f *loadFlags) error {
+	g := &f.gate
+	ts, err := gate.ParseAll(g.thresholds)
+	if err != nil {
+		return fmt.Errorf("--threshold: %w", err)
+	}
+	g.gates = gate.Gates{Run: ts, PerStep: g.perStep}
+	for _, m := range f.models {
+		if len(m.thresholds) == 0 {
+			continue
+		}
+		mts, err := gate.ParseAll(m.thresholds)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.where, err)
+		}
+		if g.gates.Models == nil {
+			g.gates.Models = map[string][]gate.Threshold{}
+		}
+		g.gates.Models[m.name] = mts
+	}
+	if g.gates.Empty() {
+		switch {
+		case g.perStep:
+			return errors.New("--threshold-per-step needs a --threshold to check")
+		case g.abortOnFail:
+			return errors.New("--abort-on-fail needs a --threshold to watch")
+		}
+	}
+	if g.repeat < 1 || g.repeat > maxRepeats {
+		return fmt.Errorf("--repeat %d is out of range: use 1 to %d", g.repeat, maxRepeats)
+	}
+	// runRepeats runs each repeat as a run of one; anything else with
+	// --repeat is tritontop demo or plan.
+	if g.repeat > 1 {
+		return errors.New("--repeat repeats a load run (tritontop -m MODEL ...); tritontop demo and plan run once")
+	}
+	if g.repeatPause < 0 {
+		return fmt.Errorf("--repeat-pause %s is negative", g.repeatPause)
+	}
+	if g.junit != "" {
+		if err := checkOutputPath("--junit", g.junit); err != nil {
+			return err
+		}
+	}
+	if g.stepSummary != "" {
+		if err := checkOutputPath("--step-summary", g.stepSummary); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkOutputPath refuses, before the run, a file the run could not write
+// at its end: a directory, or one in a directory that is not there.
+func checkOutputPath(flagName, path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("cannot write %s %s: it is a directory", flagName, path)
+	}
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		return fmt.Errorf("cannot write %s %s: there is no directory %s", flagName, path, filepath.Dir(path))
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tritontop/tritontop/gate"
+	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/report"
+)
+
+// sloError is a run that went as asked but did not hold what it was asked
+// to hold (a --threshold, a compare --fail-if): exit code 99.
+type sloError struct{ err error }
+
+func (e sloError) Error() string { return e.err.Error() }
+func (e sloError) Unwrap() error { return e.err }
+
+// runGates are a run's thresholds at work: checked into the summary at the
+// end, watched tick by tick with --abort-on-fail, written as JUnit.
+type runGates struct {
+	flags *gateFlags
+	// end ends the run; set before the collector starts, read on its
+	// goroutine.
+	end     func()
+	mu      sync.Mutex
+	breach  *record.ThresholdResult
+	watcher *gate.Watcher
+}
+
+// newRunGates are f's gates, nil when the run has no threshold and
+// writes no job summary.
+func newRunGates(f *loadFlags) *runGates {
+	if f.gate.gates.Empty() && f.gate.stepSummary == "" {
+		return nil
+	}
+	g := &runGates{flags: &f.gate}
+	if f.gate.abortOnFail {
+		// The breach must hold at every tick for the length of the
+		// sliding window.
+		ticks := int((f.window + f.tick - 1) / f.tick)
+		g.watcher = gate.NewWatcher(f.gate.gates, ticks, g.aborted)
+	}
+	return g
+}
+
+// sink is the --abort-on-fail watcher, nil without one.
+func (g *runGates) sink() report.Sink {
+	if g == nil || g.watcher == nil {
+		return nil
+	}
+	return g.watcher
+}
+
+// aborted records the breach and ends the run.
+func (g *runGates) aborted(r record.ThresholdResult) {
+	g.mu.Lock()
+	g.breach = &r
+	g.mu.Unlock()
+	if g.end != nil {
+		g.end()
+	}
+}
+
+// finish checks the thresholds over the summary, for the run file and the
+// printed summary.
+func (g *runGates) finish(sum *record.Summary) {
+	if !g.flags.gates.Empty() {
+		sum.Thresholds = g.flags.gates.Evaluate(*sum)
+	}
+}
+
+// verdict writes --junit and says whether the run held its thresholds: nil,
+// or an sloError naming what failed.
+func (g *runGates) verdict(sum record.Summary, suite string) error {
+	if g == nil {
+		return nil
+	}
+	if g.flags.stepSummary != "" {
+		if err := appendStepSummary(g.flags.stepSummary, func(w io.Writer) error { return report.WriteMarkdown(w, sum) }); err != nil {
+			return err
+		}
+	}
+	if g.flags.junit != "" {
+		js := gate.ThresholdSuite(suite, sum.Thresholds, sum.Duration)
+		js.Properties = [][2]string{{"model", sum.Model}, {"server", sum.URL}, {"protocol", sum.Protocol}, {"load", sum.Load.String()}}
+		if err := writeJUnitFile(g.flags.junit, js); err != nil {
+			return err
+		}
+	}
+	failed := gate.Failed(sum.Thresholds)
+	g.mu.Lock()
+	breach := g.breach
+	g.mu.Unlock()
+	var msg []string
+	if breach != nil {
+		msg = append(msg, fmt.Sprintf("--abort-on-fail ended the run: %s", gate.Describe(*breach)))
+	}
+	if len(failed) > 0 {
+		parts := make([]string, len(failed))
+		for i, r := range failed {
+			parts[i] = gate.Describe(r)
+		}
+		msg = append(msg, fmt.Sprintf("%d of %d threshold checks failed: %s", len(failed), len(sum.Thresholds), strings.Join(parts, "; ")))
+	}
+	if len(msg) == 0 {
+		return nil
+	}
+	return sloError{fmt.Errorf("%s", strings.Join(msg, "; "))}
+}
+
+// writeJUnitFile writes a JUnit report whole: to a temporary file beside
+// path, renamed over it, so a reader never sees half a file.
+func writeJUnitFile(path string, s gate.Suite) error {
+	return writeFileAtomic("--junit", path, func(w io.Writer) error { return gate.WriteJUnit(w, time.Now(), s) })
+}
+
+// writeFileAtomic writes path through write: into a temporary file in the
+// same directory, renamed over path when complete, so that a CI system
+// never reads half a report and a failed write leaves the old one.
+func writeFileAtomic(flagName, path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s %s: %w", flagName, path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cannot write %s %s: %w", flagName, path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cannot write %s %s: %w", flagName, path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("cannot write %s %s: %w", flagName, path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("cannot write %s %s: %w", flagName, path, err)
+	}
+	return nil
+}
+
+// appendStepSummary appends Markdown to a job summary file
+// ($GITHUB_STEP_SUMMARY, which GitHub Actions shows on the run's page):
+// appended, as each step of a job adds its own.
+func appendStepSummary(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("cannot write --step-summary %s: %w", path, err)
+	}
+	var b strings.Builder
+	if err := write(&b); err != nil {
+		f.Close()
+		return err
+	}
+	b.WriteString("\n")
+	if _, err := io.WriteString(f, b.String()); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot write --step-summary %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("cannot write --step-summary %s: %w", path, err)
+	}
+	return nil
+}
