@@ -31,6 +31,8 @@ type run struct {
 	streamWG sync.WaitGroup // stream receivers
 
 	seqs *sequencer // the driver's, nil unless it runs sequences
+
+	planHits uint64 // a rate plan's hits issued before the current segment
 }
 
 // segment is a stretch of open-loop pacing with one rate; any change of the
@@ -105,6 +107,7 @@ func (r *run) pace(ctx context.Context) time.Duration {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	seg := segment{gen: ^uint64(0)}
+	wasPaused := false // a pause since the last segment began
 	for {
 		select {
 		case <-d.stopReq:
@@ -116,10 +119,18 @@ func (r *run) pace(ctx context.Context) time.Duration {
 		now := r.now()
 		st := d.state.Load()
 		wait := time.Duration(-1) // until the next tick; -1: none
+		planWait := time.Duration(-1)
+		if d.opts.Plan != nil {
+			var changed bool
+			if planWait, changed = r.followPlan(now, st); changed {
+				continue
+			}
+		}
 		if !st.paused && st.load.Mode == load.Rate {
 			if seg.gen != st.gen {
-				seg = segment{gen: st.gen, began: now, pacer: newPacer(st.load, d.opts.Seed+st.gen)}
+				seg = segment{gen: st.gen, began: now, pacer: r.segmentPacer(now, st, &seg, wasPaused)}
 			}
+			wasPaused = false
 			w, stop := seg.pacer.Pace(now-seg.began, seg.hits)
 			// now+w is the hit's scheduled time, even when the pacer itself
 			// is late.
@@ -133,8 +144,12 @@ func (r *run) pace(ctx context.Context) time.Duration {
 				wait = w
 			}
 		}
+		wasPaused = wasPaused || st.paused
 		if !st.paused && st.load.Mode == load.Concurrency {
-			r.ensureClosed(ctx, st.load.Concurrency, st.wake)
+			r.ensureClosed(ctx, st.concurrency(d.opts.Plan != nil), st.wake)
+		}
+		if planWait >= 0 && (wait < 0 || planWait < wait) {
+			wait = planWait
 		}
 		var tick <-chan time.Time
 		if wait >= 0 {

@@ -156,7 +156,7 @@ func (w *worker) wanted(st *runState) bool {
 	if w.open {
 		return st.load.Mode == load.Rate && (st.load.MaxInFlight == 0 || w.index < st.load.MaxInFlight)
 	}
-	return st.load.Mode == load.Concurrency && w.index < st.load.Concurrency
+	return st.load.Mode == load.Concurrency && w.index < st.concurrency(w.r.d.opts.Plan != nil)
 }
 
 // do sends one request, with its retries, records its Result and returns

@@ -47,6 +47,7 @@ func (p *Progress) Add(s stats.Snapshot) {
 	}
 	fmt.Fprintf(b, "%7.1fs  %-16s  %9.1f infer/s  p50 %s  p99 %s (from %s)  errors %d",
 		s.Elapsed.Seconds(), s.Load.String(), s.Tick.InferPerS, ms(lat.P50), ms(lat.P99), from, s.Tick.Errors)
+	writePlanned(b, s.Load)
 	if s.Load.Paused {
 		// A pause by key, or a stepped run waiting for one level's requests
 		// to finish before the next: the throughput is the ones finishing.

@@ -724,8 +724,9 @@ func (r *collection) cut(now time.Time, end time.Duration, at []load.State) (*Sn
 		}
 		err = r.c.agg.Tick(d, ctrl && st.Target.Open(), s)
 		s.Load = loadOf(st, ctrl, s.Tick.Scheduled != nil)
+		s.Load.Planned = plannedMean(r.controls[0], end-d, end)
 	} else {
-		err = r.cutModels(s, d, at)
+		err = r.cutModels(s, d, end, at)
 	}
 	if sys := r.c.opts.System; sys != nil {
 		s.System = sys.Sample(r.ctx, s.Tick.Requests)
@@ -771,7 +772,7 @@ func (r *collection) stateAtEnd(i int, st load.State) (load.State, bool) {
 // cutModels closes the client side of a tick of a run over several models:
 // each model's entry from its own aggregator, the top from the one over
 // every result, with the models' loads together.
-func (r *collection) cutModels(s *Snapshot, d time.Duration, at []load.State) error {
+func (r *collection) cutModels(s *Snapshot, d, end time.Duration, at []load.State) error {
 	var err error
 	s.Models = make([]Model, len(r.c.models))
 	loads := make([]Load, len(r.c.models))
@@ -792,6 +793,7 @@ func (r *collection) cutModels(s *Snapshot, d time.Duration, at []load.State) er
 		m := &s.Models[i]
 		m.Name, m.Version = src.Name, src.Version
 		m.Load = loadOf(st, ctrl, ms.Tick.Scheduled != nil)
+		m.Load.Planned = plannedMean(r.controls[i], end-d, end)
 		m.Tick, m.Window, m.Run = ms.Tick, ms.Window, ms.Run
 		m.Histogram, m.ScheduledHistogram = ms.Histogram, ms.ScheduledHistogram
 		m.TTFTHistogram, m.ITLHistogram, m.ResponsesHistogram = ms.TTFTHistogram, ms.ITLHistogram, ms.ResponsesHistogram

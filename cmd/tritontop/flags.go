@@ -79,6 +79,7 @@ type loadFlags struct {
 	llm              llmFlags
 	dist             workerFlags // --workers, --start-at, --prometheus-addr
 	seq              seqFlags
+	loadShape        shapeFlags
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -169,6 +170,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	registerLLMFlags(fs, &f.llm)
 	registerWorkerFlags(fs, &f.dist)
 	registerSequenceFlags(fs, &f.seq)
+	registerShapeFlags(fs, &f.loadShape)
 	return fs
 }
 
@@ -216,6 +218,9 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	// A tick never spans two measurement windows.
 	f.tick = min(f.tick, time.Duration(f.intervalMS)*time.Millisecond)
 	if err := checkCombinations(f); err != nil {
+		return nil, err
+	}
+	if err := checkShapeFlags(f); err != nil {
 		return nil, err
 	}
 	if err := checkAddresses(f); err != nil {

@@ -335,6 +335,7 @@ func newDrivers(f *loadFlags, t *target, sched schedule, client driver.Client, s
 			Load:      initial,
 			Streaming: mf.streaming, Streams: streams, Decoupled: mt.decoupled(),
 			Timeout: f.timeout, Retries: f.retries, Sequences: seqs, Epoch: epoch,
+			Plan: mf.loadShape.plan, PlanDrain: f.drain,
 		})
 		if err != nil {
 			if f.several() {

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/tritontop/tritontop/load"
+)
+
+// shapeFlags are the flags that shape a run's load over time: a plan of
+// stages.
+type shapeFlags struct {
+	stages string
+
+	plan *load.Plan // --stages, parsed
+}
+
+// registerShapeFlags adds the load-shape flags to fs.
+func registerShapeFlags(fs *flag.FlagSet, f *shapeFlags) {
+	fs.StringVar(&f.stages, "stages", "",
+		"a load plan: DURATION:TARGET,... each ramping linearly from the last target (0 first) to a rate N/s or a concurrency c=N, e.g. 30s:100/s,2m:500/s,30s:0/s; the run ends with the plan, and ↑/↓ scale the rest of it")
+}
+
+// checkShapeFlags parses --stages and refuses what it cannot go with.
+func checkShapeFlags(f *loadFlags) error {
+	s := &f.loadShape
+	if s.stages == "" {
+		return nil
+	}
+	p, err := load.ParsePlan(s.stages)
+	if err != nil {
+		return usageError{fmt.Errorf("bad --stages %q: %w", s.stages, err)}
+	}
+	switch {
+	case f.set["concurrency"] || f.set["request-rate"] || f.concRange != "" || f.rateRange != "":
+		return usageError{errors.New("--stages sets the load over the whole run: drop --concurrency, --request-rate and the ranges")}
+	case f.plan != nil:
+		return usageError{errors.New("--stages sets the load itself: tritontop plan searches for it, so it takes no --stages")}
+	case f.loadFile != "" || len(f.modelArgs) > 1:
+		return usageError{errors.New("--stages is one model's plan: run one model with -m (a load file's model may have its own stages:)")}
+	case f.distribution == "poisson":
+		return usageError{errors.New("--stages paces requests evenly along its ramps: drop --request-distribution poisson")}
+	case f.dist.distributed():
+		return usageError{errors.New("--stages runs on one machine: drop --workers")}
+	}
+	s.plan = p
+	return nil
+}
