@@ -143,6 +143,9 @@ func (r *run) pace(ctx context.Context) time.Duration {
 			if !stop && w > 0 {
 				wait = w
 			}
+			if stop && r.planPacerDone(now, st) {
+				continue
+			}
 		}
 		wasPaused = wasPaused || st.paused
 		if !st.paused && st.load.Mode == load.Concurrency {

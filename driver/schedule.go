@@ -138,6 +138,11 @@ func (r *run) followPlan(now time.Duration, st *runState) (wait time.Duration, c
 	t := now - st.plan.startAt
 	i := p.StageAt(t)
 	if i == len(p.Stages) {
+		if p.Mode == load.Rate && !st.paused {
+			// The pacer stops the run once the hits due before the end,
+			// late ones too, are out.
+			return -1, false
+		}
 		d.Stop(d.opts.PlanDrain)
 		return -1, true
 	}
@@ -164,6 +169,17 @@ func (r *run) followPlan(now time.Duration, st *runState) (wait time.Duration, c
 		return stageEnd, false
 	}
 	return min(stageEnd, planConcurrencyPoll), false
+}
+
+// planPacerDone stops the run when a rate plan's pacer has no hit left and
+// the plan is over; it reports whether it did.
+func (r *run) planPacerDone(now time.Duration, st *runState) bool {
+	p := r.d.opts.Plan
+	if p == nil || now-st.plan.startAt < p.Duration() {
+		return false
+	}
+	r.d.Stop(r.d.opts.PlanDrain)
+	return true
 }
 
 // planConcurrencyPoll is how often a concurrency ramp looks at its level:

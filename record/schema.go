@@ -112,6 +112,8 @@ type Header struct {
 	// drive together (--workers); Merged on a file merged from such shares.
 	Worker *Worker `json:"worker,omitempty"`
 	Merged *Merged `json:"merged,omitempty"`
+	// Plan is the run's load plan (--stages), nil without one.
+	Plan *LoadPlan `json:"plan,omitempty"`
 }
 
 // ServerInfo identifies the server a run measured.
@@ -146,6 +148,8 @@ type ModelInfo struct {
 	// Load is a model's load at the start of a run over several models
 	// (Header.Models); nil otherwise (Header.Load).
 	Load *stats.Load `json:"load,omitempty"`
+	// Plan is the model's load plan in a run over several models.
+	Plan *LoadPlan `json:"plan,omitempty"`
 }
 
 // ProtoJSON renders a protobuf message for a Header the way perf_analyzer

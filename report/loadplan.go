@@ -19,3 +19,31 @@ func writePlanned(b *strings.Builder, l stats.Load) {
 		b.WriteString("/s")
 	}
 }
+
+// plannedMean averages a load plan's per-tick target (stats.Load.Planned)
+// over a step's ticks, weighted by their length.
+type plannedMean struct{ sum, span float64 }
+
+func (m *plannedMean) add(s stats.Snapshot) {
+	m.sum += s.Load.Planned * s.Interval.Seconds()
+	m.span += s.Interval.Seconds()
+}
+
+// of is l with the mean planned target over the ticks added; l as it is
+// without a plan.
+func (m *plannedMean) of(l stats.Load) stats.Load {
+	l.Planned = 0
+	if m.span > 0 && m.sum > 0 {
+		l.Planned = m.sum / m.span
+	}
+	return l
+}
+
+// loadCell names a step's load; under a load plan, the stage's target and
+// the plan's mean over the step: "rate 1000/s, plan 500".
+func loadCell(l stats.Load) string {
+	if l.Planned <= 0 {
+		return l.String()
+	}
+	return l.String() + ", plan " + strconv.FormatFloat(l.Planned, 'f', 1, 64)
+}

@@ -37,6 +37,7 @@ type modelSpec struct {
 	shapes    []string
 	inputData string
 	streaming *bool
+	stages    *load.Plan // a load file's stages: (--stages)
 }
 
 // hasLoad reports whether the spec sets the model's load.
@@ -116,11 +117,12 @@ type loadFileModel struct {
 	Shape        map[string][]int64 `yaml:"shape"`
 	InputData    string             `yaml:"input_data"`
 	Streaming    *bool              `yaml:"streaming"`
+	Stages       string             `yaml:"stages"`
 }
 
 // loadFileFields are loadFileModel's keys, for the error about one that
 // is not.
-const loadFileFields = "model, version, concurrency, rate, distribution, batch, shape, input_data, streaming"
+const loadFileFields = "model, version, concurrency, rate, distribution, batch, shape, input_data, streaming, stages"
 
 var unknownFieldRe = regexp.MustCompile(`field (\S+) not found in type \S+`)
 
@@ -164,6 +166,11 @@ func readLoadFile(path string) ([]modelSpec, error) {
 			m.load = load.Target{Mode: load.Concurrency, Concurrency: *e.Concurrency}
 		case e.Rate != nil:
 			m.load = load.Target{Mode: load.Rate, Rate: *e.Rate}
+		}
+		if e.Stages != "" {
+			if m.stages, err = modelStages(m, e); err != nil {
+				return nil, bad("%v", err)
+			}
 		}
 		switch e.Distribution {
 		case "":
@@ -298,6 +305,9 @@ func (f *loadFlags) applySpec(m modelSpec) {
 	}
 	if m.streaming != nil {
 		f.streaming = *m.streaming
+	}
+	if m.stages != nil {
+		f.loadShape.plan = m.stages
 	}
 }
 

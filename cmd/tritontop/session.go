@@ -410,7 +410,8 @@ func runHeader(f *loadFlags, args []string, t *target, drivers []*driver.Driver)
 		loads := make([]stats.Load, len(drivers))
 		for i, mt := range t.models {
 			loads[i] = stats.LoadOf(drivers[i].State())
-			mi := record.ModelInfo{Name: mt.flags.model, Version: mt.flags.modelVersion, Load: &loads[i]}
+			mi := record.ModelInfo{Name: mt.flags.model, Version: mt.flags.modelVersion, Load: &loads[i],
+				Plan: record.PlanOf(mt.flags.loadShape.plan)}
 			mi.Metadata, _ = record.ProtoJSON(mt.metadata)
 			mi.Config, _ = record.ProtoJSON(mt.config)
 			models = append(models, mi)
@@ -427,6 +428,7 @@ func runHeader(f *loadFlags, args []string, t *target, drivers []*driver.Driver)
 		Interval:         f.tick,
 		Window:           f.window,
 		Models:           models,
+		Plan:             record.PlanOf(f.loadShape.plan),
 	}
 	if len(f.urls) > 1 {
 		h.Server.Replicas, h.Server.Balance = f.urls, f.balance

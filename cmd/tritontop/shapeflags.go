@@ -47,3 +47,19 @@ func checkShapeFlags(f *loadFlags) error {
 	s.plan = p
 	return nil
 }
+
+// modelStages reads a load file model's stages:, which take the place of
+// its concurrency or rate.
+func modelStages(m modelSpec, e loadFileModel) (*load.Plan, error) {
+	if e.Concurrency != nil || e.Rate != nil {
+		return nil, fmt.Errorf("model %s has stages and a concurrency or rate: the stages set its load, drop the other", m.name)
+	}
+	if e.Distribution == "poisson" {
+		return nil, fmt.Errorf("model %s: stages pace requests evenly along their ramps: drop distribution: poisson", m.name)
+	}
+	p, err := load.ParsePlan(e.Stages)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: bad stages %q: %v", m.name, e.Stages, err)
+	}
+	return p, nil
+}

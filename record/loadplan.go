@@ -1,0 +1,28 @@
+package record
+
+import (
+	"time"
+
+	"github.com/tritontop/tritontop/load"
+)
+
+// LoadPlan is a run's load plan as its header records it, so that replay,
+// report and compare can set what was asked for against what was achieved
+// (each tick's Load.Planned has the plan's mean over the tick).
+type LoadPlan struct {
+	// Stages is the plan in --stages' syntax.
+	Stages   string        `json:"stages"`
+	Mode     load.Mode     `json:"mode"`
+	Duration time.Duration `json:"duration_ns"`
+	// Planned is what the plan asks for in all: requests for a rate plan,
+	// request-seconds for a concurrency plan (without overrides).
+	Planned float64 `json:"planned"`
+}
+
+// PlanOf is p's header entry; nil for no plan.
+func PlanOf(p *load.Plan) *LoadPlan {
+	if p == nil {
+		return nil
+	}
+	return &LoadPlan{Stages: p.String(), Mode: p.Mode, Duration: p.Duration(), Planned: p.Count(p.Duration())}
+}
