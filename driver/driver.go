@@ -88,6 +88,12 @@ type Options struct {
 	// gives only MaxInFlight.
 	Plan      *load.Plan
 	PlanDrain time.Duration
+	// Schedule, when set, sends requests at fixed times instead of Load's
+	// (a trace, --request-intervals): see Schedule. Its clock starts with
+	// Run, and the run stops after its last request, draining for
+	// PlanDrain. Load gives only MaxInFlight; SetRate and SetConcurrency
+	// do nothing.
+	Schedule *Schedule
 	// Epoch is the instant Result offsets and load changes count from
 	// (zero: when New is called). Drivers whose results one collector
 	// counts (one per model of a run over several models) share one, so
@@ -183,6 +189,15 @@ func New(opts Options) (*Driver, error) {
 		ps = planState{scale: 1, prevScale: 1, stageTarget: p.Target(0)}
 		initial = p.Target(0)
 		initial.MaxInFlight = opts.Load.MaxInFlight
+	}
+	if s := opts.Schedule; s != nil {
+		if opts.Plan != nil {
+			return nil, errors.New("driver: a load plan and a schedule both set the load: give one")
+		}
+		if err := s.check(len(opts.Requests)); err != nil {
+			return nil, fmt.Errorf("driver: %w", err)
+		}
+		initial = load.Target{Mode: load.Rate, Rate: s.MeanRate(), MaxInFlight: opts.Load.MaxInFlight}
 	}
 	if err := checkLoad(initial); err != nil {
 		return nil, fmt.Errorf("driver: %w", err)
@@ -296,6 +311,9 @@ func (d *Driver) SetLoad(l load.Target) {
 // SetConcurrency changes the closed-loop target (and switches to closed
 // loop).
 func (d *Driver) SetConcurrency(n int) {
+	if d.opts.Schedule != nil {
+		return
+	}
 	if p := d.opts.Plan; p != nil {
 		if p.Mode == load.Concurrency {
 			d.overridePlan(float64(n))
@@ -317,6 +335,9 @@ func (d *Driver) SetRate(r float64) {
 		if p.Mode == load.Rate {
 			d.overridePlan(r)
 		}
+		return
+	}
+	if d.opts.Schedule != nil {
 		return
 	}
 	d.change(func(s *runState) {

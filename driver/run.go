@@ -19,7 +19,7 @@ type run struct {
 	reqCtx    context.Context // every request's context; cancelled at the end
 	cancelReq context.CancelFunc
 	quit      chan struct{} // closed when no new request may start
-	tickets   chan time.Duration
+	tickets   chan ticket
 
 	workers workerTable    // written by the pacer only
 	closed  int            // closed-loop workers started
@@ -59,7 +59,7 @@ func (d *Driver) Run(ctx context.Context) error {
 		d:       d,
 		start:   d.epoch,
 		quit:    make(chan struct{}),
-		tickets: make(chan time.Duration),
+		tickets: make(chan ticket),
 		seqs:    d.seqs,
 	}
 	r.reqCtx, r.cancelReq = context.WithCancel(ctx)
@@ -126,6 +126,10 @@ func (r *run) pace(ctx context.Context) time.Duration {
 				continue
 			}
 		}
+		if d.opts.Schedule != nil && !st.plan.started {
+			r.startSchedule(now)
+			continue
+		}
 		if !st.paused && st.load.Mode == load.Rate {
 			if seg.gen != st.gen {
 				seg = segment{gen: st.gen, began: now, pacer: r.segmentPacer(now, st, &seg, wasPaused)}
@@ -135,7 +139,7 @@ func (r *run) pace(ctx context.Context) time.Duration {
 			// now+w is the hit's scheduled time, even when the pacer itself
 			// is late.
 			if !stop && w <= 0 {
-				if r.dispatch(ctx, now+w, st) {
+				if r.dispatch(ctx, ticket{at: now + w, req: r.requestOf(seg.hits)}, st) {
 					seg.hits++
 				}
 				continue
@@ -174,7 +178,7 @@ func (r *run) pace(ctx context.Context) time.Duration {
 // MaxInFlight caps the workers does it wait, and the wait shows as the
 // send's lateness. It reports false when a change of state, Stop or ctx
 // dropped the ticket.
-func (r *run) dispatch(ctx context.Context, scheduled time.Duration, st *runState) bool {
+func (r *run) dispatch(ctx context.Context, scheduled ticket, st *runState) bool {
 	select {
 	case r.tickets <- scheduled:
 		r.idle.Add(-1)

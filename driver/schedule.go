@@ -86,10 +86,16 @@ func scaled(t load.Target, scale float64) load.Target {
 // the tick's mean planned target. ok is false without a plan.
 func (d *Driver) Planned(at time.Duration) (float64, bool) {
 	p := d.opts.Plan
+	ps := d.state.Load().plan
+	if s := d.opts.Schedule; s != nil {
+		if !ps.started {
+			return 0, true
+		}
+		return float64(s.Count(at - ps.startAt)), true
+	}
 	if p == nil {
 		return 0, false
 	}
-	ps := d.state.Load().plan
 	if !ps.started {
 		return 0, true
 	}
@@ -175,7 +181,10 @@ func (r *run) followPlan(now time.Duration, st *runState) (wait time.Duration, c
 // the plan is over; it reports whether it did.
 func (r *run) planPacerDone(now time.Duration, st *runState) bool {
 	p := r.d.opts.Plan
-	if p == nil || now-st.plan.startAt < p.Duration() {
+	switch {
+	case r.d.opts.Schedule != nil:
+		// Past its last request.
+	case p == nil || now-st.plan.startAt < p.Duration():
 		return false
 	}
 	r.d.Stop(r.d.opts.PlanDrain)
@@ -200,11 +209,18 @@ func (s *runState) concurrency(hasPlan bool) int {
 // after a pause the plan moves on to now without catching up.
 func (r *run) segmentPacer(now time.Duration, st *runState, prev *segment, paused bool) Pacer {
 	p := r.d.opts.Plan
-	if p == nil {
+	if p == nil && r.d.opts.Schedule == nil {
 		return newPacer(st.load, r.d.opts.Seed+st.gen)
 	}
 	if prev.pacer != nil {
 		r.planHits += prev.hits
+	}
+	if s := r.d.opts.Schedule; s != nil {
+		t := now - st.plan.startAt
+		if paused {
+			r.planHits = max(r.planHits, s.Count(t))
+		}
+		return SchedulePacer{Schedule: s, From: t, First: r.planHits}
 	}
 	ps := &st.plan
 	t := now - ps.startAt

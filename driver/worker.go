@@ -21,10 +21,11 @@ import (
 // with other workers.
 type worker struct {
 	r     *run
-	id    int  // position in run.workers, encoded in stream request ids
-	index int  // position among the workers of its kind
-	open  bool // open-loop (ticket) worker
-	next  int  // next request to send, rotating through the prepared ones
+	id    int   // position in run.workers, encoded in stream request ids
+	index int   // position among the workers of its kind
+	open  bool  // open-loop (ticket) worker
+	next  int   // next request to send, rotating through the prepared ones
+	req   int32 // the request a ticket names, -1 for the next in turn
 	timer *time.Timer
 	// unavailable is the closed-loop pause after an UNAVAILABLE answer,
 	// doubled while they last; 0 after a request that was not.
@@ -76,7 +77,7 @@ type streamReply struct {
 }
 
 func newWorker(r *run, id, index int, open bool) *worker {
-	w := &worker{r: r, id: id, index: index, open: open, timer: time.NewTimer(time.Hour)}
+	w := &worker{r: r, id: id, index: index, open: open, req: -1, timer: time.NewTimer(time.Hour)}
 	w.timer.Stop()
 	if len(r.streams) > 0 {
 		w.stream = r.streams[id%len(r.streams)]
@@ -137,8 +138,9 @@ func (w *worker) loop() {
 		// instead of starting a new one.
 		r.idle.Add(1)
 		select {
-		case scheduled := <-r.tickets:
-			w.do(scheduled, r.now())
+		case t := <-r.tickets:
+			w.req = t.req
+			w.do(t.at, r.now())
 		case <-st.wake:
 			r.idle.Add(-1)
 		case <-r.quit:
@@ -165,7 +167,9 @@ func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 	r := w.r
 	d := r.d
 	i := w.next
-	if w.next++; w.next == len(d.prepared) {
+	if w.req >= 0 {
+		i, w.req = int(w.req), -1
+	} else if w.next++; w.next == len(d.prepared) {
 		w.next = 0
 	}
 	p, size := d.prepared[i], d.sizes[i]
