@@ -190,6 +190,9 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (flags go before it? see -h)", fs.Arg(0))
 	}
+	if err := checkShapeFlags(f); err != nil {
+		return nil, err
+	}
 	if err := takeModels(f); err != nil {
 		return nil, err
 	}
@@ -218,9 +221,6 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	// A tick never spans two measurement windows.
 	f.tick = min(f.tick, time.Duration(f.intervalMS)*time.Millisecond)
 	if err := checkCombinations(f); err != nil {
-		return nil, err
-	}
-	if err := checkShapeFlags(f); err != nil {
 		return nil, err
 	}
 	if err := checkAddresses(f); err != nil {

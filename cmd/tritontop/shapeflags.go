@@ -4,27 +4,42 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/trace"
 )
 
 // shapeFlags are the flags that shape a run's load over time: a plan of
 // stages.
 type shapeFlags struct {
-	stages string
+	stages           string
+	tracePath        string
+	traceSpeed       float64
+	requestIntervals string
 
-	plan *load.Plan // --stages, parsed
+	plan      *load.Plan      // --stages, parsed
+	trace     *trace.Trace    // --trace, read
+	intervals []time.Duration // --request-intervals, read
 }
 
 // registerShapeFlags adds the load-shape flags to fs.
 func registerShapeFlags(fs *flag.FlagSet, f *shapeFlags) {
 	fs.StringVar(&f.stages, "stages", "",
 		"a load plan: DURATION:TARGET,... each ramping linearly from the last target (0 first) to a rate N/s or a concurrency c=N, e.g. 30s:100/s,2m:500/s,30s:0/s; the run ends with the plan, and ↑/↓ scale the rest of it")
+	fs.StringVar(&f.tracePath, "trace", "",
+		"replay the requests of a trace FILE at its timestamps: tritontop's JSONL trace (tritontop capture), perf_analyzer input data with \"timestamp\"s, a Mooncake JSONL trace or a Triton trace file; the run ends after its last request")
+	fs.Float64Var(&f.traceSpeed, "trace-speed", 1, "with --trace: replay this many times faster (2 halves the gaps)")
+	fs.StringVar(&f.requestIntervals, "request-intervals", "",
+		"open loop: a FILE of intervals between requests in microseconds, one per line, looped (perf_analyzer's)")
 }
 
 // checkShapeFlags parses --stages and refuses what it cannot go with.
 func checkShapeFlags(f *loadFlags) error {
 	s := &f.loadShape
+	if err := checkTraceFlags(f); err != nil {
+		return err
+	}
 	if s.stages == "" {
 		return nil
 	}
