@@ -139,6 +139,9 @@ type requestTable struct {
 // request returns the index of r's request, building it the first time.
 func (b *requestTable) request(r *trace.Request) (int32, error) {
 	base := b.mt.requests
+	if len(base) == 0 && (r.DataRef != nil || len(r.Inputs) == 0) {
+		return 0, errors.New("it gives no inputs, and the model's own requests were not built")
+	}
 	switch {
 	case r.DataRef != nil:
 		// A data set of --input-data (perf_analyzer's fixed schedule).
@@ -287,4 +290,27 @@ func tracePlan(s *shapeFlags) *record.LoadPlan {
 			Trace: &record.TracePlan{File: s.requestIntervals, Format: "request-intervals", Speed: 1}}
 	}
 	return record.PlanOf(s.plan)
+}
+
+// traceHasInputs reports whether --trace gives the inputs of every request
+// of f's model, so that the model's own requests (from --shape and
+// --input-data) are not needed: a capture of a model with variable dims
+// replays without --shape.
+func traceHasInputs(f *loadFlags) bool {
+	t := f.loadShape.trace
+	if t == nil {
+		return false
+	}
+	any := false
+	for i := range t.Requests {
+		r := &t.Requests[i]
+		if r.Model != f.model && r.Model != "" {
+			continue
+		}
+		if len(r.Inputs) == 0 || r.DataRef != nil || r.InputLength > 0 || r.OutputLength > 0 {
+			return false
+		}
+		any = true
+	}
+	return any
 }
