@@ -202,14 +202,13 @@ func (p *GRPCProxy) handle(_ any, ss grpc.ServerStream) error {
 		}
 		if err != nil {
 			ss.SetTrailer(cs.Trailer())
+			if rec && !stream {
+				// ModelInfer's client sent its one request and closed its
+				// side: the request is written, whatever the answer.
+				<-upDone
+				p.finish(pending, respBytes)
+			}
 			if errors.Is(err, io.EOF) {
-				if rec && !stream {
-					// ModelInfer's client sent its one request and
-					// closed its side.
-					if e := <-upDone; e == nil {
-						p.finish(pending, respBytes)
-					}
-				}
 				return nil
 			}
 			cancel()
