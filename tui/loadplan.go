@@ -30,8 +30,8 @@ func stageText(st *Styles, s *stats.Snapshot) string {
 
 // planText is the load line's plan part, from the latest snapshot.
 func (p *headerPane) planText() string {
-	if p.b.raw == nil {
+	if p.b.hist == nil {
 		return ""
 	}
-	return planText(p.b.common.Styles, p.b.raw.latest())
+	return planText(p.b.common.Styles, p.b.hist.latest())
 }

@@ -133,8 +133,12 @@ func TestCaptureReplayRoundTrip(t *testing.T) {
 	p50, p99 := diffs[len(diffs)/2], diffs[len(diffs)*99/100]
 	t.Logf("%d requests; arrival gap difference replay vs capture: p50 %v p99 %v max %v", len(diffs)+1, p50, p99, diffs[len(diffs)-1])
 	// On an idle host the p99 is within 2 ms; a loaded test machine is
-	// held to what it can do.
-	if p99 > 100*time.Millisecond {
+	// held to what it can do (under the race detector, less).
+	limit := 250 * time.Millisecond
+	if raceEnabled {
+		limit = time.Second
+	}
+	if p99 > limit {
 		t.Errorf("arrival gaps differ by %v at p99", p99)
 	}
 }
