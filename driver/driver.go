@@ -91,6 +91,21 @@ type Options struct {
 	// (--async) workers are goroutines that the Go scheduler multiplexes
 	// on GOMAXPROCS threads, resumed when their response arrives.
 	LockThreads bool
+	// Plan, when set, runs a load plan (load.Plan: --stages) instead of
+	// Load: its clock starts with Run, each stage is a step of the state
+	// (Step is the stage's index, the target the stage's), a rate plan's
+	// requests are paced by PlanPacer and a concurrency plan's workers
+	// follow its level; the run stops at its end, draining for PlanDrain.
+	// SetRate and SetConcurrency then scale the rest of the plan. Load
+	// gives only MaxInFlight.
+	Plan      *load.Plan
+	PlanDrain time.Duration
+	// Schedule, when set, sends requests at fixed times instead of Load's
+	// (a trace, --request-intervals): see Schedule. Its clock starts with
+	// Run, and the run stops after its last request, draining for
+	// PlanDrain. Load gives only MaxInFlight; SetRate and SetConcurrency
+	// do nothing.
+	Schedule *Schedule
 	// Epoch is the instant Result offsets and load changes count from
 	// (zero: when New is called). Drivers whose results one collector
 	// counts (one per model of a run over several models) share one, so
@@ -138,6 +153,7 @@ type runState struct {
 	draining    bool
 	gen         uint64
 	wake        chan struct{}
+	plan        planState // where Options.Plan stands
 }
 
 // New checks opts, prepares the requests, and returns a driver ready to Run.
@@ -186,6 +202,27 @@ func New(opts Options) (*Driver, error) {
 		opts.ResultMaxAge = DefaultResultMaxAge
 	}
 	initial := opts.Load
+	var ps planState
+	if p := opts.Plan; p != nil {
+		if opts.Load.Distribution == load.Poisson {
+			return nil, errors.New("driver: a load plan paces its requests evenly; it has no Poisson schedule")
+		}
+		if opts.Sequences != nil && p.Mode == load.Rate {
+			return nil, errors.New("driver: a rate plan does not run sequences")
+		}
+		ps = planState{scale: 1, prevScale: 1, stageTarget: p.Target(0)}
+		initial = p.Target(0)
+		initial.MaxInFlight = opts.Load.MaxInFlight
+	}
+	if s := opts.Schedule; s != nil {
+		if opts.Plan != nil {
+			return nil, errors.New("driver: a load plan and a schedule both set the load: give one")
+		}
+		if err := s.check(len(opts.Requests)); err != nil {
+			return nil, fmt.Errorf("driver: %w", err)
+		}
+		initial = load.Target{Mode: load.Rate, Rate: s.MeanRate(), MaxInFlight: opts.Load.MaxInFlight}
+	}
 	if err := checkLoad(initial); err != nil {
 		return nil, fmt.Errorf("driver: %w", err)
 	}
@@ -215,7 +252,7 @@ func New(opts Options) (*Driver, error) {
 		}
 	}
 	d.balancer, _ = opts.Client.(*Balancer)
-	d.state.Store(&runState{load: initial, wake: make(chan struct{})})
+	d.state.Store(&runState{load: initial, wake: make(chan struct{}), plan: ps})
 	return d, nil
 }
 
@@ -299,6 +336,15 @@ func (d *Driver) SetLoad(l load.Target) {
 // SetConcurrency changes the closed-loop target (and switches to closed
 // loop).
 func (d *Driver) SetConcurrency(n int) {
+	if d.opts.Schedule != nil {
+		return
+	}
+	if p := d.opts.Plan; p != nil {
+		if p.Mode == load.Concurrency {
+			d.overridePlan(float64(n))
+		}
+		return
+	}
 	d.change(func(s *runState) {
 		s.load.Mode = load.Concurrency
 		s.load.Concurrency = max(n, 0)
@@ -309,6 +355,15 @@ func (d *Driver) SetConcurrency(n int) {
 func (d *Driver) SetRate(r float64) {
 	if !(r > 0) || math.IsInf(r, 0) {
 		r = 0
+	}
+	if p := d.opts.Plan; p != nil {
+		if p.Mode == load.Rate {
+			d.overridePlan(r)
+		}
+		return
+	}
+	if d.opts.Schedule != nil {
+		return
 	}
 	d.change(func(s *runState) {
 		s.load.Mode = load.Rate

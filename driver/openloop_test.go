@@ -246,7 +246,7 @@ func TestDispatchDoesNotWaitForBusyWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{d: d, start: time.Now(), quit: make(chan struct{}), tickets: make(chan time.Duration)}
+	r := &run{d: d, start: time.Now(), quit: make(chan struct{}), tickets: make(chan ticket)}
 	r.reqCtx, r.cancelReq = context.WithCancel(context.Background())
 	go func() {
 		for range d.Results() {
@@ -268,7 +268,7 @@ func TestDispatchDoesNotWaitForBusyWorker(t *testing.T) {
 	st := d.state.Load()
 	for i := range idle + 1 {
 		begin := time.Now()
-		if !r.dispatch(context.Background(), r.now(), st) {
+		if !r.dispatch(context.Background(), ticket{at: r.now(), req: -1}, st) {
 			t.Fatalf("ticket %d dropped", i)
 		}
 		if took := time.Since(begin); took >= delay/2 {

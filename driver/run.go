@@ -19,7 +19,7 @@ type run struct {
 	reqCtx    context.Context // every request's context; cancelled at the end
 	cancelReq context.CancelFunc
 	quit      chan struct{} // closed when no new request may start
-	tickets   chan time.Duration
+	tickets   chan ticket
 
 	workers workerTable    // written by the pacer only
 	closed  int            // closed-loop workers started
@@ -31,6 +31,8 @@ type run struct {
 	streamWG sync.WaitGroup // stream receivers
 
 	seqs *sequencer // the driver's, nil unless it runs sequences
+
+	planHits uint64 // a rate plan's hits issued before the current segment
 }
 
 // segment is a stretch of open-loop pacing with one rate; any change of the
@@ -57,7 +59,7 @@ func (d *Driver) Run(ctx context.Context) error {
 		d:       d,
 		start:   d.epoch,
 		quit:    make(chan struct{}),
-		tickets: make(chan time.Duration),
+		tickets: make(chan ticket),
 		seqs:    d.seqs,
 	}
 	r.reqCtx, r.cancelReq = context.WithCancel(ctx)
@@ -106,6 +108,7 @@ func (r *run) pace(ctx context.Context) time.Duration {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	seg := segment{gen: ^uint64(0)}
+	wasPaused := false // a pause since the last segment began
 	for {
 		select {
 		case <-d.stopReq:
@@ -117,15 +120,27 @@ func (r *run) pace(ctx context.Context) time.Duration {
 		now := r.now()
 		st := d.state.Load()
 		wait := time.Duration(-1) // until the next tick; -1: none
+		planWait := time.Duration(-1)
+		if d.opts.Plan != nil {
+			var changed bool
+			if planWait, changed = r.followPlan(now, st); changed {
+				continue
+			}
+		}
+		if d.opts.Schedule != nil && !st.plan.started {
+			r.startSchedule(now)
+			continue
+		}
 		if !st.paused && st.load.Mode == load.Rate {
 			if seg.gen != st.gen {
-				seg = segment{gen: st.gen, began: now, pacer: newPacer(st.load, d.opts.Seed+st.gen)}
+				seg = segment{gen: st.gen, began: now, pacer: r.segmentPacer(now, st, &seg, wasPaused)}
 			}
+			wasPaused = false
 			w, stop := seg.pacer.Pace(now-seg.began, seg.hits)
 			// now+w is the hit's scheduled time, even when the pacer itself
 			// is late.
 			if !stop && w <= 0 {
-				if r.dispatch(ctx, now+w, st) {
+				if r.dispatch(ctx, ticket{at: now + w, req: r.requestOf(seg.hits)}, st) {
 					seg.hits++
 				}
 				continue
@@ -133,9 +148,16 @@ func (r *run) pace(ctx context.Context) time.Duration {
 			if !stop && w > 0 {
 				wait = w
 			}
+			if stop && r.planPacerDone(now, st) {
+				continue
+			}
 		}
+		wasPaused = wasPaused || st.paused
 		if !st.paused && st.load.Mode == load.Concurrency {
-			r.ensureClosed(ctx, st.load.Concurrency, st.wake)
+			r.ensureClosed(ctx, st.concurrency(d.opts.Plan != nil), st.wake)
+		}
+		if planWait >= 0 && (wait < 0 || planWait < wait) {
+			wait = planWait
 		}
 		var tick <-chan time.Time
 		if wait >= 0 {
@@ -157,7 +179,7 @@ func (r *run) pace(ctx context.Context) time.Duration {
 // MaxInFlight caps the workers does it wait, and the wait shows as the
 // send's lateness. It reports false when a change of state, Stop or ctx
 // dropped the ticket.
-func (r *run) dispatch(ctx context.Context, scheduled time.Duration, st *runState) bool {
+func (r *run) dispatch(ctx context.Context, scheduled ticket, st *runState) bool {
 	select {
 	case r.tickets <- scheduled:
 		r.idle.Add(-1)

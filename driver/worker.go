@@ -22,10 +22,11 @@ import (
 // with other workers.
 type worker struct {
 	r     *run
-	id    int  // position in run.workers, encoded in stream request ids
-	index int  // position among the workers of its kind
-	open  bool // open-loop (ticket) worker
-	next  int  // next request to send, rotating through the prepared ones
+	id    int   // position in run.workers, encoded in stream request ids
+	index int   // position among the workers of its kind
+	open  bool  // open-loop (ticket) worker
+	next  int   // next request to send, rotating through the prepared ones
+	req   int32 // the request a ticket names, -1 for the next in turn
 	timer *time.Timer
 	// unavailable is the closed-loop pause after an UNAVAILABLE answer,
 	// doubled while they last; 0 after a request that was not.
@@ -77,7 +78,7 @@ type streamReply struct {
 }
 
 func newWorker(r *run, id, index int, open bool) *worker {
-	w := &worker{r: r, id: id, index: index, open: open, timer: time.NewTimer(time.Hour)}
+	w := &worker{r: r, id: id, index: index, open: open, req: -1, timer: time.NewTimer(time.Hour)}
 	w.timer.Stop()
 	if len(r.streams) > 0 {
 		w.stream = r.streams[id%len(r.streams)]
@@ -142,8 +143,9 @@ func (w *worker) loop() {
 		// instead of starting a new one.
 		r.idle.Add(1)
 		select {
-		case scheduled := <-r.tickets:
-			w.do(scheduled, r.now())
+		case t := <-r.tickets:
+			w.req = t.req
+			w.do(t.at, r.now())
 		case <-st.wake:
 			r.idle.Add(-1)
 		case <-r.quit:
@@ -161,7 +163,7 @@ func (w *worker) wanted(st *runState) bool {
 	if w.open {
 		return st.load.Mode == load.Rate && (st.load.MaxInFlight == 0 || w.index < st.load.MaxInFlight)
 	}
-	return st.load.Mode == load.Concurrency && w.index < st.load.Concurrency
+	return st.load.Mode == load.Concurrency && w.index < st.concurrency(w.r.d.opts.Plan != nil)
 }
 
 // do sends one request, with its retries, records its Result and returns
@@ -170,7 +172,9 @@ func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 	r := w.r
 	d := r.d
 	i := w.next
-	if w.next++; w.next == len(d.prepared) {
+	if w.req >= 0 {
+		i, w.req = int(w.req), -1
+	} else if w.next++; w.next == len(d.prepared) {
 		w.next = 0
 	}
 	p, size := d.prepared[i], d.sizes[i]

@@ -116,6 +116,8 @@ type Header struct {
 	// same load one after the other, each snapshot and step with its
 	// repeat (1 to N), numbered on across repeats.
 	Repeats int `json:"repeats,omitempty"`
+	// Plan is the run's load plan (--stages), nil without one.
+	Plan *LoadPlan `json:"plan,omitempty"`
 }
 
 // ServerInfo identifies the server a run measured.
@@ -153,6 +155,8 @@ type ModelInfo struct {
 	// Load is a model's load at the start of a run over several models
 	// (Header.Models); nil otherwise (Header.Load).
 	Load *stats.Load `json:"load,omitempty"`
+	// Plan is the model's load plan in a run over several models.
+	Plan *LoadPlan `json:"plan,omitempty"`
 }
 
 // ProtoJSON renders a protobuf message for a Header the way perf_analyzer

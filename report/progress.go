@@ -55,6 +55,7 @@ func (p *Progress) Add(s stats.Snapshot) {
 		// Sends the server served on top of the requests counted.
 		b.WriteString("  retries " + strconv.FormatInt(s.Tick.Retries, 10))
 	}
+	writePlanned(b, s.Load)
 	if s.Load.Paused {
 		// A pause by key, or a stepped run waiting for one level's requests
 		// to finish before the next: the throughput is the ones finishing.

@@ -16,6 +16,7 @@ import (
 // same thing whoever makes it.
 type StepBuilder struct {
 	load      stats.Load
+	planned   plannedMean // a load plan's target over the ticks
 	firstSeq  int
 	lastSeq   int
 	ticks     int
@@ -52,6 +53,7 @@ func (p *StepBuilder) Add(s stats.Snapshot) {
 	p.ticks++
 	p.lastSeq = s.Seq
 	p.paused += s.Paused
+	p.planned.add(s)
 	p.load.InFlight, p.load.Paused = s.Load.InFlight, s.Load.Paused
 
 	t := s.Tick
@@ -124,7 +126,7 @@ func (p *StepBuilder) Step() record.Step {
 	}
 	c.SetRates()
 	st := record.Step{
-		Load:      p.load,
+		Load:      p.planned.of(p.load),
 		FirstSeq:  p.firstSeq,
 		LastSeq:   p.lastSeq,
 		Ticks:     p.ticks,

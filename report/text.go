@@ -183,7 +183,7 @@ func stepRow(i int, st record.Step) []string {
 	if c.Scheduled != nil && c.Scheduled.Count > 0 {
 		l = *c.Scheduled
 	}
-	row := []string{strconv.Itoa(i + 1), st.Load.String(), fixed(c.InferPerS, 1)}
+	row := []string{strconv.Itoa(i + 1), loadCell(st.Load), fixed(c.InferPerS, 1)}
 	if l.Count > 0 {
 		row = append(row, msCell(l.P50), msCell(l.P90), msCell(l.P95), msCell(l.P99))
 	} else {

@@ -728,6 +728,7 @@ func (r *collection) cut(now time.Time, end time.Duration, at []load.State) (*Sn
 		s.Paused = r.pausedIn(0, st, ctrl, end, d)
 		err = r.c.agg.Tick(d-s.Paused, ctrl && st.Target.Open(), s)
 		s.Load = loadOf(st, ctrl, s.Tick.Scheduled != nil)
+		s.Load.Planned = plannedMean(r.controls[0], end-d, end)
 	} else {
 		err = r.cutModels(s, end, d, at)
 	}
@@ -818,6 +819,7 @@ func (r *collection) cutModels(s *Snapshot, end, d time.Duration, at []load.Stat
 		m := &s.Models[i]
 		m.Name, m.Version = src.Name, src.Version
 		m.Load = loadOf(st, ctrl, ms.Tick.Scheduled != nil)
+		m.Load.Planned = plannedMean(r.controls[i], end-d, end)
 		m.Tick, m.Window, m.Run = ms.Tick, ms.Window, ms.Run
 		m.Histogram, m.ScheduledHistogram = ms.Histogram, ms.ScheduledHistogram
 		m.TTFTHistogram, m.ITLHistogram, m.ResponsesHistogram = ms.TTFTHistogram, ms.ITLHistogram, ms.ResponsesHistogram

@@ -149,8 +149,7 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 		out = append(out, f)
 	}
 
-	if last.Load.Open() && last.Load.Rate > 0 && c.Duration > 0 && !last.Load.Paused {
-		offered := last.Load.Rate
+	if offered := offeredRate(tail); last.Load.Open() && offered > 0 && c.Duration > 0 && !last.Load.Paused {
 		achieved := float64(c.Requests+c.Cancelled) / c.Duration.Seconds()
 		switch {
 		case achieved < (1-behindShare)*offered && offered*c.Duration.Seconds() >= behindRequests:

@@ -99,6 +99,11 @@ type Load struct {
 	// Sequences counts a stateful model's sequences started and not yet
 	// ended at the tick's end; 0 for other models.
 	Sequences int `json:"sequences,omitempty"`
+	// Planned is a load plan's (--stages) mean target over the tick, with
+	// the overrides: requests per second, or requests in flight; 0 without
+	// a plan. Rate or Concurrency is then the stage's target and Step the
+	// stage.
+	Planned float64 `json:"planned,omitempty"`
 }
 
 // LoadOf is the run-file form of a load generator's state. Only the fields

@@ -210,9 +210,9 @@ func (p *headerPane) loadText() string {
 		if l.Distribution == load.Poisson {
 			t += " " + string(l.Distribution)
 		}
-		return t + hint + step
+		return t + hint + step + p.planText()
 	case load.Concurrency:
-		return "concurrency " + st.Value.Render(strconv.Itoa(l.Concurrency)) + hint + step
+		return "concurrency " + st.Value.Render(strconv.Itoa(l.Concurrency)) + hint + step + p.planText()
 	case load.Mixed:
 		return "concurrency " + st.Value.Render(strconv.Itoa(l.Concurrency)) + " + rate " + st.Value.Render(fmtRate(l.Rate)+"/s") + hint
 	}

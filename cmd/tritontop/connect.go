@@ -134,6 +134,9 @@ func (t *target) describeModel(ctx context.Context, f *loadFlags) error {
 
 // buildRequests builds the model's requests, which may take limit bytes.
 func (t *target) buildRequests(f *loadFlags, limit int64) error {
+	if traceHasInputs(f) {
+		return nil // the trace's requests carry their own (scheduleFor)
+	}
 	shapes, err := triton.ParseShapes(f.shapes)
 	if err != nil {
 		return usageError{err}

@@ -83,6 +83,7 @@ type loadFlags struct {
 	out              outputFlags
 	pa               paFlags // perf_analyzer's flags (paflags.go)
 	gate             gateFlags
+	loadShape        shapeFlags
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -180,6 +181,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	registerOutputFlags(fs, &f.out)
 	registerPerfAnalyzerFlags(fs, f, stderr)
 	registerGateFlags(fs, &f.gate)
+	registerShapeFlags(fs, &f.loadShape)
 	return fs
 }
 
@@ -201,6 +203,9 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (flags go before it? see -h)", fs.Arg(0))
+	}
+	if err := checkShapeFlags(f); err != nil {
+		return nil, err
 	}
 	if err := takeModels(f); err != nil {
 		return nil, err

@@ -56,6 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return runCompare(args[1:], stdout, stderr)
 		case "merge":
 			return runMerge(args[1:], stdout, stderr)
+		case "capture":
+			return runCapture(args[1:], stdout, stderr)
 		case "version", "--version", "-version":
 			fmt.Fprintf(stdout, "tritontop %s\n", version)
 			return exitOK

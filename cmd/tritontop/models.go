@@ -39,6 +39,7 @@ type modelSpec struct {
 	streaming *bool
 	// thresholds are the model's own --threshold expressions.
 	thresholds []string
+	stages     *load.Plan // a load file's stages: (--stages)
 }
 
 // hasLoad reports whether the spec sets the model's load.
@@ -119,11 +120,12 @@ type loadFileModel struct {
 	InputData    string             `yaml:"input_data"`
 	Streaming    *bool              `yaml:"streaming"`
 	Thresholds   []string           `yaml:"thresholds"`
+	Stages       string             `yaml:"stages"`
 }
 
 // loadFileFields are loadFileModel's keys, for the error about one that
 // is not.
-const loadFileFields = "model, version, concurrency, rate, distribution, batch, shape, input_data, streaming, thresholds"
+const loadFileFields = "model, version, concurrency, rate, distribution, batch, shape, input_data, streaming, thresholds, stages"
 
 var unknownFieldRe = regexp.MustCompile(`field (\S+) not found in type \S+`)
 
@@ -167,6 +169,11 @@ func readLoadFile(path string) ([]modelSpec, error) {
 			m.load = load.Target{Mode: load.Concurrency, Concurrency: *e.Concurrency}
 		case e.Rate != nil:
 			m.load = load.Target{Mode: load.Rate, Rate: *e.Rate}
+		}
+		if e.Stages != "" {
+			if m.stages, err = modelStages(m, e); err != nil {
+				return nil, bad("%v", err)
+			}
 		}
 		switch e.Distribution {
 		case "":
@@ -301,6 +308,9 @@ func (f *loadFlags) applySpec(m modelSpec) {
 	}
 	if m.streaming != nil {
 		f.streaming = *m.streaming
+	}
+	if m.stages != nil {
+		f.loadShape.plan = m.stages
 	}
 }
 

@@ -351,11 +351,16 @@ func newDrivers(f *loadFlags, t *target, sched schedule, client driver.Client, s
 			}
 			initial = sc.initial
 		}
+		schedule, requests, err := scheduleFor(mf, mt, len(out) == 0)
+		if err != nil {
+			return nil, err
+		}
 		opts := driver.Options{
-			Client: client, Requests: mt.requests, BatchSize: mf.batch,
+			Client: client, Requests: requests, BatchSize: mf.batch, Schedule: schedule,
 			Load:      initial,
 			Streaming: mf.streaming, Streams: streams, Decoupled: mt.decoupled(),
 			Timeout: f.timeout, Retries: f.retries, Sequences: seqs, Epoch: epoch,
+			Plan: mf.loadShape.plan, PlanDrain: f.drain,
 			LockThreads: f.pa.sync,
 		}
 		f.retry.options(&opts)
@@ -433,7 +438,8 @@ func runHeader(f *loadFlags, args []string, t *target, drivers []*driver.Driver)
 		loads := make([]stats.Load, len(drivers))
 		for i, mt := range t.models {
 			loads[i] = stats.LoadOf(drivers[i].State())
-			mi := record.ModelInfo{Name: mt.flags.model, Version: mt.flags.modelVersion, Load: &loads[i]}
+			mi := record.ModelInfo{Name: mt.flags.model, Version: mt.flags.modelVersion, Load: &loads[i],
+				Plan: tracePlan(&mt.flags.loadShape)}
 			mi.Metadata, _ = record.ProtoJSON(mt.metadata)
 			mi.Config, _ = record.ProtoJSON(mt.config)
 			models = append(models, mi)
@@ -450,6 +456,7 @@ func runHeader(f *loadFlags, args []string, t *target, drivers []*driver.Driver)
 		Interval:         f.tick,
 		Window:           f.window,
 		Models:           models,
+		Plan:             tracePlan(&f.loadShape),
 	}
 	if len(f.urls) > 1 {
 		h.Server.Replicas, h.Server.Balance = f.urls, f.balance
