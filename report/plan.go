@@ -28,6 +28,9 @@ func WritePlan(w io.Writer, p *record.Plan) error {
 		return writeOut(w, &b)
 	}
 	fmt.Fprintf(&b, "  One replica holds %s req/s (%s) under the SLO.\n", fixed(p.Capacity, 1), p.CapacityLevel.String())
+	if p.CapacityTokensPerS > 0 {
+		fmt.Fprintf(&b, "  That is %s output tokens/s.\n", fixed(p.CapacityTokensPerS, 1))
+	}
 	if p.CapacityBasis != "" {
 		fmt.Fprintf(&b, "  Capacity: %s.\n", p.CapacityBasis)
 	}

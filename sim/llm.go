@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/tokenizer"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -20,9 +21,10 @@ import (
 // with the prompt and with the queue, and the time per token with the
 // number of requests running.
 //
-// The model reads its prompt from the BYTES input "text_input" (its words
-// count as tokens), the number of tokens asked for from the integer input
-// "max_tokens" or else the request parameter "max_tokens", and whether to
+// The model reads its prompt from the BYTES input "text_input" (its tokens
+// counted with the embedded cl100k_base tokenizer), the number of tokens asked for from the integer input
+// "max_tokens" or else the request parameter "max_tokens" (and at least
+// the request parameter "min_tokens", when given), and whether to
 // stream from the BOOL input "stream" (true without one). Streaming, it
 // sends one response per token on its first BYTES output (the token's
 // word); otherwise one response with every token at the end.
@@ -78,6 +80,10 @@ const (
 	llmTextInput = "text_input"
 	llmMaxTokens = "max_tokens"
 	llmStream    = "stream"
+	// llmMinTokens is the request parameter that keeps a request
+	// generating until it has that many tokens (vLLM's and TensorRT-LLM's
+	// min_tokens, genai-perf's way to fix the output length).
+	llmMinTokens = "min_tokens"
 )
 
 // check validates the spec for model m.
@@ -152,9 +158,7 @@ func (m *model) llmJob(r *request, rng *rand.Rand) llmJob {
 		data := r.data[i]
 		switch in.name {
 		case llmTextInput:
-			if elems, err := kserve.DecodeBytes(data, 1); err == nil && len(elems) > 0 {
-				j.prompt = countWords(elems[0])
-			}
+			j.prompt = r.promptTokens
 		case llmMaxTokens:
 			if in.size > 0 && len(data) >= in.size {
 				j.maxTokens = int(min(readInt(data[:in.size], in.dtype), math.MaxInt32))
@@ -180,10 +184,25 @@ func (m *model) llmJob(r *request, rng *rand.Rand) llmJob {
 		}
 	}
 	j.tokens = l.OutputTokens.draw(rng)
+	if p, ok := r.req.GetParameters()[llmMinTokens].GetParameterChoice().(*pb.InferParameter_Int64Param); ok {
+		j.tokens = max(j.tokens, int(min(p.Int64Param, math.MaxInt32)))
+	}
 	if j.maxTokens > 0 {
 		j.tokens = min(j.tokens, j.maxTokens)
 	}
 	return j
+}
+
+// llmPromptTokens counts the tokens of a request's text_input.
+func (m *model) llmPromptTokens(r *request) int {
+	i, ok := m.inputIdx[llmTextInput]
+	if !ok || i >= len(r.data) {
+		return 0
+	}
+	if elems, err := kserve.DecodeBytes(r.data[i], 1); err == nil && len(elems) > 0 {
+		return countTokens(elems[0])
+	}
+	return 0
 }
 
 // draw draws one length.
@@ -219,6 +238,16 @@ func readInt(b []byte, dt pb.DataType) int64 {
 		return int64(min(le.Uint64(b), math.MaxInt64))
 	}
 	return int64(le.Uint64(b))
+}
+
+// countTokens counts the tokens of a text with the embedded tokenizer the
+// client counts with too (or its words, should the tokenizer not load).
+func countTokens(b []byte) int {
+	tk, err := tokenizer.Load()
+	if err != nil {
+		return countWords(b)
+	}
+	return tk.Count(string(b))
 }
 
 // countWords counts the words of a text, the usual approximation of its

@@ -49,6 +49,8 @@ func TestAggregatorStreaming(t *testing.T) {
 	}
 	want := StreamingStats{
 		Requests: 4, Responses: 6, ResponsesPerS: 12,
+		// Without the server's count, a response is a token.
+		OutputTokens: 6, OutputTokensPerS: 12,
 		PerRequest: Counts{Count: 4, Min: 0, Mean: 1.5, P50: 1, P90: 3, P95: 3, P99: 3, P999: 3, Max: 3},
 		// The histogram's percentiles are the highest value of their
 		// bucket: 20.015 ms for 20 ms at 3 significant digits.
@@ -202,5 +204,63 @@ func TestServerResponseDeltas(t *testing.T) {
 	sum.Add(&ServerResponses{Success: 1, ComputeInfer: 1000, ComputeInferCount: 1, LaterComputeInfer: 1000, LaterCount: 1})
 	if sum.Success != 10 || sum.ComputeInferCount != 12 || sum.ComputeInfer != time.Duration((float64(want.ComputeInfer)*11+1000)/12) {
 		t.Errorf("sum = %+v", sum)
+	}
+}
+
+// TestAggregatorOutputTokensFromTheServer counts the output tokens the
+// server reported (a text endpoint's usage) where it did, and a token per
+// response elsewhere.
+func TestAggregatorOutputTokensFromTheServer(t *testing.T) {
+	a := NewAggregator(time.Second, 2*time.Second)
+	usage := decoupled(0, 10*msec, 2*msec, 2*msec) // 3 responses carrying 7 tokens
+	usage.Timing.Tokens = 7
+	a.Add([]driver.Result{usage, decoupled(0, 10*msec, 2*msec)})
+	var s Snapshot
+	if err := a.Tick(time.Second, false, &s); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Tick.Streaming; st == nil || st.Responses != 5 || st.OutputTokens != 9 || st.OutputTokensPerS != 9 {
+		t.Fatalf("streaming %+v; want 5 responses, 9 tokens, 9 per second", st)
+	}
+	// The run's counters add up and their rate is derived again.
+	var sum ClientStats
+	sum.Add(&s.Tick)
+	sum.Add(&s.Tick)
+	sum.Duration = 2 * time.Second
+	sum.SetRates()
+	if sum.Streaming.OutputTokens != 18 || sum.Streaming.OutputTokensPerS != 9 {
+		t.Fatalf("added: %+v", sum.Streaming)
+	}
+}
+
+// TestAggregatorTTFTFromSchedule measures an open loop's time to first
+// response from the schedule too: a request sent 30 ms late waited those
+// 30 ms for its first token as well. A closed loop has no such number.
+func TestAggregatorTTFTFromSchedule(t *testing.T) {
+	a := NewAggregator(time.Second, 2*time.Second)
+	late := decoupled(30*msec, 10*msec, 2*msec)
+	late.Scheduled = 0
+	onTime := decoupled(100*msec, 20*msec)
+	onTime.Scheduled = 100*msec - time.Microsecond
+	a.Add([]driver.Result{late, onTime})
+	var s Snapshot
+	if err := a.Tick(time.Second, false, &s); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Tick.Streaming
+	if st == nil || st.TTFTScheduled == nil || st.TTFT.Max != 20*msec || st.TTFTScheduled.Max != 40*msec ||
+		st.TTFTScheduled.Min != 20*msec+time.Microsecond || st.TTFTScheduled.Count != 2 {
+		t.Fatalf("streaming %+v, from schedule %+v", st, st.TTFTScheduled)
+	}
+	if w := s.Window.Streaming; w == nil || w.TTFTScheduled == nil || w.TTFTScheduled.Max != 40*msec {
+		t.Fatalf("window: %+v", w)
+	}
+	closed := NewAggregator(time.Second, 2*time.Second)
+	closed.Add([]driver.Result{decoupled(0, 10*msec)})
+	if err := closed.Tick(time.Second, false, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Tick.Streaming.TTFTScheduled != nil {
+		t.Fatalf("closed loop: %+v", s.Tick.Streaming.TTFTScheduled)
 	}
 }

@@ -61,6 +61,7 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 		Headers:        headerMap(f.headers),
 		ConnectTimeout: f.connectTimeout,
 	}
+	f.endpoint.options(&opts, f.streaming)
 	if f.ssl {
 		opts.TLS = &triton.TLSOptions{CAFile: f.sslCA, CertFile: f.sslCert, KeyFile: f.sslKey}
 	}
@@ -122,7 +123,7 @@ func (t *target) describeModel(ctx context.Context, f *loadFlags) error {
 	}
 	textsafe.Sanitize(t.metadata)
 	textsafe.Sanitize(t.config)
-	if t.config.GetModelTransactionPolicy().GetDecoupled() && !f.streaming {
+	if t.config.GetModelTransactionPolicy().GetDecoupled() && !f.streaming && !f.endpoint.text() {
 		how := "add --streaming"
 		if f.loadFile != "" {
 			how = "add streaming: true to the model in --load-file, or --streaming"
@@ -143,6 +144,9 @@ func (t *target) buildRequests(f *loadFlags, limit int64) error {
 	}
 	inputs := triton.InputOptions{Data: f.inputData, Shapes: shapes, BatchSize: f.batch, MaxBytes: limit, StringLength: f.pa.stringLength}
 	if err := f.llm.apply(&inputs, t.metadata, f.streaming); err != nil {
+		return usageError{err}
+	}
+	if err := f.endpoint.applyTokens(&inputs, t.metadata, f.set, f.several()); err != nil {
 		return usageError{err}
 	}
 	t.requests, err = triton.BuildRequests(t.metadata, t.config, inputs)

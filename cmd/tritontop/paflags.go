@@ -147,7 +147,6 @@ func registerPerfAnalyzerFlags(fs *flag.FlagSet, f *loadFlags, stderr io.Writer)
 		{"periodic-concurrency-range", "--periodic-concurrency-range is not supported: use --concurrency-range START:END:STEP", false},
 		{"request-period", "--request-period is not supported: it goes with --periodic-concurrency-range", false},
 		{"session-concurrency", "--session-concurrency is not supported: it is for --service-kind openai", false},
-		{"endpoint", "--endpoint is not supported: it is for --service-kind openai", false},
 		{"grpc-method", "--grpc-method is not supported: it is for --service-kind dynamic_grpc", false},
 		{"proto", "--proto is not supported: it is for --service-kind dynamic_grpc", false},
 		{"trace-level", "--trace-level is not supported: tritontop does not change the server's trace settings: set them on the server (tritonserver --trace-config)", false},

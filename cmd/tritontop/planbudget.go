@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/tritontop/tritontop/plan"
@@ -26,7 +27,17 @@ type planBudgetFlags struct {
 
 // registerPlanBudgetFlags adds them to fs.
 func registerPlanBudgetFlags(fs *flag.FlagSet, b *planBudgetFlags) {
-	fs.IntVar(&b.repeat, "repeat", plan.DefaultRepeat, "measure the capacity level this many times in all; the plan reports their median and range and plans on the lowest")
+	// A load run's --repeat (gateflags.go) reruns the whole load; in a
+	// plan the same flag repeats the measurement of the capacity level
+	// instead, so the plan takes the flag over rather than defining a second.
+	b.repeat = plan.DefaultRepeat
+	planRepeat := &intFlag{p: &b.repeat}
+	usage := "measure the capacity level this many times in all; the plan reports their median and range and plans on the lowest"
+	if fl := fs.Lookup("repeat"); fl != nil {
+		fl.Value, fl.Usage, fl.DefValue = planRepeat, usage, planRepeat.String()
+	} else {
+		fs.Var(planRepeat, "repeat", usage)
+	}
 	fs.BoolVar(&b.allowClientBound, "allow-client-bound", false, "plan replicas even when the client limited the measurement (marked as a lower bound); without it such a plan is refused, exit 99")
 	fs.Float64Var(&b.minRate, "min-rate", 0, "the trough, requests per second, that minReplicas serve (default 25% of --target-rate)")
 	fs.Float64Var(&b.burst, "burst", plan.DefaultBurst, "the share over --target-rate that maxReplicas serve, for bursts")
@@ -120,4 +131,23 @@ func (l *stepLines) write(w io.Writer, st *plan.Stepper, elapsed time.Duration, 
 // phased is a search that names its levels (plan.Capacity).
 type phased interface {
 	Phase(done []plan.Level, i int) string
+}
+
+// intFlag is a flag.Value writing an int.
+type intFlag struct{ p *int }
+
+func (v *intFlag) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.Itoa(*v.p)
+}
+
+func (v *intFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("not a whole number: %q", s)
+	}
+	*v.p = n
+	return nil
 }
