@@ -308,3 +308,40 @@ func TestShmErrors(t *testing.T) {
 	}
 	want("after unregister", infer("r", 64, 0, 64, true), codes.NotFound, "Unable to find shared memory region: 'r'")
 }
+
+// TestGRPCStreamShm: a request over ModelStreamInfer with its tensors in
+// shared memory reads its inputs from their region and writes its outputs
+// into theirs, as a unary one does.
+func TestGRPCStreamShm(t *testing.T) {
+	s := startSim(t, ExampleRepository(), EngineOptions{})
+	c, _ := rawGRPC(t, s)
+	ctx := ctxT(t)
+	key, mem := shmCreate(t, "stream", 256)
+	if _, err := c.SystemSharedMemoryRegister(ctx, &pb.SystemSharedMemoryRegisterRequest{Name: "r", Key: key, ByteSize: 256}); err != nil {
+		t.Fatal(err)
+	}
+	in0, in1 := exampleInputs()
+	putInt32s(mem, in0)
+	putInt32s(mem[64:], in1)
+	at := func(off int64) map[string]*pb.InferParameter {
+		return map[string]*pb.InferParameter{"shared_memory_region": shmParam("r"), "shared_memory_byte_size": i64Param(64), "shared_memory_offset": i64Param(off)}
+	}
+	st, err := c.ModelStreamInfer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&pb.ModelInferRequest{ModelName: "simple",
+		Inputs: []*pb.ModelInferRequest_InferInputTensor{
+			{Name: "INPUT0", Datatype: "INT32", Shape: []int64{1, 16}, Parameters: at(0)},
+			{Name: "INPUT1", Datatype: "INT32", Shape: []int64{1, 16}, Parameters: at(64)}},
+		Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "OUTPUT0", Parameters: at(128)}, {Name: "OUTPUT1", Parameters: at(192)}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := st.Recv()
+	if err != nil || resp.GetErrorMessage() != "" {
+		t.Fatalf("stream answer: %v %q", err, resp.GetErrorMessage())
+	}
+	checkSumsAndDifferences(t, mem[128:], in0, in1)
+	_ = st.CloseSend()
+}
