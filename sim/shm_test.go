@@ -238,6 +238,11 @@ func TestHTTPSimpleShmClient(t *testing.T) {
 	if err := json.Unmarshal(b, &regions); code != 200 || err != nil || len(regions) != 2 || regions[0].Name != "input_data" || regions[0].Key != inKey {
 		t.Fatalf("status = %d %s", code, b)
 	}
+	bad := strings.Replace(body, `"binary_data":false`, `"binary_data":true`, 1)
+	if code, _, b := httpDo(t, "POST", base+"/v2/models/simple/infer", []byte(bad), nil); code != 400 ||
+		string(b) != `{"error":"Output can't set both 'shared_memory_region' and 'binary_data'"}` {
+		t.Errorf("binary data and shared memory on one output: %d %s", code, b)
+	}
 	post("/v2/systemsharedmemory/unregister", "")
 	if code, _, b := httpDo(t, "GET", base+"/v2/systemsharedmemory/status", nil, nil); code != 200 || string(b) != "[]" {
 		t.Fatalf("status after unregister = %d %s", code, b)
