@@ -201,7 +201,18 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 				return
 			}
 			inflight.Add(1)
-			r, err := g.engine.submit(req, true, answers.completed, answers.responded)
+			onDone := answers.completed
+			if usesShm(req) {
+				resolved, outs, err := g.engine.resolveShm(req)
+				if err != nil {
+					inflight.Done()
+					answerError(req, err)
+					continue
+				}
+				req = resolved
+				onDone = g.engine.shmCompleted(outs, answers.completed)
+			}
+			r, err := g.engine.submit(req, true, onDone, answers.responded)
 			if err != nil {
 				inflight.Done()
 				answerError(req, err)

@@ -277,6 +277,9 @@ func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.Mode
 		return nil, form, badRequest("unexpected additional input data for model '%s'", model)
 	}
 	for _, o := range in.Outputs {
+		if err := checkShmOutput(o.Parameters); err != nil {
+			return nil, form, err
+		}
 		out := &pb.ModelInferRequest_InferRequestedOutputTensor{Name: o.Name}
 		for k, v := range o.Parameters {
 			switch k {

@@ -368,3 +368,21 @@ func (e *Engine) inferShm(ctx context.Context, req *pb.ModelInferRequest, stream
 func openShmError(key string) error {
 	return &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("Unable to open shared memory region: '%s'", key)}
 }
+
+// shmCompleted wraps a stream's completion callback: a request's outputs
+// in shared memory are written to their regions before it is answered.
+func (e *Engine) shmCompleted(outs []shmOutput, next func(*request)) func(*request) {
+	if len(outs) == 0 {
+		return next
+	}
+	return func(r *request) {
+		if r.err == nil {
+			if resp, err := e.writeShmOutputs(r.resp, outs); err != nil {
+				r.resp, r.err = nil, err
+			} else {
+				r.resp = resp
+			}
+		}
+		next(r)
+	}
+}

@@ -97,3 +97,19 @@ func isUint(n json.Number) bool {
 	v, err := n.Int64()
 	return err == nil && v >= 0
 }
+
+// checkShmOutput refuses what Triton's HTTP frontend refuses of an output
+// in shared memory (ValidateOutputParameter): classification, or binary
+// data, along with it.
+func checkShmOutput(params map[string]any) error {
+	if _, ok := params[shmRegionParam]; !ok {
+		return nil
+	}
+	if _, ok := params["classification"]; ok {
+		return invalidArg("Output can't set both 'shared_memory_region' and 'classification'")
+	}
+	if b, ok := params["binary_data"].(bool); ok && b {
+		return invalidArg("Output can't set both 'shared_memory_region' and 'binary_data'")
+	}
+	return nil
+}

@@ -238,6 +238,11 @@ func TestHTTPSimpleShmClient(t *testing.T) {
 	if err := json.Unmarshal(b, &regions); code != 200 || err != nil || len(regions) != 2 || regions[0].Name != "input_data" || regions[0].Key != inKey {
 		t.Fatalf("status = %d %s", code, b)
 	}
+	bad := strings.Replace(body, `"binary_data":false`, `"binary_data":true`, 1)
+	if code, _, b := httpDo(t, "POST", base+"/v2/models/simple/infer", []byte(bad), nil); code != 400 ||
+		string(b) != `{"error":"Output can't set both 'shared_memory_region' and 'binary_data'"}` {
+		t.Errorf("binary data and shared memory on one output: %d %s", code, b)
+	}
 	post("/v2/systemsharedmemory/unregister", "")
 	if code, _, b := httpDo(t, "GET", base+"/v2/systemsharedmemory/status", nil, nil); code != 200 || string(b) != "[]" {
 		t.Fatalf("status after unregister = %d %s", code, b)
@@ -307,4 +312,105 @@ func TestShmErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("after unregister", infer("r", 64, 0, 64, true), codes.NotFound, "Unable to find shared memory region: 'r'")
+}
+
+// TestGRPCStreamShm: a request over ModelStreamInfer with its tensors in
+// shared memory reads its inputs from their region and writes its outputs
+// into theirs, as a unary one does.
+func TestGRPCStreamShm(t *testing.T) {
+	s := startSim(t, ExampleRepository(), EngineOptions{})
+	c, _ := rawGRPC(t, s)
+	ctx := ctxT(t)
+	key, mem := shmCreate(t, "stream", 256)
+	if _, err := c.SystemSharedMemoryRegister(ctx, &pb.SystemSharedMemoryRegisterRequest{Name: "r", Key: key, ByteSize: 256}); err != nil {
+		t.Fatal(err)
+	}
+	in0, in1 := exampleInputs()
+	putInt32s(mem, in0)
+	putInt32s(mem[64:], in1)
+	at := func(off int64) map[string]*pb.InferParameter {
+		return map[string]*pb.InferParameter{"shared_memory_region": shmParam("r"), "shared_memory_byte_size": i64Param(64), "shared_memory_offset": i64Param(off)}
+	}
+	st, err := c.ModelStreamInfer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&pb.ModelInferRequest{ModelName: "simple",
+		Inputs: []*pb.ModelInferRequest_InferInputTensor{
+			{Name: "INPUT0", Datatype: "INT32", Shape: []int64{1, 16}, Parameters: at(0)},
+			{Name: "INPUT1", Datatype: "INT32", Shape: []int64{1, 16}, Parameters: at(64)}},
+		Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "OUTPUT0", Parameters: at(128)}, {Name: "OUTPUT1", Parameters: at(192)}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := st.Recv()
+	if err != nil || resp.GetErrorMessage() != "" {
+		t.Fatalf("stream answer: %v %q", err, resp.GetErrorMessage())
+	}
+	checkSumsAndDifferences(t, mem[128:], in0, in1)
+	_ = st.CloseSend()
+}
+
+// TestPerfAnalyzerShmSequence follows perf_analyzer's --shared-memory
+// system (src/infer_data_manager_shm.cc): unregister every region, a
+// region per output named after it and one per input and data step
+// (NAME_STREAM_STEP), each registered whole, then requests from 4
+// goroutines that reference them at offset 0, then unregister every
+// region. The simulator counts the requests sent and writes the results.
+func TestPerfAnalyzerShmSequence(t *testing.T) {
+	s := startSim(t, ExampleRepository(), EngineOptions{})
+	c, _ := rawGRPC(t, s)
+	ctx := ctxT(t)
+	if _, err := c.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	region := func(name string) []byte {
+		key, mem := shmCreate(t, name, 64)
+		if _, err := c.SystemSharedMemoryRegister(ctx, &pb.SystemSharedMemoryRegisterRequest{Name: name, Key: key, ByteSize: 64}); err != nil {
+			t.Fatal(err)
+		}
+		return mem
+	}
+	out0, out1 := region("OUTPUT0"), region("OUTPUT1")
+	in0, in1 := exampleInputs()
+	putInt32s(region("INPUT0_0_0"), in0)
+	putInt32s(region("INPUT1_0_0"), in1)
+	ref := func(name string) map[string]*pb.InferParameter {
+		return map[string]*pb.InferParameter{"shared_memory_region": shmParam(name), "shared_memory_byte_size": i64Param(64)}
+	}
+	req := &pb.ModelInferRequest{ModelName: "simple",
+		Inputs: []*pb.ModelInferRequest_InferInputTensor{
+			{Name: "INPUT0", Datatype: "INT32", Shape: []int64{1, 16}, Parameters: ref("INPUT0_0_0")},
+			{Name: "INPUT1", Datatype: "INT32", Shape: []int64{1, 16}, Parameters: ref("INPUT1_0_0")}},
+		Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "OUTPUT0", Parameters: ref("OUTPUT0")}, {Name: "OUTPUT1", Parameters: ref("OUTPUT1")}},
+	}
+	const workers, each = 4, 25
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			for range each {
+				if _, err := c.ModelInfer(ctx, req); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	both := append(append([]byte{}, out0...), out1...)
+	checkSumsAndDifferences(t, both, in0, in1)
+	if reqs, _ := successCount(t, s, "simple"); reqs != workers*each {
+		t.Errorf("the simulator counts %d requests, the client sent %d", reqs, workers*each)
+	}
+	if st, err := c.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{}); err != nil || len(st.GetRegions()) != 0 {
+		t.Errorf("regions left: %v, %v", st, err)
+	}
 }

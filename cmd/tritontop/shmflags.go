@@ -22,8 +22,6 @@ func (p *paFlags) checkSharedMemory(f *loadFlags) error {
 		return nil
 	}
 	switch {
-	case f.streaming:
-		return errors.New("--shared-memory system sends unary requests: drop --streaming")
 	case f.several():
 		return errors.New("--shared-memory system runs one model: give one -m")
 	case len(f.servers()) > 1:
