@@ -34,18 +34,24 @@ func (e *NoCapacityError) Error() string { return e.msg }
 // applyRepeats sets p's capacity from the measurements of the capacity
 // level: the lowest that met the SLO (the conservative end), with their
 // median and whether they agree: all passed, and max/min − 1 within the
-// stability percentage.
-func applyRepeats(p *record.Plan, repeats []Level, stability float64) {
+// stability percentage. It returns the measurement the capacity is, nil
+// when none passed.
+func applyRepeats(p *record.Plan, repeats []Level, stability float64) *Level {
 	if stability <= 0 {
 		stability = DefaultStabilityPercent
 	}
-	var passed []float64
+	var lowest *Level
 	failed := 0
-	for _, r := range repeats {
+	same := true
+	for i := range repeats {
+		r := &repeats[i]
 		x := r.Step.Client.RequestsPerS
 		p.Repeats = append(p.Repeats, x)
+		same = same && r.Target.Level() == repeats[0].Target.Level()
 		if r.Pass && x > 0 {
-			passed = append(passed, x)
+			if lowest == nil || x < lowest.Step.Client.RequestsPerS {
+				lowest = r
+			}
 		} else {
 			failed++
 		}
@@ -53,8 +59,8 @@ func applyRepeats(p *record.Plan, repeats []Level, stability float64) {
 	sorted := slices.Clone(p.Repeats)
 	slices.Sort(sorted)
 	p.CapacityMedian = median(sorted)
-	if len(passed) > 0 {
-		p.Capacity = slices.Min(passed)
+	if lowest != nil {
+		p.Capacity = lowest.Step.Client.RequestsPerS
 	}
 	lo, hi := sorted[0], sorted[len(sorted)-1]
 	spread := 0.0
@@ -65,11 +71,17 @@ func applyRepeats(p *record.Plan, repeats []Level, stability float64) {
 	n := len(repeats)
 	if n == 1 {
 		p.CapacityBasis = "measured once"
-		return
+		return lowest
 	}
 	p.CapacityBasis = fmt.Sprintf("the lowest of %d measurements of %s: median %s, range %s–%s req/s",
 		n, repeats[0].Target, num(p.CapacityMedian), num(lo), num(hi))
+	if !same {
+		p.CapacityBasis = fmt.Sprintf("the lowest passing of %d measurements of rates from %s down to %s: median %s, range %s–%s req/s",
+			n, repeats[0].Target, repeats[n-1].Target, num(p.CapacityMedian), num(lo), num(hi))
+	}
 	switch {
+	case failed > 0 && !same:
+		p.CapacityBasis += fmt.Sprintf("; REPEATS DISAGREE: %d of %d missed the SLO and no rate held all its repeats in a row, so the capacity is not repeatable", failed, n)
 	case failed > 0:
 		p.CapacityBasis += fmt.Sprintf("; REPEATS DISAGREE: %d of %d missed the SLO, so the capacity is not repeatable at this rate", failed, n)
 	case !p.RepeatsAgree:
@@ -78,6 +90,7 @@ func applyRepeats(p *record.Plan, repeats []Level, stability float64) {
 	default:
 		p.CapacityBasis += fmt.Sprintf(", within %s of each other", strconv.FormatFloat(stability, 'f', -1, 64)+"%")
 	}
+	return lowest
 }
 
 func median(sorted []float64) float64 {

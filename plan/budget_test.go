@@ -34,8 +34,13 @@ func TestPlanRepeats(t *testing.T) {
 	levels := budgetLevels()
 	o := budgetOptions()
 	// Three measurements within 10%: the plan rests on the lowest.
-	o.Repeats = []Level{levels[1], rateLevel(680, 0.7, time.Millisecond, true, 70*time.Millisecond),
-		rateLevel(690, 0.7, time.Millisecond, true, 65*time.Millisecond)}
+	// at is a measurement of the 700/s level that served x req/s.
+	at := func(x float64, pass bool) Level {
+		l := rateLevel(x, 0.7, time.Millisecond, pass, 70*time.Millisecond)
+		l.Target = levels[1].Target
+		return l
+	}
+	o.Repeats = []Level{levels[1], at(680, true), at(690, true)}
 	p, err := MakePlan(levels, 1, o)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +60,7 @@ func TestPlanRepeats(t *testing.T) {
 	}
 
 	// 30% apart: reported as disagreeing, still planned on the lowest.
-	o.Repeats[1] = rateLevel(530, 0.7, time.Millisecond, true, 70*time.Millisecond)
+	o.Repeats[1] = at(530, true)
 	if p, err = MakePlan(levels, 1, o); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +70,7 @@ func TestPlanRepeats(t *testing.T) {
 
 	// A repeat that missed the SLO: disagreeing, and left out of the
 	// capacity.
-	o.Repeats[1] = rateLevel(700, 0.7, time.Millisecond, false, 170*time.Millisecond)
+	o.Repeats[1] = at(700, false)
 	if p, err = MakePlan(levels, 1, o); err != nil {
 		t.Fatal(err)
 	}
@@ -518,5 +523,23 @@ func TestCapacityStepsDownAfterAMiss(t *testing.T) {
 	}
 	if p.Capacity != 525 || !p.RepeatsAgree || !strings.Contains(p.Limit, "rate 578/s") {
 		t.Errorf("capacity %v agree %v limit %q", p.Capacity, p.RepeatsAgree, p.Limit)
+	}
+}
+
+// TestPlanWhenNoRateHeld: a confirmation that ran out of steps down shows
+// every measurement, rests on the lowest that passed, and says it is not
+// repeatable.
+func TestPlanWhenNoRateHeld(t *testing.T) {
+	levels := budgetLevels()
+	o := budgetOptions()
+	o.Repeats = []Level{levels[1], rateLevel(700, 0.7, 0, false, 0), rateLevel(650, 0.7, 0, true, 0), rateLevel(650, 0.7, 0, false, 0)}
+	p, err := MakePlan(levels, 1, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Capacity != 650 || p.CapacityLevel.Rate != 650 || p.RepeatsAgree ||
+		!strings.Contains(p.CapacityBasis, "the lowest passing of 4 measurements of rates from rate 700/s down to rate 650/s") ||
+		!strings.Contains(p.CapacityBasis, "no rate held all its repeats in a row") {
+		t.Errorf("capacity %v at %v, agree %v, basis %q", p.Capacity, p.CapacityLevel, p.RepeatsAgree, p.CapacityBasis)
 	}
 }

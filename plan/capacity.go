@@ -67,8 +67,18 @@ func (c *Capacity) Repeats(done []Level) []Level {
 	if !ok {
 		return nil
 	}
-	out := make([]Level, 0, len(cf.runs))
-	for _, i := range cf.runs {
+	runs := cf.runs
+	if cf.over && !cf.held {
+		// No rate held: every measurement of the confirmation, the
+		// search's answer first, so that the plan shows them all.
+		runs = []int{c.Best(done)}
+		probes, rates := probed(done)
+		for j := searched(c.grid(saturation(probes)), rates); j < len(rates); j++ {
+			runs = append(runs, len(probes)+j)
+		}
+	}
+	out := make([]Level, 0, len(runs))
+	for _, i := range runs {
 		out = append(out, done[i])
 	}
 	return out
@@ -347,7 +357,9 @@ func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 	if len(repeats) == 0 {
 		repeats = []Level{levels[best]}
 	}
-	applyRepeats(p, repeats, o.StabilityPercent)
+	if l := applyRepeats(p, repeats, o.StabilityPercent); l != nil {
+		p.CapacityLevel = l.Step.Load
+	}
 	p.Limit = limitOf(levels, best, o.SLO)
 	if why := clientLimited(levels, best, repeats); why != "" {
 		p.ClientBound = true

@@ -671,6 +671,13 @@ func planView(pl *record.Plan) *htmlPlan {
 	v := &htmlPlan{Assumptions: pl.Assumptions, HPA: pl.HPA}
 	add := func(name, value string) { v.Fields = append(v.Fields, htmlField{Name: name, Value: value}) }
 	add("target load", fixed(pl.TargetRate, 1)+" req/s")
+	if pl.Simulated {
+		add("server", "SIMULATED: tritontop's simulator "+pl.DemoGPU)
+	}
+	if pl.Refused != "" {
+		add("no replicas planned", pl.Refused)
+		return v
+	}
 	capacity := fixed(pl.Capacity, 1) + " req/s per replica"
 	if pl.CapacityLevel.Mode != "" {
 		capacity += " at " + pl.CapacityLevel.String()
@@ -681,7 +688,10 @@ func planView(pl *record.Plan) *htmlPlan {
 	}
 	replicas := strconv.Itoa(pl.Replicas)
 	if pl.Spare {
-		replicas += " (one of them spare: the headroom left was under 20%)"
+		replicas += " (the fewest with 20% headroom over the target)"
+	}
+	if pl.ClientBound {
+		replicas += " (CLIENT-BOUND: from a lower bound on the capacity)"
 	}
 	add("replicas", replicas)
 	add("headroom", fixed(100*pl.Headroom, 1)+"%")

@@ -257,7 +257,7 @@ func TestHTMLOpenLoopAndPlan(t *testing.T) {
 	} else {
 		checkDrawn(t, c)
 	}
-	for _, want := range []string{"Capacity plan", "1200.0 req/s per replica at rate 1200/s", "4 (one of them spare", "replicas scale linearly",
+	for _, want := range []string{"Capacity plan", "1200.0 req/s per replica at rate 1200/s", "4 (the fewest with 20% headroom over the target)", "replicas scale linearly",
 		"kind: HorizontalPodAutoscaler", "Latency in ms from the scheduled send (open loop)", "rate 200/s"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)

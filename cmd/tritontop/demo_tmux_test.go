@@ -23,7 +23,7 @@ func buildBinary(t *testing.T) string {
 }
 
 var (
-	inferRe = regexp.MustCompile(`([\d,]+) infer/s`)
+	inferRe = regexp.MustCompile(`([\d,]+(?:\.\d+)?) infer/s`)
 	queueRe = regexp.MustCompile(`queue ([\d.]+)(ms|µs|s)`)
 	gpuRe   = regexp.MustCompile(`│ \d+ \S*\s+(\d+)%`)
 	concRe  = regexp.MustCompile(`concurrency (\d+)`)

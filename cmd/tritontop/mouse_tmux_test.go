@@ -29,7 +29,8 @@ func tmuxRun(t *testing.T, bin, name string, args ...string) (tmux func(...strin
 		out, _ := exec.Command("tmux", append([]string{"-L", socket}, a...)...).CombinedOutput()
 		return strings.TrimSpace(string(out))
 	}
-	script := bin + " " + strings.Join(args, " ") + "; echo $? > " + exitFile
+	// A demo's GPU calibration goes to a cache of the test's own.
+	script := "XDG_CACHE_HOME=" + filepath.Dir(exitFile) + " " + bin + " " + strings.Join(args, " ") + "; echo $? > " + exitFile
 	if err := exec.Command("tmux", "-L", socket, "new-session", "-d", "-s", "demo", "-x", "120", "-y", "40", "sh", "-c", script).Run(); err != nil {
 		t.Fatalf("tmux new-session: %v", err)
 	}
