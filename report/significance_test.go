@@ -268,3 +268,36 @@ func BenchmarkMannWhitneyExact(b *testing.B) {
 		MannWhitneyP(xs, ys)
 	}
 }
+
+// TestAddNoiseModels: a comparison of runs over several models without
+// repeats tests each model on its own share of the ticks; the same run
+// against itself is within noise everywhere.
+func TestAddNoiseModels(t *testing.T) {
+	h, snaps := modelsRun(t)
+	run := &record.Run{Header: h, Snapshots: snaps}
+	sum := Summarize(h, snaps)
+	c, err := Compare(sum, sum, "x", "y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.AddNoise(run, run, DefaultAlpha)
+	tested := 0
+	for _, mc := range c.Models {
+		for _, lc := range append(append([]LevelComparison(nil), mc.Steps...), mc.Overall) {
+			for _, ch := range lc.Metrics {
+				// The highest step's throughput is a maximum over
+				// levels, which no test here reads.
+				if ch.Percent == nil || ch.Metric == "peak_throughput" {
+					continue
+				}
+				if ch.Noise == nil || ch.Noise.Test != TestBootstrapTicks || ch.Noise.Significant {
+					t.Errorf("model %s, %s, %s: %+v", mc.Model, lc.Level, ch.Metric, ch.Noise)
+				}
+				tested++
+			}
+		}
+	}
+	if tested == 0 {
+		t.Fatal("no change of a model was tested")
+	}
+}
