@@ -104,16 +104,20 @@ func (c *Comparison) AddNoise(a, b *record.Run, alpha float64) {
 	ra, rb := Repeats(a), Repeats(b)
 	repeats := len(ra) >= 2 && len(rb) >= 2
 	if len(c.Models) > 0 {
-		if !repeats {
-			return
-		}
 		for _, mc := range c.Models {
 			pa, pb := modelRepeats(ra, mc.Model), modelRepeats(rb, mc.Model)
-			if len(pa) >= 2 && len(pb) >= 2 {
+			switch ma, mb := modelTicks(a, mc.Model), modelTicks(b, mc.Model); {
+			case repeats && len(pa) >= 2 && len(pb) >= 2:
 				mc.addNoise(a, b, pa, pb, alpha)
+			case !repeats && ma != nil && mb != nil:
+				mc.addNoise(ma, mb, nil, nil, alpha)
 			}
 		}
-		c.Overall.addNoise(metricsByID(), nil, nil, ra, rb, alpha)
+		if repeats {
+			c.Overall.addNoise(metricsByID(), nil, nil, ra, rb, alpha)
+		} else {
+			c.Overall.addNoise(metricsByID(), loadTicks(a), loadTicks(b), nil, nil, alpha)
+		}
 		return
 	}
 	if !repeats {
@@ -509,4 +513,27 @@ func (c Change) PastBound(bound, alpha float64) bool {
 		return *n.High < bound
 	}
 	return false
+}
+
+// modelTicks is one model's share of a run's ticks (Snapshot.ModelView), as
+// a run of that model alone; the run itself when it is a run of that one
+// model, nil when the model is not in it.
+func modelTicks(run *record.Run, model string) *record.Run {
+	if len(run.Snapshots) == 0 {
+		return nil
+	}
+	idx := slices.IndexFunc(run.Snapshots[0].Models, func(m stats.Model) bool { return m.Name == model })
+	if idx < 0 {
+		if len(run.Snapshots[0].Models) == 0 && run.Header.Model.Name == model {
+			return run
+		}
+		return nil
+	}
+	out := &record.Run{Header: run.Header}
+	for i := range run.Snapshots {
+		if idx < len(run.Snapshots[i].Models) {
+			out.Snapshots = append(out.Snapshots, run.Snapshots[i].ModelView(idx))
+		}
+	}
+	return out
 }

@@ -228,3 +228,76 @@ func TestFailIfNeedsSignificance(t *testing.T) {
 		t.Errorf("beyond noise, interval [12%%, 40%%] against +10%%: %+v", failed)
 	}
 }
+
+// BenchmarkAddNoiseTicks is compare's noise test over one run a side: the
+// bootstrap over 300 ticks (five minutes at one per second) for every
+// metric of the whole run and one level.
+func BenchmarkAddNoiseTicks(b *testing.B) {
+	mk := func(shift float64) *record.Run {
+		run := &record.Run{}
+		for k := 1; k <= 300; k++ {
+			d := time.Duration((10 + shift + float64(k%7)) * float64(time.Millisecond))
+			c := stats.ClientStats{Duration: time.Second, Requests: 100, Successes: 100, Inferences: 100, InferPerS: 100 + float64(k%5),
+				Latency: stats.Latency{Count: 100, Mean: d, P50: d, P99: 2 * d}}
+			run.Snapshots = append(run.Snapshots, stats.Snapshot{Seq: k, Interval: time.Second, Elapsed: time.Duration(k) * time.Second,
+				Load: stats.Load{Mode: load.Concurrency, Concurrency: 4}, Tick: c, Window: c, Run: c,
+				Server: stats.ServerStats{Available: true, SuccessCount: 100, Queue: time.Millisecond}})
+		}
+		return run
+	}
+	a, bb := mk(0), mk(1)
+	sa, sb := SummarizeRun(a), SummarizeRun(bb)
+	b.ResetTimer()
+	for b.Loop() {
+		c, err := Compare(sa, sb, "a", "b")
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.AddNoise(a, bb, DefaultAlpha)
+	}
+}
+
+// BenchmarkMannWhitneyExact is the exact test of 30 repeats a side, the
+// largest it counts every arrangement for.
+func BenchmarkMannWhitneyExact(b *testing.B) {
+	xs, ys := make([]float64, 30), make([]float64, 30)
+	for i := range xs {
+		xs[i], ys[i] = float64(2*i), float64(2*i+1)
+	}
+	for b.Loop() {
+		MannWhitneyP(xs, ys)
+	}
+}
+
+// TestAddNoiseModels: a comparison of runs over several models without
+// repeats tests each model on its own share of the ticks; the same run
+// against itself is within noise everywhere.
+func TestAddNoiseModels(t *testing.T) {
+	h, snaps := modelsRun(t)
+	run := &record.Run{Header: h, Snapshots: snaps}
+	sum := Summarize(h, snaps)
+	c, err := Compare(sum, sum, "x", "y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.AddNoise(run, run, DefaultAlpha)
+	tested := 0
+	for _, mc := range c.Models {
+		for _, lc := range append(append([]LevelComparison(nil), mc.Steps...), mc.Overall) {
+			for _, ch := range lc.Metrics {
+				// The highest step's throughput is a maximum over
+				// levels, which no test here reads.
+				if ch.Percent == nil || ch.Metric == "peak_throughput" {
+					continue
+				}
+				if ch.Noise == nil || ch.Noise.Test != TestBootstrapTicks || ch.Noise.Significant {
+					t.Errorf("model %s, %s, %s: %+v", mc.Model, lc.Level, ch.Metric, ch.Noise)
+				}
+				tested++
+			}
+		}
+	}
+	if tested == 0 {
+		t.Fatal("no change of a model was tested")
+	}
+}

@@ -72,6 +72,8 @@ func checkGateFlags(f *loadFlags) error {
 			return errors.New("--threshold-per-step needs a --threshold to check")
 		case g.abortOnFail:
 			return errors.New("--abort-on-fail needs a --threshold to watch")
+		case g.junit != "":
+			return errors.New("--junit writes the thresholds' checks: give a --threshold")
 		}
 	}
 	if g.repeat < 1 || g.repeat > maxRepeats {

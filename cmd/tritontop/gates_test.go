@@ -152,6 +152,25 @@ func TestThresholdsEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("per-step", func(t *testing.T) {
+		junit := filepath.Join(dir, "steps.xml")
+		code, stdout, stderr := runBinary(t, bin, "-m", "resnet50", "-u", srv.GRPCAddr(), "--headless", "--tick", "500ms",
+			"--concurrency-range", "1:4:3", "--step-duration", "1s", "--threshold-per-step", "--junit", junit,
+			"--threshold", "throughput>1", "--threshold", "p99<10s")
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		for _, want := range []string{"Thresholds: 6 of 6 passed", "throughput>1 over step concurrency 1:", "p99<10s over step concurrency 4:"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("summary lacks %q:\n%s", want, stdout)
+			}
+		}
+		if tests, failures, _ := junitCounts(t, junit); tests != 6 || failures != 0 {
+			t.Errorf("JUnit: %d tests, %d failures", tests, failures)
+		}
+		validateJUnit(t, junit)
+	})
+
 	t.Run("abort-on-fail", func(t *testing.T) {
 		runFile := filepath.Join(dir, "abort.jsonl")
 		code, _, stderr := runBinary(t, bin, append(base, "--duration", "60s", "--window", "1s", "--record", runFile,
@@ -192,6 +211,7 @@ func TestThresholdFlagsRefused(t *testing.T) {
 		{[]string{"--load-file", lf}, `model resnet50: bad threshold "p99<fast"`},
 		{[]string{"-m", "resnet50", "--abort-on-fail"}, "--abort-on-fail needs a --threshold"},
 		{[]string{"-m", "resnet50", "--threshold-per-step"}, "--threshold-per-step needs a --threshold"},
+		{[]string{"-m", "resnet50", "--junit", filepath.Join(dir, "j.xml")}, "--junit writes the thresholds' checks"},
 		{[]string{"-m", "resnet50", "--threshold", "p99<1s", "--junit", dir}, "is a directory"},
 		{[]string{"-m", "resnet50", "--threshold", "p99<1s", "--junit", filepath.Join(dir, "no", "j.xml")}, "there is no directory"},
 		{[]string{"-m", "resnet50", "--repeat", "0"}, "--repeat 0 is out of range"},

@@ -39,7 +39,8 @@ func startCPUHogs(t *testing.T, n int) {
 // with CPU hogs on every core, runs of the same load (five repeats each)
 // compared with --fail-if bounds of 10% are within noise and exit 0 in 10
 // tries of 10 (each of 11 runs against the next), and a run against the
-// simulator made 30% slower (--slowdown 1.3) fails with exit 99.
+// simulator made 30% slower (--slowdown 1.3, eight repeats a side) fails
+// with exit 99.
 //
 // The repeats are recorded in turn, one of each run at a time, and joined
 // into each run's file (merge --repeats): a shared machine's load changes
@@ -60,15 +61,22 @@ func TestStressRepeatedRunsWithinNoise(t *testing.T) {
 	slow, _ := startSimProcess(t, bin, nil, "--model-repository", repo, "--slowdown", "1.3")
 	startCPUHogs(t, runtime.NumCPU())
 
-	const runs, repeats = 11, 5
+	// Eleven runs of five repeats for the ten tries; the last run and the
+	// slower one get eight, so that a test of eight against eight can see
+	// a 30% change through this machine's noise (five against five needs
+	// every repeat of one side past every repeat of the other).
+	const runs, repeats, slowRepeats = 11, 5, 8
 	names := make([]string, 0, runs+1)
 	for i := range runs {
 		names = append(names, fmt.Sprintf("run%d", i))
 	}
 	names = append(names, "slow")
 	parts := map[string][]string{}
-	for k := 1; k <= repeats; k++ {
-		for _, name := range names {
+	for k := 1; k <= slowRepeats; k++ {
+		for i, name := range names {
+			if k > repeats && i < runs-1 {
+				continue
+			}
 			addr := fast
 			if name == "slow" {
 				addr = slow
@@ -90,7 +98,10 @@ func TestStressRepeatedRunsWithinNoise(t *testing.T) {
 		}
 	}
 
-	bounds := []string{"--fail-if", "p99:+10%", "--fail-if", "throughput:-10%"}
+	// The median, not p99: on a machine this loaded a p99 measures the
+	// machine's worst stalls (hundreds of ms beside 100 ms of compute),
+	// which no bound of 10% can hold; the median measures the server.
+	bounds := []string{"--fail-if", "p50:+10%", "--fail-if", "throughput:-10%"}
 	compare := func(a, b string) (int, string) {
 		code, stdout, stderr := runBinary(t, bin, append([]string{"compare", joined[a], joined[b]}, bounds...)...)
 		return code, stdout + stderr
@@ -98,7 +109,7 @@ func TestStressRepeatedRunsWithinNoise(t *testing.T) {
 	failures := 0
 	for i := 1; i < runs; i++ {
 		code, out := compare(names[i-1], names[i])
-		if !strings.Contains(out, "Mann-Whitney U test over the repeats' figures (5 and 5 repeats)") {
+		if !strings.Contains(out, "Mann-Whitney U test over the repeats' figures (5 and ") {
 			t.Fatalf("try %d: not tested over the repeats:\n%s", i, out)
 		}
 		if code != exitOK {
