@@ -134,3 +134,50 @@ func TestTraceBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceReplaysSequences: a trace's requests to a stateful model carry
+// their own sequence ids, starts and ends; the replay sends them as they
+// are, and the simulator's sequence batcher sees each sequence start and
+// end with every request in order.
+func TestTraceReplaysSequences(t *testing.T) {
+	srv := startExampleSim(t)
+	path := filepath.Join(t.TempDir(), "seq.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	w, err := trace.NewWriter(f, trace.Header{StartTime: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []trace.Input{{Name: "INPUT", Datatype: "INT32", Shape: []int64{1, 1}, Bytes: 4}}
+	const sequences, length = 3, 6
+	for i := range length {
+		for s := range sequences {
+			r := trace.Request{Model: "simple_sequence", Inputs: in, Parameters: map[string]any{
+				"sequence_id": int64(100 + s), "sequence_start": i == 0, "sequence_end": i == length-1}}
+			if err := w.Write(r, start.Add(time.Duration(i*sequences+s)*20*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI("-u", srv.GRPCAddr(), "--trace", path, "--headless"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	st, err := srv.Engine().SequenceStats("simple_sequence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Started != sequences || st.Ended != sequences || st.OutOfOrder != 0 || st.Active != 0 {
+		t.Errorf("sequence stats %+v, want %d started and ended in order", st, sequences)
+	}
+	for _, rec := range st.Sequences {
+		if rec.Requests != length {
+			t.Errorf("sequence %s: %d requests, the trace has %d", rec.CorrelationID, rec.Requests, length)
+		}
+	}
+}
