@@ -23,7 +23,6 @@ import (
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/tritontop/tritontop/trace"
 	"github.com/tritontop/tritontop/triton/kserve"
@@ -233,13 +232,17 @@ type pendingRequest struct {
 // be written with its response.
 func (p *GRPCProxy) observe(f *frame, stream bool) *pendingRequest {
 	arrived := time.Now()
-	var m pb.ModelInferRequest
-	raw := f.data.Materialize()
-	if err := proto.Unmarshal(raw, &m); err != nil {
+	var raw []byte
+	if len(f.data) == 1 {
+		raw = f.data[0].ReadOnlyData() // read only: never kept past the send
+	} else {
+		raw = f.data.Materialize()
+	}
+	r, err := ParseRequest(raw, p.opts.Tensors)
+	if err != nil {
 		p.failed.Add(1)
 		return nil
 	}
-	r := RequestOf(&m, p.opts.Tensors)
 	r.Protocol, r.Stream, r.RequestBytes = "grpc", stream, int64(len(raw))
 	if stream {
 		p.write(r, arrived)

@@ -207,9 +207,6 @@ func New(opts Options) (*Driver, error) {
 		if opts.Load.Distribution == load.Poisson {
 			return nil, errors.New("driver: a load plan paces its requests evenly; it has no Poisson schedule")
 		}
-		if opts.Sequences != nil && p.Mode == load.Rate {
-			return nil, errors.New("driver: a rate plan does not run sequences")
-		}
 		ps = planState{scale: 1, prevScale: 1, stageTarget: p.Target(0)}
 		initial = p.Target(0)
 		initial.MaxInFlight = opts.Load.MaxInFlight

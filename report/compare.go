@@ -141,10 +141,11 @@ type levelNumbers struct {
 	server  record.ServerSummary
 	metrics record.MetricsSummary
 	cpu     record.ClientCPU
+	planned float64 // a load plan's or trace's mean target (stats.Load.Planned)
 }
 
 func stepNumbers(st record.Step) levelNumbers {
-	return levelNumbers{st.Client, st.Server, st.Metrics, st.ClientCPU}
+	return levelNumbers{st.Client, st.Server, st.Metrics, st.ClientCPU, st.Load.Planned}
 }
 
 // latency is the distribution a level is judged by: from the schedule in
@@ -279,8 +280,8 @@ func metricsFor(streaming, sequences bool) []compared {
 // bothMetrics are the metrics comparing runs a and b: the models' own
 // when both ran that kind of model.
 func bothMetrics(a, b record.Summary) []compared {
-	return metricsFor(a.Client.Streaming != nil && b.Client.Streaming != nil,
-		a.Client.Sequences != nil && b.Client.Sequences != nil)
+	return withPlanned(a, b, metricsFor(a.Client.Streaming != nil && b.Client.Streaming != nil,
+		a.Client.Sequences != nil && b.Client.Sequences != nil))
 }
 
 // busiestGPU is the highest average utilization of any GPU that reported
@@ -361,8 +362,8 @@ func compareRuns(a, b record.Summary, labelA, labelB string) (*Comparison, error
 	}
 
 	c.Overall = compareLevel(metrics, wholeRun,
-		levelNumbers{a.Client, a.Server, a.Metrics, a.ClientCPU},
-		levelNumbers{b.Client, b.Server, b.Metrics, b.ClientCPU})
+		levelNumbers{a.Client, a.Server, a.Metrics, a.ClientCPU, runPlanned(a)},
+		levelNumbers{b.Client, b.Server, b.Metrics, b.ClientCPU, runPlanned(b)})
 	if len(a.Steps) > 1 || len(b.Steps) > 1 {
 		pa, okA := peakThroughput(a.Steps)
 		pb, okB := peakThroughput(b.Steps)
@@ -400,8 +401,8 @@ func compareModels(a, b record.Summary, labelA, labelB string) (*Comparison, err
 	}
 	metrics := bothMetrics(a, b)
 	c.Overall = compareLevel(metrics, wholeRun,
-		levelNumbers{a.Client, a.Server, a.Metrics, a.ClientCPU},
-		levelNumbers{b.Client, b.Server, b.Metrics, b.ClientCPU})
+		levelNumbers{a.Client, a.Server, a.Metrics, a.ClientCPU, runPlanned(a)},
+		levelNumbers{b.Client, b.Server, b.Metrics, b.ClientCPU, runPlanned(b)})
 	return c, nil
 }
 

@@ -564,7 +564,7 @@ func stepRows(sum record.Summary, cols stepColumns) []htmlStepRow {
 		msc := func(d time.Duration) htmlCell { return htmlCell{Text: fixed(millis(d), 2)} }
 		cells := []htmlCell{
 			{Text: strconv.Itoa(i + 1)},
-			{Text: st.Load.String(), Class: "l"},
+			{Text: loadCell(st.Load), Class: "l"},
 			{Text: fixed(c.InferPerS, 1), Title: fmt.Sprintf("%d inferences in %s", c.Inferences, c.Duration.Round(time.Millisecond))},
 		}
 		if l.Count > 0 {

@@ -1,10 +1,12 @@
 package report
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -46,4 +48,35 @@ func loadCell(l stats.Load) string {
 		return l.String()
 	}
 	return l.String() + ", plan " + strconv.FormatFloat(l.Planned, 'f', 1, 64)
+}
+
+// plannedMetric is a level's planned load under a plan or a trace, so that
+// a comparison sets the target beside what was achieved.
+var plannedMetric = compared{"planned", "planned load", "", func(n levelNumbers) (float64, bool) {
+	return n.planned, n.planned > 0
+}}
+
+// withPlanned puts plannedMetric first when either run followed a plan.
+func withPlanned(a, b record.Summary, metrics []compared) []compared {
+	planned := func(s record.Summary) bool {
+		return slices.ContainsFunc(s.Steps, func(st record.Step) bool { return st.Load.Planned > 0 })
+	}
+	if !planned(a) && !planned(b) {
+		return metrics
+	}
+	return slices.Concat([]compared{plannedMetric}, metrics)
+}
+
+// runPlanned is a run's planned load over its steps, weighted by their
+// length; 0 without a plan.
+func runPlanned(s record.Summary) float64 {
+	var sum, span float64
+	for _, st := range s.Steps {
+		sum += st.Load.Planned * st.Duration.Seconds()
+		span += st.Duration.Seconds()
+	}
+	if span == 0 {
+		return 0
+	}
+	return sum / span
 }

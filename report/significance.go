@@ -235,7 +235,7 @@ func tickNumbers(s stats.Snapshot) levelNumbers {
 }
 
 func summaryNumbers(s record.Summary) levelNumbers {
-	return levelNumbers{s.Client, s.Server, s.Metrics, s.ClientCPU}
+	return levelNumbers{client: s.Client, server: s.Server, metrics: s.Metrics, cpu: s.ClientCPU}
 }
 
 // addNoise tests each change of the level: over the repeats when both

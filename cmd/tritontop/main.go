@@ -89,6 +89,8 @@ Usage:
                                                two runs side by side, level by level
   tritontop merge W0.jsonl W1.jsonl... -o all.jsonl
                                                one run from the run files of --workers
+  tritontop capture --upstream HOST:8001 -o traffic.jsonl
+                                               a proxy that records Triton's traffic for --trace
   tritontop version
 
 "tritontop sim -h", "tritontop replay -h", "tritontop plan -h", "tritontop report -h" and

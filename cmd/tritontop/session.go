@@ -357,6 +357,9 @@ func newDrivers(f *loadFlags, t *target, sched schedule, client driver.Client, s
 		if err != nil {
 			return nil, err
 		}
+		if mf.loadShape.trace != nil {
+			seqs = nil // a trace's requests carry their own sequence ids
+		}
 		opts := driver.Options{
 			Client: client, Requests: requests, BatchSize: mf.batch, Schedule: schedule,
 			Load:      initial,

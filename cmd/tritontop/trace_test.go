@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,5 +133,106 @@ func TestTraceBadInput(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestTraceReplaysSequences: a trace's requests to a stateful model carry
+// their own sequence ids, starts and ends; the replay sends them as they
+// are, and the simulator's sequence batcher sees each sequence start and
+// end with every request in order.
+func TestTraceReplaysSequences(t *testing.T) {
+	srv := startExampleSim(t)
+	path := filepath.Join(t.TempDir(), "seq.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	w, err := trace.NewWriter(f, trace.Header{StartTime: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []trace.Input{{Name: "INPUT", Datatype: "INT32", Shape: []int64{1, 1}, Bytes: 4}}
+	const sequences, length = 3, 6
+	for i := range length {
+		for s := range sequences {
+			r := trace.Request{Model: "simple_sequence", Inputs: in, Parameters: map[string]any{
+				"sequence_id": int64(100 + s), "sequence_start": i == 0, "sequence_end": i == length-1}}
+			if err := w.Write(r, start.Add(time.Duration(i*sequences+s)*20*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI("-u", srv.GRPCAddr(), "--trace", path, "--headless"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	st, err := srv.Engine().SequenceStats("simple_sequence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Started != sequences || st.Ended != sequences || st.OutOfOrder != 0 || st.Active != 0 {
+		t.Errorf("sequence stats %+v, want %d started and ended in order", st, sequences)
+	}
+	for _, rec := range st.Sequences {
+		if rec.Requests != length {
+			t.Errorf("sequence %s: %d requests, the trace has %d", rec.CorrelationID, rec.Requests, length)
+		}
+	}
+}
+
+// TestTraceFormatsCLI replays each foreign format end to end: perf_analyzer
+// input data with timestamps (each data set sent at its time), a Mooncake
+// trace to the LLM, and a Triton trace file; the simulator counts every
+// request and the header names the format.
+func TestTraceFormatsCLI(t *testing.T) {
+	srv := startSim(t)
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var sets []string
+	for i := range 30 {
+		sets = append(sets, fmt.Sprintf(`{"INPUT0": [%d,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15], "INPUT1": [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15], "timestamp": [%d]}`, i, 10*i))
+	}
+	pa := write("pa.json", `{"data": [`+strings.Join(sets, ",")+`]}`)
+	mooncake := write("mc.jsonl", "{\"timestamp\": 0, \"input_length\": 20, \"output_length\": 3}\n{\"timestamp\": 50, \"input_length\": 40, \"output_length\": 2}\n")
+	tritonTrace := write("triton.json", `[{"id": 1, "model_name": "simple", "model_version": 1},
+ {"id": 1, "timestamps": [{"name": "GRPC_WAITREAD_END", "ns": 5000000000}, {"name": "REQUEST_START", "ns": 5000010000}]},
+ {"id": 2, "model_name": "simple", "model_version": 1},
+ {"id": 2, "timestamps": [{"name": "GRPC_WAITREAD_END", "ns": 5100000000}]}]`)
+	for _, tc := range []struct {
+		name, model, format string
+		args                []string
+		want                int64
+	}{
+		{"perf_analyzer", "simple", "perf_analyzer", []string{"-m", "simple", "--trace", pa}, 30},
+		{"mooncake", "llm", "mooncake", []string{"-m", "llm", "--streaming", "--trace", mooncake}, 2},
+		{"triton", "simple", "triton", []string{"--trace", tritonTrace}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runFile := filepath.Join(dir, tc.name+".jsonl")
+			before := simCount(t, srv, tc.model)
+			code, _, stderr := runCLI(append([]string{"-u", srv.GRPCAddr(), "--record", runFile}, tc.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if got := simCount(t, srv, tc.model) - before; got != tc.want {
+				t.Errorf("the simulator served %d, the trace has %d", got, tc.want)
+			}
+			run, err := record.ReadAll(runFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := run.Header.Plan; p == nil || p.Trace == nil || p.Trace.Format != tc.format || p.Planned != float64(tc.want) {
+				t.Errorf("header plan %+v", p)
+			}
+		})
 	}
 }
