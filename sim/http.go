@@ -68,6 +68,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.traceSetting(w, r, "")
 	case p == "/v2/logging":
 		h.logging(w, r)
+	case strings.HasPrefix(p, "/v1/"):
+		h.openAI(w, r, p)
 	default:
 		w.WriteHeader(http.StatusBadRequest)
 	}
@@ -155,7 +157,7 @@ func (h *httpHandler) model(w http.ResponseWriter, r *http.Request, rest string)
 		h.traceSetting(w, r, name)
 	case "generate", "generate_stream":
 		if methodIs(w, r, http.MethodPost) {
-			writeErrorStatus(w, http.StatusBadRequest, "the simulator does not support the generate extension")
+			h.generate(w, r, name, version, rest == "generate_stream")
 		}
 	default:
 		w.WriteHeader(http.StatusBadRequest)

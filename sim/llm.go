@@ -22,7 +22,8 @@ import (
 //
 // The model reads its prompt from the BYTES input "text_input" (its words
 // count as tokens), the number of tokens asked for from the integer input
-// "max_tokens" or else the request parameter "max_tokens", and whether to
+// "max_tokens" or else the request parameter "max_tokens" (and at least
+// the request parameter "min_tokens", when given), and whether to
 // stream from the BOOL input "stream" (true without one). Streaming, it
 // sends one response per token on its first BYTES output (the token's
 // word); otherwise one response with every token at the end.
@@ -78,6 +79,10 @@ const (
 	llmTextInput = "text_input"
 	llmMaxTokens = "max_tokens"
 	llmStream    = "stream"
+	// llmMinTokens is the request parameter that keeps a request
+	// generating until it has that many tokens (vLLM's and TensorRT-LLM's
+	// min_tokens, genai-perf's way to fix the output length).
+	llmMinTokens = "min_tokens"
 )
 
 // check validates the spec for model m.
@@ -180,6 +185,9 @@ func (m *model) llmJob(r *request, rng *rand.Rand) llmJob {
 		}
 	}
 	j.tokens = l.OutputTokens.draw(rng)
+	if p, ok := r.req.GetParameters()[llmMinTokens].GetParameterChoice().(*pb.InferParameter_Int64Param); ok {
+		j.tokens = max(j.tokens, int(min(p.Int64Param, math.MaxInt32)))
+	}
 	if j.maxTokens > 0 {
 		j.tokens = min(j.tokens, j.maxTokens)
 	}
