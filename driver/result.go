@@ -75,6 +75,10 @@ type ResponseTiming struct {
 	// when a response is a token.
 	First time.Duration
 	Gaps  []time.Duration
+	// Tokens is the output token count the server reported for the
+	// request (a text endpoint's usage); 0 when it reported none, and
+	// each response is then taken for a token.
+	Tokens int32
 	// Sequence is set on the last request of a stateful model's sequence
 	// (Options.Sequences) when it succeeded: the time from the sequence's
 	// first send to this response.

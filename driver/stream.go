@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -136,6 +137,7 @@ type progress struct {
 	size      int
 	err       error
 	responses int32
+	tokens    int32 // the server's count of output tokens, if it sent one
 	first     time.Duration
 	last      time.Duration
 	gaps      []time.Duration // reused from request to request
@@ -159,6 +161,9 @@ func (t *timings) add(wid int, seq uint64, resp *triton.StreamResponse) {
 	}
 	now := t.r.now()
 	p.size += resp.Size
+	if resp.Tokens > 0 {
+		p.tokens = int32(min(resp.Tokens, math.MaxInt32))
+	}
 	switch {
 	case resp.Err != nil:
 		if p.err == nil {
@@ -178,7 +183,7 @@ func (t *timings) add(wid int, seq uint64, resp *triton.StreamResponse) {
 	}
 	rep := streamReply{size: p.size, err: p.err, done: now, responses: p.responses}
 	if p.responses > 0 && p.err == nil {
-		rep.timing = &ResponseTiming{First: p.first, Gaps: slices.Clone(p.gaps)}
+		rep.timing = &ResponseTiming{First: p.first, Gaps: slices.Clone(p.gaps), Tokens: p.tokens}
 	}
 	p.done = true
 	if w := t.r.workers.get(wid); w != nil && w.pending.CompareAndSwap(seq, 0) {

@@ -94,6 +94,10 @@ type StreamResponse struct {
 	// response without Err is a decoupled model's empty final response,
 	// which only says that the request is complete.
 	Empty bool
+	// Tokens is the output token count a text endpoint's server reported
+	// in this response (OpenAI's usage.completion_tokens); 0 when it
+	// reported none.
+	Tokens int
 }
 
 // InferRequest is one inference request, independent of protocol.

@@ -35,6 +35,16 @@ type Options struct {
 	// ConnectTimeout bounds Dial's reachability check; 0 means
 	// DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// Endpoint is where an HTTP client's inference requests go: KServe's
+	// infer (empty means it), or a text endpoint for an LLM. Over gRPC
+	// only infer exists.
+	Endpoint Endpoint
+	// EndpointURL is the server of a text endpoint when it is not the
+	// client's (Triton's OpenAI-compatible frontend listens on its own
+	// port), scheme://host:port; empty means the client's server.
+	EndpointURL string
+	// Stream makes the OpenAI endpoints' requests stream ("stream": true).
+	Stream bool
 }
 
 // TLSOptions configures TLS towards the server.
@@ -74,6 +84,9 @@ func Dial(ctx context.Context, url string, opts Options) (Client, error) {
 		if tlsConf, err = buildTLS(opts.TLS); err != nil {
 			return nil, err
 		}
+	}
+	if opts.Endpoint.Text() && ep.protocol != ProtocolHTTP {
+		return nil, fmt.Errorf("endpoint %s is HTTP only: use the http protocol", opts.Endpoint)
 	}
 	var c Client
 	if ep.protocol == ProtocolHTTP {

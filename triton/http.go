@@ -27,6 +27,9 @@ type httpClient struct {
 	base   string // scheme://host:port
 	hc     *http.Client
 	header http.Header // Options.Headers, canonical keys
+	// text, when set, sends inference requests to a text endpoint
+	// (Options.Endpoint) instead of /infer.
+	text *textEndpoint
 }
 
 // httpIdleConns keeps enough idle keep-alive connections for high
@@ -61,6 +64,19 @@ func newHTTPClient(ep endpoint, o Options, tlsConf *tls.Config) (*httpClient, er
 	}
 	for k, v := range o.Headers {
 		c.header.Set(k, v)
+	}
+	if o.Endpoint.Text() {
+		base := c.base
+		if o.EndpointURL != "" {
+			base = strings.TrimRight(o.EndpointURL, "/")
+			if !strings.Contains(base, "://") {
+				base = scheme + "://" + base
+			}
+			if _, err := url.Parse(base); err != nil {
+				return nil, fmt.Errorf("endpoint URL %q: %w", o.EndpointURL, err)
+			}
+		}
+		c.text = &textEndpoint{kind: o.Endpoint, base: base, stream: o.Stream}
 	}
 	return c, nil
 }
@@ -245,8 +261,12 @@ func (c *httpClient) RepositoryIndex(ctx context.Context, readyOnly bool) ([]*pb
 	return out, nil
 }
 
-// OpenStream implements Client; Triton streams inference only over gRPC.
-func (c *httpClient) OpenStream(context.Context) (Stream, error) {
+// OpenStream implements Client; Triton streams tensors only over gRPC, and
+// text over HTTP's streaming text endpoints (server-sent events).
+func (c *httpClient) OpenStream(ctx context.Context) (Stream, error) {
+	if c.text != nil && c.text.kind.Streams(c.text.stream) {
+		return c.openTextStream(ctx), nil
+	}
 	return nil, errors.New("streaming inference needs gRPC: Triton's HTTP API has no ModelStreamInfer; use the grpc protocol")
 }
 

@@ -45,6 +45,9 @@ func (p *httpPrepared) Size() int { return len(p.body) + len(p.rest) }
 
 // Prepare implements Client.
 func (c *httpClient) Prepare(req *InferRequest) (Prepared, error) {
+	if c.text != nil {
+		return c.prepareText(req)
+	}
 	return c.prepare(req)
 }
 
@@ -150,6 +153,9 @@ func checkParameter(k string, v any) error {
 func (c *httpClient) Send(ctx context.Context, p Prepared) (int, error) {
 	hp, ok := p.(*httpPrepared)
 	if !ok {
+		if tp, ok := p.(*textPrepared); ok {
+			return c.sendText(ctx, tp)
+		}
 		return 0, errForeignPrepared
 	}
 	resp, err := c.post(ctx, hp)

@@ -1,0 +1,188 @@
+package triton
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+)
+
+// textStream is a Stream over a streaming text endpoint: each Send is one
+// HTTP request whose server-sent events are parsed as they arrive, each a
+// response of the request: one with a token (an OpenAI chunk with content,
+// a generate_stream event with text_output), or an empty one (the role
+// chunk, the usage chunk), or an error. The request's final response, empty,
+// comes when its stream ends ("data: [DONE]" or the end of the body).
+type textStream struct {
+	c   *httpClient
+	ctx context.Context
+	out chan StreamResponse
+
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	closing bool
+	ended   chan struct{} // closed when CloseSend was called and every request ended
+}
+
+// openTextStream implements OpenStream for a streaming text endpoint.
+func (c *httpClient) openTextStream(ctx context.Context) *textStream {
+	return &textStream{c: c, ctx: ctx, out: make(chan StreamResponse), ended: make(chan struct{})}
+}
+
+// Send implements Stream: the request runs on its own goroutine.
+func (s *textStream) Send(p Prepared, id string) error {
+	tp, ok := p.(*textPrepared)
+	if !ok {
+		return errForeignPrepared
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return errors.New("send on a stream closed for sending")
+	}
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	s.wg.Add(1)
+	go s.run(tp, id)
+	return nil
+}
+
+// Recv implements Stream.
+func (s *textStream) Recv() (StreamResponse, error) {
+	select {
+	case r := <-s.out:
+		return r, nil
+	case <-s.ended:
+		return StreamResponse{}, io.EOF
+	case <-s.ctx.Done():
+		return StreamResponse{}, s.ctx.Err()
+	}
+}
+
+// CloseSend implements Stream: Recv ends with io.EOF once the requests in
+// flight end.
+func (s *textStream) CloseSend() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closing {
+		s.closing = true
+		go func() { s.wg.Wait(); close(s.ended) }()
+	}
+	return nil
+}
+
+// deliver hands a response to Recv, or drops it when the stream's context
+// ended.
+func (s *textStream) deliver(r StreamResponse) bool {
+	select {
+	case s.out <- r:
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
+// run sends one request and delivers its responses.
+func (s *textStream) run(p *textPrepared, id string) {
+	defer s.wg.Done()
+	resp, err := s.c.postText(s.ctx, p)
+	if err != nil {
+		if s.ctx.Err() == nil {
+			s.deliver(StreamResponse{ID: id, Err: err, Final: true, Empty: true})
+		}
+		return
+	}
+	defer resp.Body.Close()
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// Failed before it began (a JSON error), or a server that does
+		// not stream: one answer.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		final := StreamResponse{ID: id, Size: len(b), Final: true, Empty: true}
+		if resp.StatusCode != http.StatusOK {
+			final.Err = textError(resp.StatusCode, b)
+		}
+		s.deliver(final)
+		return
+	}
+	kind := s.c.text.kind
+	sr := NewSSEReader(resp.Body)
+	var ev textEvent
+	for {
+		e, err := sr.Next()
+		if err != nil {
+			final := StreamResponse{ID: id, Final: true, Empty: true}
+			if !errors.Is(err, io.EOF) {
+				if s.ctx.Err() != nil {
+					return
+				}
+				final.Err = &Error{Code: codes.Unavailable, Message: "read " + string(kind) + " stream: " + err.Error()}
+			}
+			s.deliver(final)
+			return
+		}
+		if string(e.Data) == "[DONE]" {
+			s.deliver(StreamResponse{ID: id, Size: e.Size, Final: true, Empty: true})
+			return
+		}
+		r := StreamResponse{ID: id, Size: e.Size, Empty: true}
+		ev.reset()
+		if json.Unmarshal(e.Data, &ev) != nil {
+			r.Err = &Error{Code: codes.Internal, Message: "a " + string(kind) + " event is not JSON: " + oneLine(string(e.Data))}
+		} else if len(ev.Error) > 0 && string(ev.Error) != "null" {
+			r.Err = textError(resp.StatusCode, e.Data)
+		} else {
+			r.Empty = !ev.token(kind)
+			r.Tokens = ev.completionTokens()
+		}
+		if !s.deliver(r) {
+			return
+		}
+	}
+}
+
+// textEvent is what a streamed event of any text endpoint may carry.
+type textEvent struct {
+	TextOutput *string         `json:"text_output"`
+	Error      json.RawMessage `json:"error"`
+	Choices    []struct {
+		Delta *struct {
+			Content *string `json:"content"`
+		} `json:"delta"`
+		Text *string `json:"text"`
+	} `json:"choices"`
+	Usage *struct {
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+func (e *textEvent) reset() {
+	e.TextOutput, e.Error, e.Choices, e.Usage = nil, e.Error[:0], e.Choices[:0], nil
+}
+
+// token reports whether the event carries generated text: one response of
+// the model, one token when the server streams a token per response.
+func (e *textEvent) token(kind Endpoint) bool {
+	if kind == EndpointGenerateStream {
+		return e.TextOutput != nil
+	}
+	for _, c := range e.Choices {
+		if c.Delta != nil && c.Delta.Content != nil && *c.Delta.Content != "" || c.Text != nil && *c.Text != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// completionTokens is the usage's completion_tokens, 0 without usage.
+func (e *textEvent) completionTokens() int {
+	if e.Usage == nil {
+		return 0
+	}
+	return e.Usage.CompletionTokens
+}
