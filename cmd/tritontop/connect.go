@@ -58,6 +58,7 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 		Headers:        headerMap(f.headers),
 		ConnectTimeout: f.connectTimeout,
 	}
+	f.endpoint.options(&opts, f.streaming)
 	if f.ssl {
 		opts.TLS = &triton.TLSOptions{CAFile: f.sslCA, CertFile: f.sslCert, KeyFile: f.sslKey}
 	}
@@ -113,7 +114,7 @@ func (t *target) describeModel(ctx context.Context, f *loadFlags) error {
 	if t.config, err = client.ModelConfig(ctx, f.model, f.modelVersion); err != nil {
 		return fmt.Errorf("config of model %q: %w", f.model, err)
 	}
-	if t.config.GetModelTransactionPolicy().GetDecoupled() && !f.streaming {
+	if t.config.GetModelTransactionPolicy().GetDecoupled() && !f.streaming && !f.endpoint.text() {
 		how := "add --streaming"
 		if f.loadFile != "" {
 			how = "add streaming: true to the model in --load-file, or --streaming"

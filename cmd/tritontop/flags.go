@@ -33,6 +33,7 @@ type loadFlags struct {
 	protocol     string
 	streaming    bool
 	streams      int
+	endpoint     endpointFlags
 	batch        int
 	shapes       []string
 	inputData    string
@@ -122,6 +123,7 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.protocol, "i", "grpc", "protocol: grpc or http")
 	fs.BoolVar(&f.streaming, "streaming", false, "use gRPC bidirectional streaming (ModelStreamInfer)")
 	fs.IntVar(&f.streams, "streams", 0, "number of gRPC streams with --streaming (default: --connections)")
+	registerEndpointFlags(fs, &f.endpoint)
 	fs.IntVar(&f.batch, "b", 1, "batch size of each request")
 	fs.Var(repeated{&f.shapes}, "shape", "shape of a variable-size input, NAME:d1,d2,... (repeatable)")
 	fs.StringVar(&f.inputData, "input-data", "random", "input data: random, zero, or a perf_analyzer JSON file")
@@ -199,8 +201,11 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	default:
 		return nil, fmt.Errorf("unknown protocol %q for -i: use grpc or http", f.protocol)
 	}
-	if f.streaming && f.protocol != "grpc" {
-		return nil, errors.New("--streaming needs gRPC: drop -i http")
+	if err := f.endpoint.check(f); err != nil {
+		return nil, err
+	}
+	if f.streaming && f.protocol != "grpc" && !f.endpoint.text() {
+		return nil, errors.New("--streaming needs gRPC: drop -i http (or stream an LLM's text with --endpoint generate_stream, chat or completions)")
 	}
 	if err := takeServers(f); err != nil {
 		return nil, err

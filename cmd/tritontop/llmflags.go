@@ -60,7 +60,11 @@ func hasTextInput(md *pb.ModelMetadataResponse) bool {
 }
 
 // decoupled reports whether the model is decoupled: its requests end at
-// their final response, and their responses are timed.
+// their final response, and their responses are timed. Over a text
+// endpoint that does not stream, the server answers a request once.
 func (t *target) decoupled() bool {
+	if f := t.flags; f != nil && f.endpoint.text() {
+		return f.streaming
+	}
 	return t.config.GetModelTransactionPolicy().GetDecoupled()
 }

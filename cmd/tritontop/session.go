@@ -104,6 +104,8 @@ func oneLine(s string) string {
 // protocolName is how the header names the transport.
 func protocolName(f *loadFlags) string {
 	switch {
+	case f.endpoint.text():
+		return f.endpoint.protocolName(f.streaming)
 	case f.streaming:
 		return "gRPC stream"
 	case f.protocol == "http":
