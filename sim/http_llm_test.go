@@ -156,7 +156,7 @@ func TestHTTPChatCompletionsStreamWithUsage(t *testing.T) {
 		default:
 			rec := lastLLMRecord(t, s, "llm")
 			if len(c.Choices) != 0 || c.Usage == nil || c.Usage.CompletionTokens != rec.Tokens || rec.Tokens != 6 ||
-				c.Usage.PromptTokens != rec.PromptTokens || rec.PromptTokens != 5 || c.Usage.TotalTokens != 11 {
+				c.Usage.PromptTokens != rec.PromptTokens || rec.PromptTokens != 6 || c.Usage.TotalTokens != 12 {
 				t.Fatalf("usage chunk %q, record %+v", ev, rec)
 			}
 		}

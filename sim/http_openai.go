@@ -285,7 +285,7 @@ func (h *httpHandler) completion(w http.ResponseWriter, r *http.Request, chat bo
 		return
 	}
 	c := completionChunk{ID: fmt.Sprintf("cmpl-%016x", rand.Uint64()), Created: time.Now().Unix(), Model: cr.Model}
-	usage := completionUsage{PromptTokens: countWords([]byte(prompt))}
+	usage := completionUsage{PromptTokens: countTokens([]byte(prompt))}
 	finish := func() *string {
 		s := "stop"
 		if maxTokens != nil && usage.CompletionTokens >= *maxTokens {
@@ -308,7 +308,7 @@ func (h *httpHandler) completion(w http.ResponseWriter, r *http.Request, chat bo
 			break
 		}
 		text := strings.Join(texts, " ")
-		usage.CompletionTokens = countWords([]byte(text))
+		usage.CompletionTokens = countTokens([]byte(text))
 		usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
 		choice := completionChoice{FinishReason: finish()}
 		if chat {

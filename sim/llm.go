@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/tokenizer"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -20,8 +21,8 @@ import (
 // with the prompt and with the queue, and the time per token with the
 // number of requests running.
 //
-// The model reads its prompt from the BYTES input "text_input" (its words
-// count as tokens), the number of tokens asked for from the integer input
+// The model reads its prompt from the BYTES input "text_input" (its tokens
+// counted with the embedded cl100k_base tokenizer), the number of tokens asked for from the integer input
 // "max_tokens" or else the request parameter "max_tokens" (and at least
 // the request parameter "min_tokens", when given), and whether to
 // stream from the BOOL input "stream" (true without one). Streaming, it
@@ -158,7 +159,7 @@ func (m *model) llmJob(r *request, rng *rand.Rand) llmJob {
 		switch in.name {
 		case llmTextInput:
 			if elems, err := kserve.DecodeBytes(data, 1); err == nil && len(elems) > 0 {
-				j.prompt = countWords(elems[0])
+				j.prompt = countTokens(elems[0])
 			}
 		case llmMaxTokens:
 			if in.size > 0 && len(data) >= in.size {
@@ -227,6 +228,16 @@ func readInt(b []byte, dt pb.DataType) int64 {
 		return int64(min(le.Uint64(b), math.MaxInt64))
 	}
 	return int64(le.Uint64(b))
+}
+
+// countTokens counts the tokens of a text with the embedded tokenizer the
+// client counts with too (or its words, should the tokenizer not load).
+func countTokens(b []byte) int {
+	tk, err := tokenizer.Load()
+	if err != nil {
+		return countWords(b)
+	}
+	return tk.Count(string(b))
 }
 
 // countWords counts the words of a text, the usual approximation of its

@@ -29,7 +29,7 @@ const (
 // model gave it to the frontend, just before it goes on the wire.
 type LLMRequest struct {
 	ID string
-	// PromptTokens counts the words of its text_input; MaxTokens is what
+	// PromptTokens counts the tokens of its text_input; MaxTokens is what
 	// it asked for (0: nothing); Tokens is what the model chose to
 	// generate, at most MaxTokens.
 	PromptTokens, MaxTokens, Tokens int

@@ -276,7 +276,7 @@ func TestLLMInFlightBatchingAndPrefill(t *testing.T) {
 		six = append(six, llmRequest("llm", "six"+string(rune('0'+i)), "w", 0, true))
 	}
 	runLLMRequests(t, e, six...)
-	runLLMRequests(t, e, llmRequest("llm", "long", strings.Repeat("w ", 60), 0, true))
+	runLLMRequests(t, e, llmRequest("llm", "long", strings.TrimSpace(strings.Repeat("w ", 60)), 0, true))
 	ls, err := e.LLMStats("llm")
 	if err != nil || len(ls.Requests) != 8 {
 		t.Fatalf("LLMStats: %d records, %v", len(ls.Requests), err)

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/tokenizer"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -29,6 +30,9 @@ type llmSeq struct {
 // running request its next token, until the scheduler stops.
 func (s *scheduler) runLLM(in *instance) {
 	defer s.wg.Done()
+	// The tokenizer that counts the prompts loads once per process; load
+	// it before the first request waits for it.
+	_, _ = tokenizer.Load()
 	m := s.mv.model
 	spec := m.spec.LLM
 	maxSeqs := spec.MaxSequences

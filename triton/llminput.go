@@ -3,10 +3,12 @@ package triton
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 
+	"github.com/tritontop/tritontop/internal/tokenizer"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -18,6 +20,9 @@ const (
 	LLMTextInput = "text_input"
 	LLMMaxTokens = "max_tokens"
 	LLMStream    = "stream"
+	// LLMMinTokens is the request parameter that asks a model for at
+	// least that many tokens (vLLM's and TensorRT-LLM's min_tokens).
+	LLMMinTokens = "min_tokens"
 )
 
 // Defaults of an LLM's generated inputs, genai-perf's: its synthetic
@@ -28,6 +33,11 @@ const (
 	DefaultMaxTokens    = 256
 )
 
+// DefaultPrompts is how many different LLM requests are built when a
+// length is drawn from a distribution, genai-perf's default number of
+// dataset entries.
+const DefaultPrompts = 100
+
 // llmInputs fills the inputs of a model that looks like an LLM; nil for
 // any other model.
 type llmInputs struct {
@@ -35,6 +45,55 @@ type llmInputs struct {
 	cfg  *pb.ModelConfig
 	// rng draws the prompts' words: each request gets its own prompt.
 	rng *rand.Rand
+	// out is the output length drawn for the request being built, 0
+	// before it is drawn.
+	out int64
+}
+
+// prompts is how many requests to build.
+func (l *llmInputs) prompts() int {
+	switch {
+	case l.opts.Prompts > 0:
+		return l.opts.Prompts
+	case l.opts.PromptTokensStdDev > 0 || l.opts.OutputTokens > 0 && l.opts.OutputTokensStdDev > 0:
+		return DefaultPrompts
+	}
+	return 1
+}
+
+// draw draws a length from a normal distribution, at least 1.
+func (l *llmInputs) draw(mean, stddev float64) int64 {
+	v := mean
+	if stddev > 0 {
+		v += stddev * l.rng.NormFloat64()
+	}
+	return max(int64(math.Round(v)), 1)
+}
+
+// outputTokens is the request's output length, drawn once per request.
+func (l *llmInputs) outputTokens() int64 {
+	if l.out == 0 {
+		l.out = l.draw(l.opts.OutputTokens, l.opts.OutputTokensStdDev)
+	}
+	return l.out
+}
+
+// finish ends a request: with a fixed output length, its max_tokens and
+// min_tokens parameters are the length drawn for it.
+func (l *llmInputs) finish(req *InferRequest) {
+	if l == nil {
+		return
+	}
+	if l.opts.OutputTokens > 0 {
+		n := l.outputTokens()
+		params := make(map[string]any, len(req.Parameters)+2)
+		for k, v := range req.Parameters {
+			params[k] = v
+		}
+		params[LLMMaxTokens], params[LLMMinTokens] = n, n
+		req.Parameters = params
+	}
+	l.out = 0
 }
 
 // newLLMInputs returns the LLM input filler for a model with a BYTES
@@ -75,15 +134,23 @@ func (l *llmInputs) values(name string, dims []int64) (InputValues, []int64, err
 	var v any
 	switch name {
 	case LLMTextInput:
-		words := l.opts.PromptTokens
-		if words <= 0 {
-			words = DefaultPromptTokens
+		mean := float64(l.opts.PromptTokens)
+		if mean <= 0 {
+			mean = DefaultPromptTokens
 		}
-		v = Prompt(words, l.rng)
+		p, err := TokenPrompt(int(l.draw(mean, l.opts.PromptTokensStdDev)), l.rng)
+		if err != nil {
+			return InputValues{}, nil, err
+		}
+		v = p
 	case LLMStream:
 		v = l.opts.Streaming
 	case LLMMaxTokens:
 		tokens := int64(DefaultMaxTokens)
+		if l.opts.OutputTokens > 0 {
+			v = json.Number(strconv.FormatInt(l.outputTokens(), 10))
+			break
+		}
 		if mt, ok := l.opts.Parameters[LLMMaxTokens]; ok {
 			t, ok := mt.(int64)
 			if !ok {
@@ -113,6 +180,32 @@ this have from or one had by word but not what all were we when your can said th
 she do how their if will up other about out many then them these so some her would make like him into
 time has look two more write go see number no way could people my than first water been call who oil
 its now find long down day did get come made may part`)
+
+// TokenPrompt returns a text of exactly n tokens of the embedded tokenizer
+// (tokenizer.Name), made of common English words drawn with rng.
+func TokenPrompt(n int, rng *rand.Rand) (string, error) {
+	tk, err := tokenizer.Load()
+	if err != nil {
+		return "", err
+	}
+	// Each word is about a token: start there, then add or drop words
+	// until the count is right.
+	words := strings.Fields(Prompt(n, rng))
+	for {
+		p := strings.Join(words, " ")
+		c := tk.Count(p)
+		switch {
+		case c == n:
+			return p, nil
+		case c > n && len(words) > 1:
+			words = words[:len(words)-1]
+		case c > n:
+			return p, nil // one word longer than n tokens: the nearest
+		default:
+			words = append(words, promptWords[rng.IntN(len(promptWords))])
+		}
+	}
+}
 
 // Prompt returns a text of n words, the usual approximation of an LLM
 // prompt of n tokens, drawn from common English words.

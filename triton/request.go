@@ -54,9 +54,23 @@ type InputOptions struct {
 	// (perf_analyzer's --request-parameter; see ParseRequestParameter).
 	// An integer max_tokens also fills an LLM's max_tokens input.
 	Parameters map[string]any
-	// PromptTokens is the length in words of the prompt generated for an
-	// LLM's text_input (see LLMTextInput); 0 means DefaultPromptTokens.
-	PromptTokens int
+	// PromptTokens is the length in tokens (of the embedded tokenizer) of
+	// the prompt generated for an LLM's text_input (see LLMTextInput); 0
+	// means DefaultPromptTokens. With PromptTokensStdDev, the prompts'
+	// lengths are drawn from a normal distribution of that mean, genai-perf's
+	// --synthetic-input-tokens-mean and -stddev.
+	PromptTokens       int
+	PromptTokensStdDev float64
+	// OutputTokens, when above 0, fixes each request's output length, as
+	// genai-perf's --output-tokens-mean (and -stddev: OutputTokensStdDev)
+	// does: the length drawn is sent as max_tokens (the input and the
+	// request parameter) and as the request parameter min_tokens.
+	OutputTokens       float64
+	OutputTokensStdDev float64
+	// Prompts is how many different LLM requests are built (each its own
+	// prompt and output length), used in turn; 0 means 1, or
+	// DefaultPrompts when a length has a standard deviation.
+	Prompts int
 	// Streaming is the value of an LLM's stream input: set it when the
 	// requests go over ModelStreamInfer, so that the model sends a
 	// response per token.
@@ -143,16 +157,18 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 			return nil, err
 		}
 	}
+	llm := newLLMInputs(md, cfg, opts)
 	nsets := 1
 	if data != nil {
 		nsets = len(data.Sets)
+	} else if llm != nil {
+		nsets = llm.prompts()
 	}
 	strLen := opts.StringLength
 	if strLen <= 0 {
 		strLen = DefaultStringLength
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x7472746f70))
-	llm := newLLMInputs(md, cfg, opts)
 	params := requestParameters(cfg, opts.Parameters)
 
 	if err := checkRequestBytes(md, cfg, opts, data, llm, nsets, batch, strLen); err != nil {
@@ -225,6 +241,7 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 			}
 			req.Inputs = append(req.Inputs, t)
 		}
+		llm.finish(req)
 		reqs[s] = req
 	}
 	return reqs, nil

@@ -134,6 +134,9 @@ func (t *target) buildRequests(f *loadFlags, limit int64) error {
 	if err := f.llm.apply(&inputs, t.metadata, f.streaming); err != nil {
 		return usageError{err}
 	}
+	if err := f.endpoint.applyTokens(&inputs, t.metadata, f.set, f.several()); err != nil {
+		return usageError{err}
+	}
 	t.requests, err = triton.BuildRequests(t.metadata, t.config, inputs)
 	if err != nil {
 		return usageError{err}

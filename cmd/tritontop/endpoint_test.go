@@ -75,3 +75,39 @@ func TestEndpointBadInput(t *testing.T) {
 		t.Errorf("a model without text: exit %d, %q", code, stderr)
 	}
 }
+
+// TestEndpointTokenLengths asks for prompts and outputs of fixed token
+// lengths over generate_stream and checks what the model counted: every
+// prompt of exactly the tokens asked (the simulator counts with the same
+// tokenizer), every output of exactly the tokens asked.
+func TestEndpointTokenLengths(t *testing.T) {
+	srv := startSim(t)
+	code, _, stderr := runCLI("-m", "llm", "-u", srv.HTTPAddr(), "-i", "http", "--endpoint", "generate_stream",
+		"--concurrency", "2", "--duration", "2s", "--synthetic-input-tokens-mean", "40", "--output-tokens-mean", "12")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	ls, err := srv.Engine().LLMStats("llm")
+	if err != nil || len(ls.Requests) < 2 {
+		t.Fatalf("LLMStats: %d requests, %v", len(ls.Requests), err)
+	}
+	for _, r := range ls.Requests {
+		if r.PromptTokens != 40 || r.Tokens != 12 || r.MaxTokens != 12 || !r.Stream {
+			t.Fatalf("the model got %+v; want 40 prompt tokens, 12 output tokens, streaming", r)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--output-tokens-stddev", "3"}, "--output-tokens-stddev needs --output-tokens-mean"},
+		{[]string{"--synthetic-input-tokens-mean", "10", "--prompt-tokens", "10"}, "give one"},
+		{[]string{"--num-prompts", "-1"}, "--num-prompts must not be negative"},
+	} {
+		args := append([]string{"-m", "llm", "-u", srv.HTTPAddr(), "-i", "http", "--endpoint", "chat", "--duration", "1s"}, c.args...)
+		code, _, stderr := runCLI(args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}

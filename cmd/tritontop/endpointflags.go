@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/tritontop/tritontop/internal/tokenizer"
 	"github.com/tritontop/tritontop/triton"
+	"github.com/tritontop/tritontop/triton/pb"
 )
 
 // endpointFlags choose the HTTP API the requests go to: KServe's infer, or
@@ -14,6 +16,11 @@ type endpointFlags struct {
 	name string
 	url  string
 	kind triton.Endpoint // name, parsed by check
+	// genai-perf's lengths: of the prompts, in tokens, and of the outputs
+	// (sent as max_tokens and min_tokens); numPrompts different requests.
+	inputMean, outputMean     int
+	inputStdDev, outputStdDev float64
+	numPrompts                int
 }
 
 // registerEndpointFlags adds the endpoint flags to fs.
@@ -23,6 +30,56 @@ func registerEndpointFlags(fs *flag.FlagSet, f *endpointFlags) {
 			"chat or completions (OpenAI-compatible /v1/chat/completions, /v1/completions; add --streaming to stream tokens)")
 	fs.StringVar(&f.url, "endpoint-url", "",
 		"server of the chat and completions endpoints when it is not -u's, e.g. localhost:9000 (Triton's OpenAI frontend listens on its own port)")
+	fs.IntVar(&f.inputMean, "synthetic-input-tokens-mean", 0,
+		fmt.Sprintf("an LLM's prompts: mean length in tokens of the embedded tokenizer, %s (default %d; same as --prompt-tokens)", tokenizer.Name, triton.DefaultPromptTokens))
+	fs.Float64Var(&f.inputStdDev, "synthetic-input-tokens-stddev", 0, "standard deviation of the prompts' length in tokens (0: all of the mean)")
+	fs.IntVar(&f.outputMean, "output-tokens-mean", 0, "an LLM's output length in tokens, asked with max_tokens and min_tokens (0: the model decides, up to max_tokens)")
+	fs.Float64Var(&f.outputStdDev, "output-tokens-stddev", 0, "standard deviation of the output length in tokens")
+	fs.IntVar(&f.numPrompts, "num-prompts", 0, fmt.Sprintf("number of different LLM requests (prompts and output lengths) sent in turn (default 1, or %d with a standard deviation)", triton.DefaultPrompts))
+}
+
+// applyTokens puts the length flags into the options the requests are
+// built with, for a model with metadata md (one of several when several:
+// then a model without text takes none). Errors are one line each.
+func (f *endpointFlags) applyTokens(opts *triton.InputOptions, md *pb.ModelMetadataResponse, set map[string]bool, several bool) error {
+	for _, c := range []struct {
+		flag string
+		bad  bool
+	}{
+		{"--synthetic-input-tokens-mean", f.inputMean < 0},
+		{"--synthetic-input-tokens-stddev", f.inputStdDev < 0},
+		{"--output-tokens-mean", f.outputMean < 0},
+		{"--output-tokens-stddev", f.outputStdDev < 0},
+		{"--num-prompts", f.numPrompts < 0},
+	} {
+		if c.bad {
+			return fmt.Errorf("%s must not be negative", c.flag)
+		}
+	}
+	used := set["synthetic-input-tokens-mean"] || set["synthetic-input-tokens-stddev"] || set["output-tokens-mean"] ||
+		set["output-tokens-stddev"] || set["num-prompts"]
+	if !used {
+		return nil
+	}
+	if !hasTextInput(md) {
+		if several {
+			return nil
+		}
+		return fmt.Errorf("the token length flags fill an LLM's BYTES input %q, which model %q does not have", triton.LLMTextInput, md.GetName())
+	}
+	if f.inputMean > 0 {
+		if set["prompt-tokens"] {
+			return fmt.Errorf("--synthetic-input-tokens-mean and --prompt-tokens both set the prompt length: give one")
+		}
+		opts.PromptTokens = f.inputMean
+	}
+	if f.outputStdDev > 0 && f.outputMean == 0 {
+		return fmt.Errorf("--output-tokens-stddev needs --output-tokens-mean")
+	}
+	opts.PromptTokensStdDev = f.inputStdDev
+	opts.OutputTokens, opts.OutputTokensStdDev = float64(f.outputMean), f.outputStdDev
+	opts.Prompts = f.numPrompts
+	return nil
 }
 
 // text reports whether the requests go to a text endpoint.
