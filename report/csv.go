@@ -28,6 +28,9 @@ const (
 	csvStreamingColumns   = "Avg Time To First Response,p50 Time To First Response,p90 Time To First Response," +
 		"p95 Time To First Response,p99 Time To First Response,Avg Inter-Response Latency,p50 Inter-Response Latency," +
 		"p90 Inter-Response Latency,p95 Inter-Response Latency,p99 Inter-Response Latency,Avg Responses Per Request"
+	// csvTokenColumns are genai-perf's LLM throughput and output length,
+	// after the streaming columns of a run that counted output tokens.
+	csvTokenColumns = "Output Token Throughput (tokens/sec),Avg Output Sequence Length (tokens)"
 	// csvSequenceColumns are tritontop's own, written with
 	// CSVOptions.Verbose only: perf_analyzer's CSV has no sequence columns.
 	csvSequenceColumns = "Sequence Count,Sequences/Second,Avg Sequence Latency,p50 Sequence Latency," +
@@ -61,7 +64,9 @@ type CSVOptions struct {
 // "Response Throughput" column after Inferences/Second (responses per
 // second), and eleven columns at the end of each row: the average and p50,
 // p90, p95 and p99 time to first response, the same of the time between
-// responses, and the average responses per request. Other runs' columns
+// responses, and the average responses per request; then, when the run
+// counted output tokens, genai-perf's Output Token Throughput (tokens/sec)
+// and the average output tokens per request. Other runs' columns
 // are exactly perf_analyzer's; WriteCSVSteps with CSVOptions.Verbose adds
 // a stateful model's sequence columns at the end.
 //
@@ -107,6 +112,7 @@ func WriteCSVSteps(w io.Writer, recorded []record.Step, o CSVOptions) error {
 	for _, st := range steps {
 		cols.gpus = cols.gpus || len(st.Metrics.GPUs) > 0
 		cols.streaming = cols.streaming || st.Client.Streaming != nil
+		cols.tokens = cols.tokens || st.Client.Streaming != nil && st.Client.Streaming.OutputTokens > 0
 		cols.sequences = cols.sequences || (o.Verbose && st.Client.Sequences != nil)
 	}
 
@@ -127,6 +133,9 @@ func WriteCSVSteps(w io.Writer, recorded []record.Step, o CSVOptions) error {
 	if cols.streaming {
 		b.WriteString("," + csvStreamingColumns)
 	}
+	if cols.tokens {
+		b.WriteString("," + csvTokenColumns)
+	}
 	if cols.sequences {
 		b.WriteString("," + csvSequenceColumns)
 	}
@@ -141,7 +150,7 @@ func WriteCSVSteps(w io.Writer, recorded []record.Step, o CSVOptions) error {
 }
 
 // csvColumnSet says which optional columns a CSV has.
-type csvColumnSet struct{ gpus, streaming, sequences bool }
+type csvColumnSet struct{ gpus, streaming, tokens, sequences bool }
 
 func writeCSVRow(b *strings.Builder, st record.Step, rate bool, cols csvColumnSet) {
 	c, sv := st.Client, st.Server
@@ -191,6 +200,13 @@ func writeCSVRow(b *strings.Builder, st record.Step, rate bool, cols csvColumnSe
 			}
 		}
 		b.WriteString("," + strconv.FormatFloat(sc.PerRequest.Mean, 'f', 2, 64))
+	}
+	if cols.tokens {
+		perReq := 0.0
+		if sc.Requests > 0 {
+			perReq = float64(sc.OutputTokens) / float64(sc.Requests)
+		}
+		b.WriteString("," + g6(sc.OutputTokensPerS) + "," + strconv.FormatFloat(perReq, 'f', 2, 64))
 	}
 	if cols.sequences {
 		writeSequenceCells(b, c.Sequences)

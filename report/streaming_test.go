@@ -104,6 +104,7 @@ func TestWriteTextStreaming(t *testing.T) {
 		"Throughput: 1.33333 infer/sec\n",
 		// 12 responses in 3 s.
 		"Response Throughput: 4 infer/sec\n",
+		"Output token throughput: 4 tokens/sec (12 tokens)\n",
 		"Response count: 12 (3.0 per request: min 2, p50 3, p90 4, p99 4, max 4)\n",
 		"Avg time to first response: 20000 usec\n",
 		// Gaps 3×5, 15 and 4×10 ms.
@@ -138,7 +139,7 @@ func TestWriteCSVStreaming(t *testing.T) {
 	wantHeader := "Concurrency,Inferences/Second,Response Throughput,Client Send" + strings.TrimPrefix(csvHeader, "Concurrency,Inferences/Second,Client Send") +
 		",Avg Time To First Response,p50 Time To First Response,p90 Time To First Response,p95 Time To First Response,p99 Time To First Response" +
 		",Avg Inter-Response Latency,p50 Inter-Response Latency,p90 Inter-Response Latency,p95 Inter-Response Latency,p99 Inter-Response Latency" +
-		",Avg Responses Per Request"
+		",Avg Responses Per Request,Output Token Throughput (tokens/sec),Avg Output Sequence Length (tokens)"
 	if lines[0] != wantHeader {
 		t.Fatalf("header\n got %s\nwant %s", lines[0], wantHeader)
 	}
@@ -160,7 +161,7 @@ func TestWriteCSVStreaming(t *testing.T) {
 	for name, want := range map[string]string{
 		"Concurrency": "2", "Inferences/Second": "2", "Response Throughput": "6",
 		"Avg Time To First Response": "20000", "Avg Inter-Response Latency": "10000", "Avg Responses Per Request": "3.00",
-		"Avg latency": "40000",
+		"Avg latency": "40000", "Output Token Throughput (tokens/sec)": "6", "Avg Output Sequence Length (tokens)": "3.00",
 	} {
 		if got := cell(name); got != want {
 			t.Errorf("%s = %s, want %s", name, got, want)

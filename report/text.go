@@ -83,6 +83,9 @@ func writeLevelBody(b *strings.Builder, s record.Summary) {
 	if c.Streaming != nil {
 		// perf_analyzer's line for a decoupled model, in its words.
 		fmt.Fprintf(b, "    Response Throughput: %s infer/sec\n", g6(c.Streaming.ResponsesPerS))
+		if c.Streaming.OutputTokens > 0 {
+			fmt.Fprintf(b, "    Output token throughput: %s tokens/sec (%d tokens)\n", g6(c.Streaming.OutputTokensPerS), c.Streaming.OutputTokens)
+		}
 	}
 	writeLatency(b, "", c.Latency)
 	if c.Scheduled != nil && c.Scheduled.Count > 0 {

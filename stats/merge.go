@@ -72,7 +72,7 @@ func sortErrors(errs []ErrorCount) {
 func (s *ClientStats) SetRates() {
 	s.RequestsPerS, s.InferPerS, s.LateShare = 0, 0, 0
 	if s.Streaming != nil {
-		s.Streaming.ResponsesPerS = 0
+		s.Streaming.ResponsesPerS, s.Streaming.OutputTokensPerS = 0, 0
 	}
 	if s.Sequences != nil {
 		s.Sequences.EndedPerS = 0
@@ -82,6 +82,7 @@ func (s *ClientStats) SetRates() {
 		s.InferPerS = float64(s.Inferences) / secs
 		if s.Streaming != nil {
 			s.Streaming.ResponsesPerS = float64(s.Streaming.Responses) / secs
+			s.Streaming.OutputTokensPerS = float64(s.Streaming.OutputTokens) / secs
 		}
 		if s.Sequences != nil {
 			s.Sequences.EndedPerS = float64(s.Sequences.Ended) / secs

@@ -30,6 +30,11 @@ type StreamingStats struct {
 	// ITL is the time between consecutive responses of a request
 	// (inter-token latency), one value per gap.
 	ITL Latency `json:"itl"`
+	// OutputTokens counts their output tokens: the server's count where it
+	// sent one (a text endpoint's usage), else one per response.
+	// OutputTokensPerS is OutputTokens over the span's duration.
+	OutputTokens     int64   `json:"output_tokens,omitempty"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s,omitempty"`
 }
 
 // Counts summarizes a distribution of counts (responses per request).
@@ -51,6 +56,7 @@ type streamTally struct {
 	seen      bool // the span had results of a decoupled model
 	requests  int64
 	responses int64
+	tokens    int64
 	ttft      extremes
 	itl       extremes
 	perReq    extremes
@@ -60,6 +66,7 @@ func (t *streamTally) merge(o *streamTally) {
 	t.seen = t.seen || o.seen
 	t.requests += o.requests
 	t.responses += o.responses
+	t.tokens += o.tokens
 	t.ttft.merge(o.ttft)
 	t.itl.merge(o.itl)
 	t.perReq.merge(o.perReq)
@@ -123,6 +130,11 @@ func (sp *span) addStream(r *driver.Result) {
 	st := &sp.t.stream
 	st.requests++
 	st.responses += int64(r.Responses)
+	if r.Timing != nil && r.Timing.Tokens > 0 {
+		st.tokens += int64(r.Timing.Tokens)
+	} else {
+		st.tokens += int64(r.Responses)
+	}
 	st.perReq.add(time.Duration(r.Responses))
 	_ = sp.stream.perReq.RecordValue(countValue(int64(r.Responses)))
 	if r.Timing == nil || r.Timing.First == 0 && len(r.Timing.Gaps) == 0 {
@@ -141,9 +153,10 @@ func (sp *span) addStream(r *driver.Result) {
 // streamingStats builds a span's StreamingStats over duration d; h may be
 // nil when the span timed no response.
 func (t *streamTally) streamingStats(d time.Duration, h *streamHists) *StreamingStats {
-	s := &StreamingStats{Requests: t.requests, Responses: t.responses}
+	s := &StreamingStats{Requests: t.requests, Responses: t.responses, OutputTokens: t.tokens}
 	if secs := d.Seconds(); secs > 0 {
 		s.ResponsesPerS = float64(t.responses) / secs
+		s.OutputTokensPerS = float64(t.tokens) / secs
 	}
 	if h != nil {
 		s.TTFT = latency(h.ttft, t.ttft)
@@ -190,6 +203,7 @@ func CountsFromHistogram(h *hdrhistogram.Histogram) Counts {
 func (s *StreamingStats) Add(o *StreamingStats) {
 	s.Requests += o.Requests
 	s.Responses += o.Responses
+	s.OutputTokens += o.OutputTokens
 }
 
 // CountsMerge adds up the Counts of several spans, exactly through their

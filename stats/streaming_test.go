@@ -49,6 +49,8 @@ func TestAggregatorStreaming(t *testing.T) {
 	}
 	want := StreamingStats{
 		Requests: 4, Responses: 6, ResponsesPerS: 12,
+		// Without the server's count, a response is a token.
+		OutputTokens: 6, OutputTokensPerS: 12,
 		PerRequest: Counts{Count: 4, Min: 0, Mean: 1.5, P50: 1, P90: 3, P95: 3, P99: 3, P999: 3, Max: 3},
 		// The histogram's percentiles are the highest value of their
 		// bucket: 20.015 ms for 20 ms at 3 significant digits.
@@ -202,5 +204,31 @@ func TestServerResponseDeltas(t *testing.T) {
 	sum.Add(&ServerResponses{Success: 1, ComputeInfer: 1000, ComputeInferCount: 1, LaterComputeInfer: 1000, LaterCount: 1})
 	if sum.Success != 10 || sum.ComputeInferCount != 12 || sum.ComputeInfer != time.Duration((float64(want.ComputeInfer)*11+1000)/12) {
 		t.Errorf("sum = %+v", sum)
+	}
+}
+
+// TestAggregatorOutputTokensFromTheServer counts the output tokens the
+// server reported (a text endpoint's usage) where it did, and a token per
+// response elsewhere.
+func TestAggregatorOutputTokensFromTheServer(t *testing.T) {
+	a := NewAggregator(time.Second, 2*time.Second)
+	usage := decoupled(0, 10*msec, 2*msec, 2*msec) // 3 responses carrying 7 tokens
+	usage.Timing.Tokens = 7
+	a.Add([]driver.Result{usage, decoupled(0, 10*msec, 2*msec)})
+	var s Snapshot
+	if err := a.Tick(time.Second, false, &s); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Tick.Streaming; st == nil || st.Responses != 5 || st.OutputTokens != 9 || st.OutputTokensPerS != 9 {
+		t.Fatalf("streaming %+v; want 5 responses, 9 tokens, 9 per second", st)
+	}
+	// The run's counters add up and their rate is derived again.
+	var sum ClientStats
+	sum.Add(&s.Tick)
+	sum.Add(&s.Tick)
+	sum.Duration = 2 * time.Second
+	sum.SetRates()
+	if sum.Streaming.OutputTokens != 18 || sum.Streaming.OutputTokensPerS != 9 {
+		t.Fatalf("added: %+v", sum.Streaming)
 	}
 }

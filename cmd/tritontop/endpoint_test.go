@@ -23,7 +23,7 @@ func TestEndpointChatHeadless(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "(HTTP chat stream)") || !strings.Contains(stdout, "Avg time to first response:") {
+	if !strings.Contains(stdout, "(HTTP chat stream, tokenizer tiktoken cl100k_base)") || !strings.Contains(stdout, "Avg time to first response:") {
 		t.Errorf("summary:\n%s", stdout)
 	}
 	ls, err := srv.Engine().LLMStats("llm")

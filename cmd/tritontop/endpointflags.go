@@ -121,11 +121,13 @@ func (f *endpointFlags) options(o *triton.Options, streaming bool) {
 	o.Endpoint, o.EndpointURL, o.Stream = f.kind, f.url, streaming
 }
 
-// protocolName is how the header names a text endpoint's transport, e.g.
-// "HTTP chat stream".
+// protocolName is how the header names a text endpoint's transport and
+// the tokenizer its prompts are measured with, e.g. "HTTP chat stream,
+// tokenizer tiktoken cl100k_base".
 func (f *endpointFlags) protocolName(streaming bool) string {
+	name := "HTTP " + string(f.kind)
 	if streaming && f.kind != triton.EndpointGenerateStream {
-		return "HTTP " + string(f.kind) + " stream"
+		name += " stream"
 	}
-	return "HTTP " + string(f.kind)
+	return name + ", tokenizer " + tokenizer.Name
 }

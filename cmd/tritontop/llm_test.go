@@ -59,7 +59,7 @@ func TestLLMHeadless(t *testing.T) {
 		t.Fatal(err)
 	}
 	if header := strings.SplitN(string(csv), "\n", 2)[0]; !strings.HasPrefix(header, "Concurrency,Inferences/Second,Response Throughput,") ||
-		!strings.HasSuffix(header, ",Avg Responses Per Request") {
+		!strings.HasSuffix(header, ",Avg Responses Per Request,Output Token Throughput (tokens/sec),Avg Output Sequence Length (tokens)") {
 		t.Errorf("CSV header %q", header)
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // Name is the tokenizer's name, as run headers print it.
-const Name = "cl100k_base (tiktoken)"
+const Name = "tiktoken cl100k_base"
 
 // cl100k_base's definition: its pre-tokenizing pattern and special tokens,
 // as OpenAI's tiktoken publishes them.
