@@ -1,6 +1,7 @@
 package triton
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -130,4 +131,41 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	k := copy(p[:min(len(p), c.n)], c.s)
 	c.s = c.s[k:]
 	return k, nil
+}
+
+// BenchmarkSSEChatStream reads a chat completion's stream of 256 token
+// chunks and decodes each as the text stream does: the client's cost per
+// token.
+func BenchmarkSSEChatStream(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`data: {"id":"cmpl-1","object":"chat.completion.chunk","created":1,"model":"llm","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n")
+	for range 256 {
+		sb.WriteString(`data: {"id":"cmpl-1","object":"chat.completion.chunk","created":1,"model":"llm","choices":[{"index":0,"delta":{"content":" token"},"logprobs":null,"finish_reason":null}]}` + "\n\n")
+	}
+	sb.WriteString(`data: {"id":"cmpl-1","object":"chat.completion.chunk","created":1,"model":"llm","choices":[],"usage":{"prompt_tokens":550,"completion_tokens":256,"total_tokens":806}}` + "\n\ndata: [DONE]\n\n")
+	stream := sb.String()
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	var ev textEvent
+	for b.Loop() {
+		sr := NewSSEReader(strings.NewReader(stream))
+		tokens := 0
+		for {
+			e, err := sr.Next()
+			if err != nil || string(e.Data) == "[DONE]" {
+				break
+			}
+			ev.reset()
+			if err := json.Unmarshal(e.Data, &ev); err != nil {
+				b.Fatal(err)
+			}
+			if ev.token(EndpointChat) {
+				tokens++
+			}
+		}
+		if tokens != 256 {
+			b.Fatalf("%d tokens", tokens)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/256, "ns/token")
 }
