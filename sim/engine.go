@@ -220,6 +220,12 @@ func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*
 	if err != nil {
 		return nil, err
 	}
+	if m.spec.LLM != nil {
+		// Counted here, on the caller's goroutine: tokenizing a long
+		// prompt in the instance's loop would delay every running
+		// request's next token.
+		r.promptTokens = m.llmPromptTokens(r)
+	}
 	r.version = mv
 	r.onDone = onDone
 	r.onResponse = onResponse

@@ -158,9 +158,7 @@ func (m *model) llmJob(r *request, rng *rand.Rand) llmJob {
 		data := r.data[i]
 		switch in.name {
 		case llmTextInput:
-			if elems, err := kserve.DecodeBytes(data, 1); err == nil && len(elems) > 0 {
-				j.prompt = countTokens(elems[0])
-			}
+			j.prompt = r.promptTokens
 		case llmMaxTokens:
 			if in.size > 0 && len(data) >= in.size {
 				j.maxTokens = int(min(readInt(data[:in.size], in.dtype), math.MaxInt32))
@@ -193,6 +191,18 @@ func (m *model) llmJob(r *request, rng *rand.Rand) llmJob {
 		j.tokens = min(j.tokens, j.maxTokens)
 	}
 	return j
+}
+
+// llmPromptTokens counts the tokens of a request's text_input.
+func (m *model) llmPromptTokens(r *request) int {
+	i, ok := m.inputIdx[llmTextInput]
+	if !ok || i >= len(r.data) {
+		return 0
+	}
+	if elems, err := kserve.DecodeBytes(r.data[i], 1); err == nil && len(elems) > 0 {
+		return countTokens(elems[0])
+	}
+	return 0
 }
 
 // draw draws one length.

@@ -39,6 +39,9 @@ type request struct {
 	classify []uint32
 
 	seq *seqInfo // sequence models only
+	// promptTokens is an LLM request's prompt length in tokens, counted
+	// when it arrived.
+	promptTokens int
 
 	start      int64 // request start, engine clock (ns)
 	queueStart int64
