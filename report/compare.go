@@ -180,6 +180,14 @@ var streamingMetrics = []compared{
 		}
 		return sc.ResponsesPerS, n.client.Duration > 0
 	}},
+	{"output_tokens_per_s", "output tokens", "tok/s", func(n levelNumbers) (float64, bool) {
+		sc := n.client.Streaming
+		if sc == nil {
+			return 0, false
+		}
+		// Runs recorded before output tokens were counted have none.
+		return sc.OutputTokensPerS, n.client.Duration > 0 && sc.OutputTokens > 0
+	}},
 	{"ttft_p50", "TTFT p50", "ms", streamingLatency(func(sc *stats.StreamingStats) (stats.Latency, time.Duration) { return sc.TTFT, sc.TTFT.P50 })},
 	{"ttft_p99", "TTFT p99", "ms", streamingLatency(func(sc *stats.StreamingStats) (stats.Latency, time.Duration) { return sc.TTFT, sc.TTFT.P99 })},
 	{"itl_p50", "ITL p50", "ms", streamingLatency(func(sc *stats.StreamingStats) (stats.Latency, time.Duration) { return sc.ITL, sc.ITL.P50 })},

@@ -159,7 +159,7 @@ func TestCompareStreaming(t *testing.T) {
 	for _, m := range c.Steps[0].Metrics {
 		names = append(names, m.Metric)
 	}
-	want := []string{"throughput", "p50_latency", "p99_latency", "responses_per_s", "ttft_p50", "ttft_p99", "itl_p50", "itl_p99",
+	want := []string{"throughput", "p50_latency", "p99_latency", "responses_per_s", "output_tokens_per_s", "ttft_p50", "ttft_p99", "itl_p50", "itl_p99",
 		"queue", "compute", "batch_size", "gpu_utilization", "client_cpu_per_request"}
 	if !slices.Equal(names, want) {
 		t.Errorf("metrics %v, want %v", names, want)
@@ -189,6 +189,13 @@ func TestCompareStreaming(t *testing.T) {
 			if m.A == nil || m.B == nil || *m.A != w.a || *m.B != w.b || m.Percent == nil {
 				t.Errorf("%s %s: %+v, want A %v B %v", lc.Level, w.metric, m, w.a, w.b)
 			}
+		}
+	}
+	// The frozen runs were recorded before output tokens were counted:
+	// the row is there, its values missing rather than 0.
+	for _, lc := range c.Steps {
+		if m := get(lc, "output_tokens_per_s"); m.A != nil || m.B != nil {
+			t.Errorf("%s: output tokens %+v from runs that counted none", lc.Level, m)
 		}
 	}
 	// The longer prompt takes longer to the first token at every level:
