@@ -30,6 +30,10 @@ type StreamingStats struct {
 	// ITL is the time between consecutive responses of a request
 	// (inter-token latency), one value per gap.
 	ITL Latency `json:"itl"`
+	// TTFTScheduled is the time to first response from the request's
+	// scheduled time, in open loop (coordinated omission, as the request
+	// latency from the schedule); nil in closed loop.
+	TTFTScheduled *Latency `json:"ttft_from_schedule,omitempty"`
 	// OutputTokens counts their output tokens: the server's count where it
 	// sent one (a text endpoint's usage), else one per response.
 	// OutputTokensPerS is OutputTokens over the span's duration.
@@ -60,6 +64,10 @@ type streamTally struct {
 	ttft      extremes
 	itl       extremes
 	perReq    extremes
+	// ttftSched is the time to first response from the schedule; open is
+	// set once a request was scheduled apart from its send (open loop).
+	ttftSched extremes
+	open      bool
 }
 
 func (t *streamTally) merge(o *streamTally) {
@@ -70,32 +78,35 @@ func (t *streamTally) merge(o *streamTally) {
 	t.ttft.merge(o.ttft)
 	t.itl.merge(o.itl)
 	t.perReq.merge(o.perReq)
+	t.ttftSched.merge(o.ttftSched)
+	t.open = t.open || o.open
 }
 
 // streamHists are a span's histograms of a decoupled model's responses:
 // time to first response and gaps in µs, responses per request as counts.
 // Spans of other models never allocate them.
 type streamHists struct {
-	ttft, itl, perReq *hdrhistogram.Histogram
+	ttft, itl, perReq, ttftSched *hdrhistogram.Histogram
 }
 
 func newStreamHists() *streamHists {
-	return &streamHists{ttft: newHistogram(), itl: newHistogram(), perReq: newHistogram()}
+	return &streamHists{ttft: newHistogram(), itl: newHistogram(), perReq: newHistogram(), ttftSched: newHistogram()}
 }
 
 func (h *streamHists) reset() {
 	h.ttft.Reset()
 	h.itl.Reset()
 	h.perReq.Reset()
+	h.ttftSched.Reset()
 }
 
 // packedStreamHists are streamHists kept in the window ring.
 type packedStreamHists struct {
-	ttft, itl, perReq *hdrhistogram.PackedHistogram
+	ttft, itl, perReq, ttftSched *hdrhistogram.PackedHistogram
 }
 
 func newPackedStreamHists() *packedStreamHists {
-	return &packedStreamHists{ttft: newPacked(), itl: newPacked(), perReq: newPacked()}
+	return &packedStreamHists{ttft: newPacked(), itl: newPacked(), perReq: newPacked(), ttftSched: newPacked()}
 }
 
 // set replaces p's contents with h's (an empty set when h is nil).
@@ -103,10 +114,12 @@ func (p *packedStreamHists) set(h *streamHists) {
 	p.ttft.Reset()
 	p.itl.Reset()
 	p.perReq.Reset()
+	p.ttftSched.Reset()
 	if h != nil {
 		p.ttft.MergeFrom(h.ttft)
 		p.itl.MergeFrom(h.itl)
 		p.perReq.MergeFrom(h.perReq)
+		p.ttftSched.MergeFrom(h.ttftSched)
 	}
 }
 
@@ -115,6 +128,7 @@ func (p *packedStreamHists) mergeInto(h *streamHists) {
 	p.ttft.MergeInto(h.ttft)
 	p.itl.MergeInto(h.itl)
 	p.perReq.MergeInto(h.perReq)
+	p.ttftSched.MergeInto(h.ttftSched)
 }
 
 // countValue converts a count to a histogram value, clamped into range.
@@ -143,6 +157,12 @@ func (sp *span) addStream(r *driver.Result) {
 	ttft := max(r.Timing.First-r.Sent, 0)
 	st.ttft.add(ttft)
 	_ = sp.stream.ttft.RecordValue(histogramValue(ttft))
+	if r.Scheduled != r.Sent {
+		st.open = true
+	}
+	sched := max(r.Timing.First-r.Scheduled, 0)
+	st.ttftSched.add(sched)
+	_ = sp.stream.ttftSched.RecordValue(histogramValue(sched))
 	for _, g := range r.Timing.Gaps {
 		g = max(g, 0)
 		st.itl.add(g)
@@ -161,6 +181,10 @@ func (t *streamTally) streamingStats(d time.Duration, h *streamHists) *Streaming
 	if h != nil {
 		s.TTFT = latency(h.ttft, t.ttft)
 		s.ITL = latency(h.itl, t.itl)
+		if t.open {
+			l := latency(h.ttftSched, t.ttftSched)
+			s.TTFTScheduled = &l
+		}
 		s.PerRequest = counts(h.perReq, t.perReq)
 	}
 	return s

@@ -232,3 +232,35 @@ func TestAggregatorOutputTokensFromTheServer(t *testing.T) {
 		t.Fatalf("added: %+v", sum.Streaming)
 	}
 }
+
+// TestAggregatorTTFTFromSchedule measures an open loop's time to first
+// response from the schedule too: a request sent 30 ms late waited those
+// 30 ms for its first token as well. A closed loop has no such number.
+func TestAggregatorTTFTFromSchedule(t *testing.T) {
+	a := NewAggregator(time.Second, 2*time.Second)
+	late := decoupled(30*msec, 10*msec, 2*msec)
+	late.Scheduled = 0
+	onTime := decoupled(100*msec, 20*msec)
+	onTime.Scheduled = 100*msec - time.Microsecond
+	a.Add([]driver.Result{late, onTime})
+	var s Snapshot
+	if err := a.Tick(time.Second, false, &s); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Tick.Streaming
+	if st == nil || st.TTFTScheduled == nil || st.TTFT.Max != 20*msec || st.TTFTScheduled.Max != 40*msec ||
+		st.TTFTScheduled.Min != 20*msec+time.Microsecond || st.TTFTScheduled.Count != 2 {
+		t.Fatalf("streaming %+v, from schedule %+v", st, st.TTFTScheduled)
+	}
+	if w := s.Window.Streaming; w == nil || w.TTFTScheduled == nil || w.TTFTScheduled.Max != 40*msec {
+		t.Fatalf("window: %+v", w)
+	}
+	closed := NewAggregator(time.Second, 2*time.Second)
+	closed.Add([]driver.Result{decoupled(0, 10*msec)})
+	if err := closed.Tick(time.Second, false, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Tick.Streaming.TTFTScheduled != nil {
+		t.Fatalf("closed loop: %+v", s.Tick.Streaming.TTFTScheduled)
+	}
+}
