@@ -203,6 +203,9 @@ func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 	}
 	st := levels[best].Step
 	p := &record.Plan{TargetRate: o.TargetRate, Capacity: st.Client.RequestsPerS, CapacityLevel: st.Load}
+	if sc := st.Client.Streaming; sc != nil && sc.OutputTokens > 0 {
+		p.CapacityTokensPerS = sc.OutputTokensPerS
+	}
 	if !(p.Capacity > 0) {
 		return nil, fmt.Errorf("the passing level %s finished no request", st.Load)
 	}

@@ -81,3 +81,21 @@ func TestMakePlan(t *testing.T) {
 		t.Error("a plan without a passing level")
 	}
 }
+
+// TestMakePlanOutputTokens gives an LLM's capacity in output tokens per
+// second too, from the passing level's own count; other models have none.
+func TestMakePlanOutputTokens(t *testing.T) {
+	opts := PlanOptions{TargetRate: 30, SLO: SLO{Percentile: 99, Threshold: time.Second}, Deployment: "triton", Model: "llm"}
+	levels := []Level{rateLevel(4, 0.3, time.Millisecond, true, 500*time.Millisecond), rateLevel(8, 0.6, time.Millisecond, true, 800*time.Millisecond)}
+	levels[1].Step.Client.Streaming = &stats.StreamingStats{Requests: 80, OutputTokens: 5120, OutputTokensPerS: 512}
+	p, err := MakePlan(levels, 1, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.CapacityTokensPerS != 512 {
+		t.Errorf("capacity %v tokens/s, want the level's 512", p.CapacityTokensPerS)
+	}
+	if p, err = MakePlan(levels, 0, opts); err != nil || p.CapacityTokensPerS != 0 {
+		t.Errorf("a level without token counts: %v tokens/s, %v", p.CapacityTokensPerS, err)
+	}
+}

@@ -220,6 +220,9 @@ type Plan struct {
 	Capacity      float64    `json:"capacity"`
 	CapacityLevel stats.Load `json:"capacity_level"`
 	Limit         string     `json:"limit"`
+	// CapacityTokensPerS is the output tokens per second at that level,
+	// for an LLM whose output tokens were counted; 0 otherwise.
+	CapacityTokensPerS float64 `json:"capacity_output_tokens_per_s,omitempty"`
 	// Replicas is what the target needs: ceil(target / capacity), plus
 	// Spare (one replica) when the headroom left is under 20%.
 	Replicas int     `json:"replicas"`

@@ -16,6 +16,9 @@ func WritePlan(w io.Writer, p *record.Plan) error {
 	var b strings.Builder
 	b.WriteString("Capacity plan\n")
 	fmt.Fprintf(&b, "  One replica holds %s req/s (%s) under the SLO.\n", fixed(p.Capacity, 1), p.CapacityLevel.String())
+	if p.CapacityTokensPerS > 0 {
+		fmt.Fprintf(&b, "  That is %s output tokens/s.\n", fixed(p.CapacityTokensPerS, 1))
+	}
 	fmt.Fprintf(&b, "  What limits it: %s\n", p.Limit)
 	spare := ""
 	if p.Spare {

@@ -42,3 +42,22 @@ func TestWritePlanReadsAsPrinted(t *testing.T) {
 		}
 	}
 }
+
+// TestWritePlanOutputTokens: an LLM's capacity reads in output tokens per
+// second as well; a plan without them has no such line.
+func TestWritePlanOutputTokens(t *testing.T) {
+	p := &record.Plan{TargetRate: 10, Capacity: 2.5, CapacityLevel: stats.Load{Mode: load.Rate, Rate: 2.5}, CapacityTokensPerS: 160.04}
+	var b strings.Builder
+	if err := WritePlan(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "One replica holds 2.5 req/s (rate 2.5/s) under the SLO.\n  That is 160.0 output tokens/s.\n") {
+		t.Errorf("plan:\n%s", b.String())
+	}
+	p.CapacityTokensPerS = 0
+	b.Reset()
+	_ = WritePlan(&b, p)
+	if strings.Contains(b.String(), "tokens") {
+		t.Errorf("a plan without token counts:\n%s", b.String())
+	}
+}
