@@ -103,6 +103,7 @@ func TestEndpointTokenLengths(t *testing.T) {
 		{[]string{"--output-tokens-stddev", "3"}, "--output-tokens-stddev needs --output-tokens-mean"},
 		{[]string{"--synthetic-input-tokens-mean", "10", "--prompt-tokens", "10"}, "give one"},
 		{[]string{"--num-prompts", "-1"}, "--num-prompts must not be negative"},
+		{[]string{"--num-prompts", "1000", "--synthetic-input-tokens-mean", "4000"}, "1000 prompts of about 4000 tokens make 4000000 tokens to build: at most 2000000"},
 	} {
 		args := append([]string{"-m", "llm", "-u", srv.HTTPAddr(), "-i", "http", "--endpoint", "chat", "--duration", "1s"}, c.args...)
 		code, _, stderr := runCLI(args...)

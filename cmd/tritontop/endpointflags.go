@@ -38,6 +38,10 @@ func registerEndpointFlags(fs *flag.FlagSet, f *endpointFlags) {
 	fs.IntVar(&f.numPrompts, "num-prompts", 0, fmt.Sprintf("number of different LLM requests (prompts and output lengths) sent in turn (default 1, or %d with a standard deviation)", triton.DefaultPrompts))
 }
 
+// maxPromptTokens bounds the tokens of all the prompts built for a run
+// (about 10 MB of text, and seconds of tokenizing at start).
+const maxPromptTokens = 2_000_000
+
 // applyTokens puts the length flags into the options the requests are
 // built with, for a model with metadata md (one of several when several:
 // then a model without text takes none). Errors are one line each.
@@ -72,6 +76,21 @@ func (f *endpointFlags) applyTokens(opts *triton.InputOptions, md *pb.ModelMetad
 			return fmt.Errorf("--synthetic-input-tokens-mean and --prompt-tokens both set the prompt length: give one")
 		}
 		opts.PromptTokens = f.inputMean
+	}
+	prompts := f.numPrompts
+	if prompts == 0 {
+		prompts = 1
+		if f.inputStdDev > 0 || f.outputStdDev > 0 {
+			prompts = triton.DefaultPrompts
+		}
+	}
+	mean := opts.PromptTokens
+	if mean <= 0 {
+		mean = triton.DefaultPromptTokens
+	}
+	if tokens := float64(prompts) * (float64(mean) + 3*f.inputStdDev); tokens > maxPromptTokens {
+		return fmt.Errorf("%d prompts of about %d tokens make %.0f tokens to build: at most %d; use fewer (--num-prompts) or shorter ones",
+			prompts, mean, tokens, maxPromptTokens)
 	}
 	if f.outputStdDev > 0 && f.outputMean == 0 {
 		return fmt.Errorf("--output-tokens-stddev needs --output-tokens-mean")
