@@ -204,6 +204,15 @@ func responsesSummary(st *Styles, sc *stats.StreamingStats, iw int) string {
 	}
 	rate := st.Value.Render(fmtRate(sc.ResponsesPerS))
 	per := sc.PerRequest
+	if sc.OutputTokens > 0 && sc.OutputTokens != sc.Responses {
+		// The server counted the tokens (a text endpoint's usage), and
+		// a response is not one token: say both.
+		tokens := join(st.Label.Render("tokens ")+st.Value.Render(fmtRate(sc.OutputTokensPerS))+"/s", rate+" resp/s")
+		if cellWidth(tokens) <= iw {
+			return tokens
+		}
+		return st.Value.Render(fmtRate(sc.OutputTokensPerS)) + " tok/s"
+	}
 	if per.Count == 0 {
 		return join(st.Label.Render("responses ")+rate+"/s", st.Dim.Render("no request finished"))
 	}
