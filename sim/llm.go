@@ -70,6 +70,10 @@ type LengthSpec struct {
 	Max    int     `json:"max"`
 }
 
+// MaxLLMMinTokens caps the request parameter min_tokens, a model's
+// longest context: a request cannot make the model generate forever.
+const MaxLLMMinTokens = 1 << 16
+
 // DefaultLLMMaxSequences is an LLM instance's in-flight batch when the
 // spec leaves it 0.
 const DefaultLLMMaxSequences = 64
@@ -185,7 +189,7 @@ func (m *model) llmJob(r *request, rng *rand.Rand) llmJob {
 	}
 	j.tokens = l.OutputTokens.draw(rng)
 	if p, ok := r.req.GetParameters()[llmMinTokens].GetParameterChoice().(*pb.InferParameter_Int64Param); ok {
-		j.tokens = max(j.tokens, int(min(p.Int64Param, math.MaxInt32)))
+		j.tokens = max(j.tokens, int(min(p.Int64Param, MaxLLMMinTokens)))
 	}
 	if j.maxTokens > 0 {
 		j.tokens = min(j.tokens, j.maxTokens)
