@@ -229,7 +229,7 @@ func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*
 		// server's time (a real LLM's preprocessing tokenizes too):
 		// tokenizing a long prompt in the instance's loop would delay
 		// every running request's next token.
-		r.promptTokens = m.llmPromptTokens(r)
+		r.promptTokens = mv.sched.llm.promptTokens(m, r)
 	}
 	// Held from before it is queued, so that its completion never comes
 	// first.

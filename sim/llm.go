@@ -197,18 +197,6 @@ func (m *model) llmJob(r *request, rng *rand.Rand) llmJob {
 	return j
 }
 
-// llmPromptTokens counts the tokens of a request's text_input.
-func (m *model) llmPromptTokens(r *request) int {
-	i, ok := m.inputIdx[llmTextInput]
-	if !ok || i >= len(r.data) {
-		return 0
-	}
-	if elems, err := kserve.DecodeBytes(r.data[i], 1); err == nil && len(elems) > 0 {
-		return countTokens(elems[0])
-	}
-	return 0
-}
-
 // draw draws one length.
 func (s LengthSpec) draw(rng *rand.Rand) int {
 	v := s.Mean
