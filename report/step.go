@@ -24,9 +24,12 @@ type StepBuilder struct {
 	latency   stats.LatencyMerge
 	scheduled stats.LatencyMerge
 	// A decoupled model's responses.
-	ttft   stats.LatencyMerge
-	itl    stats.LatencyMerge
-	perReq stats.CountsMerge
+	ttft stats.LatencyMerge
+	// ttftSched is the time to first response from the schedule (open
+	// loop).
+	ttftSched stats.LatencyMerge
+	itl       stats.LatencyMerge
+	perReq    stats.CountsMerge
 	// A stateful model's sequences.
 	seq     stats.LatencyMerge
 	server  serverAcc
@@ -68,6 +71,9 @@ func (p *StepBuilder) Add(s stats.Snapshot) {
 	}
 	if st := t.Streaming; st != nil {
 		p.ttft.Add(st.TTFT, s.TTFTHistogram)
+		if st.TTFTScheduled != nil {
+			p.ttftSched.Add(*st.TTFTScheduled, s.TTFTScheduledHistogram)
+		}
 		p.itl.Add(st.ITL, s.ITLHistogram)
 		p.perReq.Add(st.PerRequest, s.ResponsesHistogram)
 	}
@@ -148,6 +154,11 @@ func (p *StepBuilder) Step() record.Step {
 		sc.ITL, a2 = p.itl.Latency()
 		sc.PerRequest, a3 = p.perReq.Counts()
 		st.Approximate = st.Approximate || a1 || a2 || a3
+		if p.ttftSched.Count() > 0 {
+			l, a := p.ttftSched.Latency()
+			sc.TTFTScheduled = &l
+			st.Approximate = st.Approximate || a
+		}
 	}
 	if sq := c.Sequences; sq != nil {
 		var a bool

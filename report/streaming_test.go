@@ -168,3 +168,47 @@ func TestWriteCSVStreaming(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryTTFTFromSchedule: an open loop's summary gives the time to
+// first response from the schedule too, merged over its ticks from their
+// histograms: a request sent 40 ms late waited 40 ms more for its first
+// token. A closed loop's has no such lines.
+func TestSummaryTTFTFromSchedule(t *testing.T) {
+	a := stats.NewAggregator(time.Second, 10*time.Second)
+	a.SetDecoupled()
+	var snaps []stats.Snapshot
+	for i := range 2 {
+		onTime := llmResult(20*msec, 5*msec, 3)
+		late := llmResult(20*msec, 5*msec, 3)
+		late.Sent = 40 * msec
+		late.Timing.First += late.Sent
+		late.Done += late.Sent
+		a.Add([]driver.Result{onTime, late})
+		s := stats.Snapshot{Seq: i + 1, Interval: time.Second, Elapsed: time.Duration(i+1) * time.Second,
+			Load: stats.Load{Mode: load.Rate, Rate: 2}}
+		if err := a.Tick(time.Second, false, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.TTFTScheduledHistogram == "" {
+			t.Fatal("an open loop's tick stored no histogram of the time to first response from the schedule")
+		}
+		snaps = append(snaps, s)
+	}
+	var b bytes.Buffer
+	if err := WriteText(&b, Summarize(testHeader(), snaps)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Avg time to first response: 20000 usec\n", "Avg time to first response from schedule: 40000 usec\n",
+		"p99 time to first response from schedule: 60"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	var closed bytes.Buffer
+	if err := WriteText(&closed, Summarize(testHeader(), llmRun(t).Snapshots)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(closed.String(), "from schedule") {
+		t.Errorf("a closed loop's summary:\n%s", closed.String())
+	}
+}

@@ -137,7 +137,7 @@ func keepForDiagnosis(recent []stats.Snapshot, s stats.Snapshot) []stats.Snapsho
 		recent = recent[:keep-1]
 	}
 	s.Histogram, s.ScheduledHistogram = "", ""
-	s.TTFTHistogram, s.ITLHistogram, s.ResponsesHistogram = "", "", ""
+	s.TTFTHistogram, s.ITLHistogram, s.ResponsesHistogram, s.TTFTScheduledHistogram = "", "", "", ""
 	s.SequenceHistogram = ""
 	s.Replicas, s.Models = nil, nil
 	return append(recent, s)

@@ -464,6 +464,9 @@ func writeStreaming(b *strings.Builder, st *stats.StreamingStats) {
 	fmt.Fprintf(b, "    Response count: %d (%s per request: min %d, p50 %d, p90 %d, p99 %d, max %d)\n",
 		st.Responses, strconv.FormatFloat(pr.Mean, 'f', 1, 64), pr.Min, pr.P50, pr.P90, pr.P99, pr.Max)
 	writeDistribution(b, "time to first response", st.TTFT)
+	if st.TTFTScheduled != nil && st.TTFTScheduled.Count > 0 {
+		writeDistribution(b, "time to first response from schedule", *st.TTFTScheduled)
+	}
 	writeDistribution(b, "inter-response latency", st.ITL)
 }
 

@@ -226,16 +226,17 @@ func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*
 	if err != nil {
 		return nil, err
 	}
-	if m.spec.LLM != nil {
-		// Counted here, on the caller's goroutine: tokenizing a long
-		// prompt in the instance's loop would delay every running
-		// request's next token.
-		r.promptTokens = m.llmPromptTokens(r)
-	}
 	r.version = mv
 	r.onDone = onDone
 	r.onResponse = onResponse
 	r.start = e.now()
+	if m.spec.LLM != nil {
+		// Counted here, on the caller's goroutine, as part of the
+		// server's time (a real LLM's preprocessing tokenizes too):
+		// tokenizing a long prompt in the instance's loop would delay
+		// every running request's next token.
+		r.promptTokens = mv.sched.llm.promptTokens(m, r)
+	}
 	// Held from before it is queued, so that its completion never comes
 	// first.
 	r.heldAtArrival = mv.held.Add(1)

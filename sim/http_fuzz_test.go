@@ -57,3 +57,38 @@ func FuzzHTTPInferBody(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHTTPTextBody feeds arbitrary bodies to the LLM's text endpoints
+// (generate, generate_stream, chat and completions): whatever the body,
+// the answer is a status with Triton's or OpenAI's error, or a success,
+// never a panic or a hang.
+func FuzzHTTPTextBody(f *testing.F) {
+	for _, s := range []struct {
+		path, body string
+	}{
+		{"/v2/models/llm/generate", `{"text_input":"a b","max_tokens":3,"stream":false}`},
+		{"/v2/models/llm/generate_stream", `{"text_input":"a","max_tokens":2,"stream":true,"parameters":{"min_tokens":4}}`},
+		{"/v2/models/llm/generate", `{"text_input":["a","b"],"max_tokens":[1,2],"stream":true,"parameters":{"x":[1]}}`},
+		{"/v1/chat/completions", `{"model":"llm","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"stream":true,"stream_options":{"include_usage":true}}`},
+		{"/v1/completions", `{"model":"llm","prompt":["a"],"max_tokens":2,"min_tokens":99999999999}`},
+		{"/v1/completions", `{"model":"llm","prompt":3}`},
+	} {
+		f.Add(s.path, []byte(s.body))
+	}
+	m := llmTestModel("llm", 3, func(m *ModelSpec) { m.LLM.PrefillUS, m.LLM.TokenUS, m.LLM.TokenPerSequenceUS = 0, 1, 0 })
+	e := engNew(f, Repository{Models: []ModelSpec{m}}, EngineOptions{})
+	h := newHTTPHandler(e, &settingsStore{}, HTTPLimits{})
+	f.Fuzz(func(t *testing.T, path string, body []byte) {
+		switch path {
+		case "/v2/models/llm/generate", "/v2/models/llm/generate_stream", "/v1/chat/completions", "/v1/completions":
+		default:
+			path = "/v1/completions"
+		}
+		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK && !bytes.HasPrefix(w.Body.Bytes(), []byte(`{"error":`)) && !bytes.HasPrefix(w.Body.Bytes(), []byte(`data: {"error":`)) {
+			t.Fatalf("status %d with body %q", w.Code, w.Body.Bytes())
+		}
+	})
+}

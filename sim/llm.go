@@ -70,6 +70,10 @@ type LengthSpec struct {
 	Max    int     `json:"max"`
 }
 
+// MaxLLMMinTokens caps the request parameter min_tokens, a model's
+// longest context: a request cannot make the model generate forever.
+const MaxLLMMinTokens = 1 << 16
+
 // DefaultLLMMaxSequences is an LLM instance's in-flight batch when the
 // spec leaves it 0.
 const DefaultLLMMaxSequences = 64
@@ -185,24 +189,12 @@ func (m *model) llmJob(r *request, rng *rand.Rand) llmJob {
 	}
 	j.tokens = l.OutputTokens.draw(rng)
 	if p, ok := r.req.GetParameters()[llmMinTokens].GetParameterChoice().(*pb.InferParameter_Int64Param); ok {
-		j.tokens = max(j.tokens, int(min(p.Int64Param, math.MaxInt32)))
+		j.tokens = max(j.tokens, int(min(p.Int64Param, MaxLLMMinTokens)))
 	}
 	if j.maxTokens > 0 {
 		j.tokens = min(j.tokens, j.maxTokens)
 	}
 	return j
-}
-
-// llmPromptTokens counts the tokens of a request's text_input.
-func (m *model) llmPromptTokens(r *request) int {
-	i, ok := m.inputIdx[llmTextInput]
-	if !ok || i >= len(r.data) {
-		return 0
-	}
-	if elems, err := kserve.DecodeBytes(r.data[i], 1); err == nil && len(elems) > 0 {
-		return countTokens(elems[0])
-	}
-	return 0
 }
 
 // draw draws one length.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/tritontop/tritontop/triton/kserve"
 )
 
 // MaxLLMRecords is how many finished requests an LLM model keeps for
@@ -67,6 +69,42 @@ type llmBook struct {
 	mu   sync.Mutex
 	recs []LLMRequest
 	next int // where the next record goes once recs is full
+
+	// counts are the token counts of recent prompts, by the prompt: a
+	// load generator sends the same prompts again and again, and
+	// tokenizing one takes long next to a request's other work.
+	countsMu sync.Mutex
+	counts   map[string]int
+}
+
+// maxPromptCounts bounds the prompts whose counts are kept.
+const maxPromptCounts = 1024
+
+// promptTokens counts the tokens of request r's prompt, from the counts
+// kept when it came before.
+func (b *llmBook) promptTokens(m *model, r *request) int {
+	i, ok := m.inputIdx[llmTextInput]
+	if !ok || i >= len(r.data) {
+		return 0
+	}
+	elems, err := kserve.DecodeBytes(r.data[i], 1)
+	if err != nil || len(elems) == 0 {
+		return 0
+	}
+	b.countsMu.Lock()
+	n, ok := b.counts[string(elems[0])]
+	b.countsMu.Unlock()
+	if ok {
+		return n
+	}
+	n = countTokens(elems[0])
+	b.countsMu.Lock()
+	if b.counts == nil || len(b.counts) >= maxPromptCounts {
+		b.counts = make(map[string]int)
+	}
+	b.counts[string(elems[0])] = n
+	b.countsMu.Unlock()
+	return n
 }
 
 // keep records a finished request.

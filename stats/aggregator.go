@@ -233,6 +233,9 @@ func (a *Aggregator) Tick(d time.Duration, rateMode bool, s *Snapshot) error {
 	s.Histogram, s.ScheduledHistogram = hist, schedHist
 	if err == nil && cur.t.stream.seen {
 		s.TTFTHistogram, s.ITLHistogram, s.ResponsesHistogram, err = encodeStream(cur.stream)
+		if err == nil && cur.t.stream.open {
+			s.TTFTScheduledHistogram, err = encodeHistogram(cur.stream.ttftSched)
+		}
 	}
 	if err == nil && cur.t.seq.count > 0 {
 		s.SequenceHistogram, err = encodeHistogram(cur.seq)

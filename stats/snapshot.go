@@ -78,6 +78,9 @@ type Snapshot struct {
 	TTFTHistogram      string `json:"ttft_histogram,omitempty"`
 	ITLHistogram       string `json:"itl_histogram,omitempty"`
 	ResponsesHistogram string `json:"responses_histogram,omitempty"`
+	// TTFTScheduledHistogram is the time to first response from the
+	// schedule (open loop only), in µs.
+	TTFTScheduledHistogram string `json:"ttft_scheduled_histogram,omitempty"`
 	// SequenceHistogram is the same for the latency of a stateful
 	// model's sequences that ended in the tick (ClientStats.Sequences).
 	SequenceHistogram string `json:"sequence_histogram,omitempty"`

@@ -262,10 +262,11 @@ func (c *httpClient) RepositoryIndex(ctx context.Context, readyOnly bool) ([]*pb
 	return out, nil
 }
 
-// OpenStream implements Client; Triton streams tensors only over gRPC, and
-// text over HTTP's streaming text endpoints (server-sent events).
+// OpenStream implements Client; Triton streams tensors only over gRPC. A
+// text endpoint's requests go over a stream of HTTP requests, each
+// answered with server-sent events or in one body.
 func (c *httpClient) OpenStream(ctx context.Context) (Stream, error) {
-	if c.text != nil && c.text.kind.Streams(c.text.stream) {
+	if c.text != nil {
 		return c.openTextStream(ctx), nil
 	}
 	return nil, errors.New("streaming inference needs gRPC: Triton's HTTP API has no ModelStreamInfer; use the grpc protocol")

@@ -1,6 +1,7 @@
 package triton
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,14 +11,18 @@ import (
 	"sync"
 
 	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/internal/tokenizer"
 )
 
-// textStream is a Stream over a streaming text endpoint: each Send is one
+// textStream is a Stream over a text endpoint: each Send is one
 // HTTP request whose server-sent events are parsed as they arrive, each a
 // response of the request: one with a token (an OpenAI chunk with content,
 // a generate_stream event with text_output), or an empty one (the role
 // chunk, the usage chunk), or an error. The request's final response, empty,
-// comes when its stream ends ("data: [DONE]" or the end of the body).
+// comes when its stream ends ("data: [DONE]" or the end of the body). An
+// answer in one body (an endpoint asked not to stream) is one response
+// carrying its output tokens (usage, or its text tokenized).
 type textStream struct {
 	c   *httpClient
 	ctx context.Context
@@ -100,14 +105,29 @@ func (s *textStream) run(p *textPrepared, id string) {
 	}
 	defer resp.Body.Close()
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		// Failed before it began (a JSON error), or a server that does
-		// not stream: one answer.
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		final := StreamResponse{ID: id, Size: len(b), Final: true, Empty: true}
-		if resp.StatusCode != http.StatusOK {
-			final.Err = textError(resp.StatusCode, b)
+		// Failed before it began (a JSON error), or an answer in one
+		// body (an endpoint asked not to stream): one response, with
+		// its tokens.
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxTextAnswer))
+		if err != nil && s.ctx.Err() != nil {
+			return
 		}
-		s.deliver(final)
+		if resp.StatusCode != http.StatusOK || err != nil {
+			final := StreamResponse{ID: id, Size: len(b), Final: true, Empty: true}
+			if err != nil {
+				final.Err = &Error{Code: codes.Unavailable, Message: "read " + string(s.c.text.kind) + " answer: " + err.Error()}
+			} else {
+				final.Err = textError(resp.StatusCode, b)
+			}
+			s.deliver(final)
+			return
+		}
+		r := StreamResponse{ID: id, Size: len(b)}
+		r.Tokens, r.Err = answerTokens(s.c.text.kind, b)
+		r.Empty = r.Err != nil
+		if s.deliver(r) {
+			s.deliver(StreamResponse{ID: id, Final: true, Empty: true})
+		}
 		return
 	}
 	kind := s.c.text.kind
@@ -189,4 +209,49 @@ func (e *textEvent) token(kind Endpoint) bool {
 // completionTokens is the usage's completion_tokens, 0 without usage.
 func (e *textEvent) completionTokens() int {
 	return e.Usage.CompletionTokens
+}
+
+// maxTextAnswer bounds the answer in one body that is read and decoded.
+const maxTextAnswer = 64 << 20
+
+// answerTokens counts the output tokens of an answer in one body: OpenAI's
+// usage.completion_tokens, or else the tokens of its text (generate's
+// text_output, the objects of a model that streamed anyway added up; an
+// OpenAI answer's choices) with the embedded tokenizer.
+func answerTokens(kind Endpoint, body []byte) (int, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var text strings.Builder
+	for {
+		var a struct {
+			TextOutput string `json:"text_output"`
+			Choices    []struct {
+				Message struct {
+					Content string `json:"content"`
+				} `json:"message"`
+				Text string `json:"text"`
+			} `json:"choices"`
+			Usage struct {
+				CompletionTokens int `json:"completion_tokens"`
+			} `json:"usage"`
+		}
+		if err := dec.Decode(&a); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return 0, &Error{Code: codes.Internal, Message: "a " + string(kind) + " answer is not JSON: " + oneLine(string(body))}
+		}
+		if a.Usage.CompletionTokens > 0 {
+			return a.Usage.CompletionTokens, nil
+		}
+		text.WriteString(a.TextOutput)
+		for _, c := range a.Choices {
+			text.WriteString(c.Message.Content)
+			text.WriteString(c.Text)
+		}
+	}
+	tk, err := tokenizer.Load()
+	if err != nil {
+		return 0, err
+	}
+	return tk.Count(text.String()), nil
 }

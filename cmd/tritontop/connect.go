@@ -61,7 +61,7 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 		Headers:        headerMap(f.headers),
 		ConnectTimeout: f.connectTimeout,
 	}
-	f.endpoint.options(&opts, f.streaming)
+	f.endpoint.options(&opts)
 	if f.ssl {
 		opts.TLS = &triton.TLSOptions{CAFile: f.sslCA, CertFile: f.sslCert, KeyFile: f.sslKey}
 	}

@@ -16,6 +16,10 @@ type endpointFlags struct {
 	name string
 	url  string
 	kind triton.Endpoint // name, parsed by check
+	// stream is whether the endpoint's answers stream (generate_stream,
+	// or chat and completions with --streaming); every text endpoint's
+	// requests go over the driver's streams, whose responses are timed.
+	stream bool
 	// genai-perf's lengths: of the prompts, in tokens, and of the outputs
 	// (sent as max_tokens and min_tokens); numPrompts different requests.
 	inputMean, outputMean     int
@@ -121,14 +125,11 @@ func (f *endpointFlags) check(lf *loadFlags) error {
 	if lf.protocol != "http" {
 		return fmt.Errorf("--endpoint %s is Triton's HTTP API: add -i http", kind)
 	}
-	switch kind {
-	case triton.EndpointGenerate:
-		if lf.streaming {
-			return fmt.Errorf("--endpoint generate answers in one body: use --endpoint generate_stream to stream")
-		}
-	case triton.EndpointGenerateStream:
-		lf.streaming = true
+	if kind == triton.EndpointGenerate && lf.streaming {
+		return fmt.Errorf("--endpoint generate answers in one body: use --endpoint generate_stream to stream")
 	}
+	f.stream = lf.streaming || kind == triton.EndpointGenerateStream
+	lf.streaming = true
 	if f.url != "" && kind != triton.EndpointChat && kind != triton.EndpointCompletions {
 		return fmt.Errorf("--endpoint-url is for chat and completions; %s goes to -u", kind)
 	}
@@ -136,16 +137,16 @@ func (f *endpointFlags) check(lf *loadFlags) error {
 }
 
 // options puts the endpoint into the client's options.
-func (f *endpointFlags) options(o *triton.Options, streaming bool) {
-	o.Endpoint, o.EndpointURL, o.Stream = f.kind, f.url, streaming
+func (f *endpointFlags) options(o *triton.Options) {
+	o.Endpoint, o.EndpointURL, o.Stream = f.kind, f.url, f.stream
 }
 
 // protocolName is how the header names a text endpoint's transport and
 // the tokenizer its prompts are measured with, e.g. "HTTP chat stream,
 // tokenizer tiktoken cl100k_base".
-func (f *endpointFlags) protocolName(streaming bool) string {
+func (f *endpointFlags) protocolName() string {
 	name := "HTTP " + string(f.kind)
-	if streaming && f.kind != triton.EndpointGenerateStream {
+	if f.stream && f.kind != triton.EndpointGenerateStream {
 		name += " stream"
 	}
 	return name + ", tokenizer " + tokenizer.Name

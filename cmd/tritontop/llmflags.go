@@ -60,11 +60,12 @@ func hasTextInput(md *pb.ModelMetadataResponse) bool {
 }
 
 // decoupled reports whether the model is decoupled: its requests end at
-// their final response, and their responses are timed. Over a text
-// endpoint that does not stream, the server answers a request once.
+// their final response, and their responses are timed. A text endpoint's
+// requests are timed so too, streaming or not (an answer in one body is
+// one response with all its tokens).
 func (t *target) decoupled() bool {
 	if f := t.flags; f != nil && f.endpoint.text() {
-		return f.streaming
+		return true
 	}
 	return t.config.GetModelTransactionPolicy().GetDecoupled()
 }

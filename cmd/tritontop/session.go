@@ -109,7 +109,7 @@ func oneLine(s string) string {
 func protocolName(f *loadFlags) string {
 	switch {
 	case f.endpoint.text():
-		return f.endpoint.protocolName(f.streaming)
+		return f.endpoint.protocolName()
 	case f.streaming:
 		return "gRPC stream"
 	case f.protocol == "http":
