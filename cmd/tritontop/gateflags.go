@@ -80,9 +80,9 @@ func checkGateFlags(f *loadFlags) error {
 		return fmt.Errorf("--repeat %d is out of range: use 1 to %d", g.repeat, maxRepeats)
 	}
 	// runRepeats runs each repeat as a run of one; anything else with
-	// --repeat is tritontop demo or plan.
+	// --repeat is tritontop demo (tritontop plan's --repeat is its own).
 	if g.repeat > 1 {
-		return errors.New("--repeat repeats a load run (tritontop -m MODEL ...); tritontop demo and plan run once")
+		return errors.New("--repeat repeats a load run (tritontop -m MODEL ...); tritontop demo runs once (in tritontop plan, --repeat repeats the capacity measurement)")
 	}
 	if g.repeatPause < 0 {
 		return fmt.Errorf("--repeat-pause %s is negative", g.repeatPause)

@@ -218,7 +218,8 @@ func TestThresholdFlagsRefused(t *testing.T) {
 		{[]string{"-m", "resnet50", "--repeat", "500"}, "--repeat 500 is out of range"},
 		{[]string{"-m", "resnet50", "--repeat", "2", "-f", filepath.Join(dir, "out.csv")}, "--repeat and -f"},
 		{[]string{"-m", "resnet50", "--repeat", "2", "--record", "-"}, "give --record FILE, not -"},
-		{[]string{"plan", "-m", "resnet50", "--slo", "p99:100ms", "--target-rate", "10", "--repeat", "2"}, "tritontop demo and plan run once"},
+		{[]string{"demo", "--repeat", "2"}, "tritontop demo runs once"},
+		{[]string{"plan", "-m", "resnet50", "--slo", "p99:100ms", "--target-rate", "10", "--repeat", "0"}, "--repeat 0: give how many times"},
 	} {
 		code, _, stderr := runCLI(append(tc.args, "-u", "127.0.0.1:1", "--connect-timeout", "100ms")...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") > 2 {
