@@ -38,7 +38,9 @@ func TestOpenLoopHoldsRate(t *testing.T) {
 		}
 	})
 	run := startDriver(t, context.Background(), d)
-	time.AfterFunc(seconds*time.Second, func() { d.Stop(5 * time.Second) })
+	// A drain long enough for a loaded host to finish what is in flight:
+	// a request cut off by the drain's end fails.
+	time.AfterFunc(seconds*time.Second, func() { d.Stop(20 * time.Second) })
 	res := run.wait(t)
 	stopAt := <-stopped
 	late, ok := 0, 0
@@ -52,30 +54,48 @@ func TestOpenLoopHoldsRate(t *testing.T) {
 		}
 		last = max(last, r.Scheduled)
 	}
-	want := rate * stopAt.Seconds()
-	if got := float64(len(res)); got < want*0.98-1 || got > want*1.02+1 {
-		t.Errorf("%v requests in %v at %d/s, want %.0f ±2%%", got, stopAt, rate, want)
-	}
 	if ok != len(res) {
 		t.Errorf("%d of %d requests failed", len(res)-ok, len(res))
 	}
-	machineLate := <-probe
-	if frac := float64(late) / float64(len(res)); frac >= 0.01 {
-		if 2*machineLate >= 0.01 {
-			// A send takes two wake-ups (pacer, then worker), so a machine
-			// whose bare timers wake late half as often as the limit is
-			// too busy to tell the driver's lateness from its own.
-			t.Logf("%.1f%% of sends late, but %.1f%% of bare timer wake-ups too: machine overloaded", 100*frac, 100*machineLate)
-		} else {
-			t.Errorf("%.1f%% of sends were late (bare timers: %.1f%%), want under 1%%", 100*frac, 100*machineLate)
+	// Whatever the load on the host, the sends follow the schedule: one
+	// every 5 ms, none skipped and none twice, and none due after the stop.
+	var sched []time.Duration
+	for _, r := range res {
+		sched = append(sched, r.Scheduled)
+	}
+	slices.Sort(sched)
+	for i := 1; i < len(sched); i++ {
+		if gap := sched[i] - sched[i-1]; gap < 5*time.Millisecond-10*time.Microsecond || gap > 5*time.Millisecond+10*time.Microsecond {
+			t.Fatalf("sends %d and %d scheduled %v apart (at %v and %v), want 5ms", i, i+1, gap, sched[i-1], sched[i])
 		}
 	}
-	// The schedule spaces sends 5ms apart: the last is due before the
-	// stop, and no more than the pacer's lag before it (sends 200 ms late
-	// have been seen on a loaded 2-core host; half a second is far past
-	// that and still far short of a schedule that ended early).
-	if last > stopAt || last < stopAt-500*time.Millisecond {
-		t.Errorf("last send scheduled at %v, the stop at %v", last, stopAt)
+	if last > stopAt {
+		t.Errorf("last send scheduled at %v, after the stop at %v", last, stopAt)
+	}
+	machineLate := <-probe
+	// A send takes two wake-ups (pacer, then worker), so a machine whose
+	// bare timers wake late half as often as the limit is too busy to tell
+	// the driver's lateness from its own; the pacer is then behind too, and
+	// what was due but not yet sent when the stop came is not sent.
+	overloaded := 2*machineLate >= 0.01
+	frac := float64(late) / float64(len(res))
+	want := rate * stopAt.Seconds()
+	got := float64(len(res))
+	switch {
+	case overloaded:
+		t.Logf("%.1f%% of sends late, %v requests in %v (%.0f due), but %.1f%% of bare timer wake-ups late too: machine overloaded",
+			100*frac, got, stopAt, want, 100*machineLate)
+	default:
+		if frac >= 0.01 {
+			t.Errorf("%.1f%% of sends were late (bare timers: %.1f%%), want under 1%%", 100*frac, 100*machineLate)
+		}
+		if got < want*0.98-1 || got > want*1.02+1 {
+			t.Errorf("%v requests in %v at %d/s, want %.0f ±2%%", got, stopAt, rate, want)
+		}
+		// The last send is due within the pacer's lag of the stop.
+		if last < stopAt-100*time.Millisecond {
+			t.Errorf("last send scheduled at %v, the stop at %v", last, stopAt)
+		}
 	}
 	success, _ := serverCounts(t, c, "identity")
 	if success != uint64(ok) {
