@@ -236,6 +236,10 @@ func (q *sequencer) release(id uint64) {
 	q.active.Add(-1)
 }
 
+// errStopping is take's answer when a new sequence would start after the
+// run was told to stop.
+var errStopping = errors.New("driver: the run is stopping")
+
 // take returns the slot's next request, starting a new sequence when none
 // runs. When every id is held, or (gated: in open loop without Serial) the
 // request must wait for others of its sequence, it returns instead a
@@ -249,6 +253,14 @@ func (q *sequencer) take(sl *seqSlot, now time.Duration, gated bool) (sr seqRequ
 		return seqRequest{}, sl.changed, nil
 	}
 	if !sl.running {
+		// Once the run is told to stop, the sequences under way end and
+		// no new one starts, as perf_analyzer's do: a request that would
+		// start one in the drain is not sent.
+		select {
+		case <-q.d.stopReq:
+			return seqRequest{}, nil, errStopping
+		default:
+		}
 		id, wait := q.acquire(sl.id)
 		if id == 0 {
 			return seqRequest{}, wait, nil

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -92,19 +93,23 @@ func TestSequencesAgainstSimulator(t *testing.T) {
 			t.Errorf("%s: %d results timed a sequence, %d sequences ended", tc.name, timed, started)
 		}
 		full := 0
+		var short []string
 		for _, rec := range st.Sequences[len(st.Sequences)-int(started):] {
 			if rec.Outcome != sim.SequenceEnded || rec.Requests != rec.Executed || rec.OutOfOrder != 0 {
 				t.Errorf("%s: sequence %s: %+v", tc.name, rec.CorrelationID, rec)
 			}
 			if rec.Requests >= 16 && rec.Requests <= 24 {
 				full++
-			} else if rec.Requests > 24 {
+			} else {
+				short = append(short, fmt.Sprintf("%s:%d", rec.CorrelationID, rec.Requests))
+			}
+			if rec.Requests > 24 {
 				t.Errorf("%s: sequence %s has %d requests, more than 20+20%%", tc.name, rec.CorrelationID, rec.Requests)
 			}
 		}
 		// Only the sequences ended early by the stop are shorter.
 		if int(started)-full > 4 {
-			t.Errorf("%s: %d of %d sequences shorter than 16", tc.name, int(started)-full, started)
+			t.Errorf("%s: %d of %d sequences shorter than 16 (id:requests %v)", tc.name, int(started)-full, started, short)
 		}
 		before = st
 	}

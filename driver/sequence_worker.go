@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"errors"
 	"math/rand/v2"
 	"time"
 )
@@ -56,6 +57,12 @@ func (w *worker) nextInSequence(sent *time.Duration) (bool, error) {
 		if w.open {
 			sl.mu.Unlock()
 		}
+		if errors.Is(err, errStopping) {
+			if w.open {
+				q.free <- sl
+			}
+			return false, nil
+		}
 		if err == nil && wait == nil {
 			w.cur = sr
 			return true, nil
@@ -84,6 +91,8 @@ func (w *worker) nextShared(sent *time.Duration) (bool, error) {
 			sr, ch, err := q.take(sl, *sent, true)
 			sl.mu.Unlock()
 			switch {
+			case errors.Is(err, errStopping):
+				continue // only the sequences under way take requests now
 			case err != nil:
 				return false, err
 			case ch == nil:
