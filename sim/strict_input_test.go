@@ -65,3 +65,43 @@ func TestHTTPTrailingGarbageRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadConfigParameterChecked: a repository load whose "config"
+// parameter is not a JSON model configuration is refused (400 /
+// INVALID_ARG); one that is, or none, loads.
+func TestLoadConfigParameterChecked(t *testing.T) {
+	s := startSim(t, testRepository(), EngineOptions{ModelControl: ModelControlExplicit, StartupModels: []string{"*"}})
+	for _, tc := range []struct {
+		body string
+		code int
+	}{
+		{``, 200},
+		{`{"parameters":{"config":"{\"max_batch_size\":8}"}}`, 200},
+		{`{"parameters":{"config":"not json"}}`, 400},
+		{`{"parameters":{"config":"[1,2]"}}`, 400},
+		{`{"parameters":{"config":"{\"a\":1} trailing"}}`, 400},
+		{`{"parameters":{"config":7}}`, 400},
+		{`{"parameters":{"config":{"max_batch_size":8}}}`, 400},
+	} {
+		resp, err := http.Post("http://"+s.HTTPAddr()+"/v2/repository/models/simple/load", "application/json", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("HTTP load %s: %d %s; want %d", tc.body, resp.StatusCode, b, tc.code)
+		}
+	}
+	c, _ := rawGRPC(t, s)
+	for _, tc := range []struct {
+		config string
+		ok     bool
+	}{{`{"max_batch_size":8}`, true}, {"not json", false}, {"", false}} {
+		_, err := c.RepositoryModelLoad(context.Background(), &pb.RepositoryModelLoadRequest{ModelName: "simple",
+			Parameters: map[string]*pb.ModelRepositoryParameter{"config": {ParameterChoice: &pb.ModelRepositoryParameter_StringParam{StringParam: tc.config}}}})
+		if (err == nil) != tc.ok || (!tc.ok && status.Code(err) != codes.InvalidArgument) {
+			t.Errorf("gRPC load with config %q: %v; want ok %v", tc.config, err, tc.ok)
+		}
+	}
+}
