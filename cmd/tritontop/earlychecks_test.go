@@ -1,0 +1,35 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEarlyChecks: options a run would silently bend (a fractional
+// concurrency, a rate too low to measure, a start years ahead) are refused
+// before anything runs, with the real limit in one line. No server listens
+// at -u: a check that came too late would fail on the connection instead.
+func TestEarlyChecks(t *testing.T) {
+	base := []string{"-m", "simple", "-u", "127.0.0.1:1", "--headless", "--connect-timeout", "100ms"}
+	years := time.Now().Add(3 * 365 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--concurrency-range", "1.5:3"}, "1.5 is not a whole number"},
+		{[]string{"--concurrency-range", "1:3.5"}, "3.5 is not a whole number"},
+		{[]string{"--concurrency-range", "1:8:0.5"}, "0.5 is not a whole number"},
+		{[]string{"--request-rate-range", "1e-300:1"}, "below the least rate, 0.001"},
+		{[]string{"--request-rate-range", "0.0001:1"}, "below the least rate"},
+		{[]string{"--request-rate", "1e-9"}, "at least 0.001"},
+		{[]string{"--start-at", years}, "ahead: at most 24h"},
+		{[]string{"-u", "user:pw@h:8001"}, "user information"},
+	} {
+		code, _, stderr := runCLI(append(append([]string{}, base...), tc.args...)...)
+		first, _, _ := strings.Cut(stderr, "\n")
+		if code != 2 || !strings.Contains(first, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
