@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -24,5 +25,38 @@ func wholeRange(flag, text string, vals ...float64) error {
 			return fmt.Errorf("bad %s %q: %v is not a whole number; concurrency levels are counts of requests", flag, text, v)
 		}
 	}
+	return nil
+}
+
+// checkSLOsAgree refuses two --slo on one statistic with different
+// thresholds (--slo p99:10ms --slo p99:20ms): one of them would be
+// meaningless, and which the user meant cannot be told.
+func checkSLOsAgree(slos []string) error {
+	seen := map[string]string{}
+	for _, text := range slos {
+		stat, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(text)), ":")
+		if prev, ok := seen[stat]; ok && prev != text {
+			return fmt.Errorf("--slo %s and --slo %s both bound %s: give one threshold per statistic", prev, text, stat)
+		}
+		seen[stat] = text
+	}
+	return nil
+}
+
+// optionOnce refuses a -m MODEL@... option given twice
+// (simple@concurrency=2,concurrency=3): the run would take one silently.
+// Aliases count as one option.
+func optionOnce(given map[string]bool, k string) error {
+	canon := map[string]string{"c": "concurrency", "request-rate": "rate", "poisson": "distribution", "constant": "distribution"}[k]
+	if canon == "" {
+		canon = k
+	}
+	if canon == "" {
+		return nil
+	}
+	if given[canon] {
+		return fmt.Errorf("%s given twice", canon)
+	}
+	given[canon] = true
 	return nil
 }

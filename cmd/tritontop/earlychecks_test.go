@@ -25,11 +25,45 @@ func TestEarlyChecks(t *testing.T) {
 		{[]string{"--request-rate", "1e-9"}, "at least 0.001"},
 		{[]string{"--start-at", years}, "ahead: at most 24h"},
 		{[]string{"-u", "user:pw@h:8001"}, "user information"},
+		{[]string{"-m", "simple@concurrency=2,concurrency=3"}, "concurrency given twice"},
+		{[]string{"-m", "simple@c=2,concurrency=3"}, "concurrency given twice"},
+		{[]string{"-m", "simple@rate=2,request-rate=3"}, "rate given twice"},
+		{[]string{"-m", "simple@rate=2,poisson,constant"}, "distribution given twice"},
 	} {
 		code, _, stderr := runCLI(append(append([]string{}, base...), tc.args...)...)
 		first, _, _ := strings.Cut(stderr, "\n")
 		if code != 2 || !strings.Contains(first, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestPlanSLOChecks: contradictory SLOs and an SLO too long for a duration
+// are refused by tritontop plan before it connects.
+func TestPlanSLOChecks(t *testing.T) {
+	for _, tc := range []struct {
+		slos []string
+		want string
+	}{
+		{[]string{"p99:10ms", "p99:20ms"}, "both bound p99"},
+		{[]string{"avg:10ms", "avg:1s"}, "both bound avg"},
+		{[]string{"p99:9999999h"}, "longer than the longest duration"},
+		{[]string{"ttft-p99:3000000h"}, "longer than the longest duration"},
+		{[]string{"p99:100ms", "--namespace", "Bad_NS!"}, "is not a Kubernetes namespace"},
+		{[]string{"p99:100ms", "--deployment", "Triton Server"}, "is not a Kubernetes name"},
+	} {
+		args := []string{"plan", "-m", "simple", "-u", "127.0.0.1:1", "--connect-timeout", "100ms", "--target-rate", "100"}
+		for i, s := range tc.slos {
+			if strings.HasPrefix(s, "--") {
+				args = append(args, tc.slos[i:]...)
+				break
+			}
+			args = append(args, "--slo", s)
+		}
+		code, _, stderr := runCLI(args...)
+		first, _, _ := strings.Cut(stderr, "\n")
+		if code != 2 || !strings.Contains(first, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.slos, code, stderr, tc.want)
 		}
 	}
 }

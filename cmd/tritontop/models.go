@@ -59,8 +59,12 @@ func parseModelArg(arg string) (modelSpec, error) {
 	if strings.TrimSpace(opts) == "" {
 		return m, bad("nothing after @")
 	}
+	given := map[string]bool{}
 	for _, opt := range strings.Split(opts, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(opt), "=")
+		if err := optionOnce(given, k); err != nil {
+			return m, bad(err.Error())
+		}
 		switch k {
 		case "concurrency", "c":
 			n, err := strconv.Atoi(v)

@@ -96,6 +96,12 @@ func (pf *planFlags) check(f *loadFlags) error {
 	case f.concRange != "" || f.rateRange != "" || f.set["concurrency"] || f.set["request-rate"]:
 		return errors.New("tritontop plan chooses the load itself: drop --concurrency, --request-rate and the ranges")
 	}
+	if err := checkSLOsAgree(pf.slo); err != nil {
+		return err
+	}
+	if err := plan.CheckHPANames(pf.deployment, pf.namespace); err != nil {
+		return fmt.Errorf("--deployment/--namespace: %w", err)
+	}
 	for i, text := range pf.slo {
 		slo, err := plan.ParseSLO(text)
 		if err != nil {
