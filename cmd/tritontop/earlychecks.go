@@ -1,11 +1,21 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
+
+// maxQuoted bounds, in bytes, a value from a file quoted in an error
+// message: a 10 MB line is cut, with its length said.
+const maxQuoted = 240
 
 // maxStartAhead bounds how far ahead --start-at may be: workers are
 // started together for a test about to run, not scheduled for next year.
@@ -59,4 +69,28 @@ func optionOnce(given map[string]bool, k string) error {
 	}
 	given[canon] = true
 	return nil
+}
+
+// loadFileHasOneDocument refuses a --load-file with a second YAML document
+// (after ---), whose models the run would otherwise leave out silently.
+func loadFileHasOneDocument(dec *yaml.Decoder) error {
+	var extra any
+	if err := dec.Decode(&extra); errors.Is(err, io.EOF) {
+		return nil
+	}
+	return errors.New("holds a second YAML document (after ---): list every model under the first one's models:")
+}
+
+// quotable cuts the string arguments of an error message to maxQuoted
+// bytes each (textsafe.Excerpt), so that a huge value from a file is
+// quoted as an excerpt with its length.
+func quotable(a []any) []any {
+	out := make([]any, len(a))
+	for i, v := range a {
+		if s, ok := v.(string); ok {
+			v = textsafe.Excerpt(s, maxQuoted)
+		}
+		out[i] = v
+	}
+	return out
 }

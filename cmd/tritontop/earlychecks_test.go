@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,33 @@ func TestPlanSLOChecks(t *testing.T) {
 		first, _, _ := strings.Cut(stderr, "\n")
 		if code != 2 || !strings.Contains(first, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.slos, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestLoadFileChecks: a second YAML document is refused rather than left
+// out, and a huge value in an error is quoted cut short.
+func TestLoadFileChecks(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	huge := strings.Repeat("x", 10<<20)
+	for _, tc := range []struct {
+		file, want string
+	}{
+		{write("two.yaml", "models:\n  - model: simple\n---\nmodels:\n  - model: other\n"), "second YAML document"},
+		{write("huge.yaml", "models:\n  - model: simple\n    concurrency: "+huge+"\n"), "cannot unmarshal"},
+		{write("hugedist.yaml", "models:\n  - model: simple\n    distribution: "+huge+"\n"), "bytes in all"},
+	} {
+		code, _, stderr := runCLI("--load-file", tc.file, "-u", "127.0.0.1:1", "--headless", "--connect-timeout", "100ms")
+		first, _, _ := strings.Cut(stderr, "\n")
+		if code != 2 || !strings.Contains(first, tc.want) || len(stderr) > 2000 {
+			t.Errorf("%s: exit %d, %d bytes of stderr %.300q; want 2, short, with %q", tc.file, code, len(stderr), stderr, tc.want)
 		}
 	}
 }
