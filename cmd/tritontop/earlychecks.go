@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/tritontop/tritontop/internal/textsafe"
+	"github.com/tritontop/tritontop/plan"
 )
 
 // maxQuoted bounds, in bytes, a value from a file quoted in an error
@@ -93,4 +94,20 @@ func quotable(a []any) []any {
 		out[i] = v
 	}
 	return out
+}
+
+// checkSLOsForModel refuses, right after connecting and before any load,
+// a plan's time-to-first-token or inter-token SLO on a model that is not
+// decoupled: it sends one response per request, so the SLO could never be
+// measured, and the plan would run its probes first.
+func checkSLOsForModel(f *loadFlags, t *target) error {
+	if f.plan == nil || t.config == nil || t.decoupled() {
+		return nil
+	}
+	for _, slo := range append([]plan.SLO{f.plan.parsed}, f.plan.more...) {
+		if slo.Metric == plan.MetricTTFT || slo.Metric == plan.MetricITL {
+			return fmt.Errorf("--slo %s needs a decoupled (streaming) model, and %s is not: give an SLO on its request latency, such as p99:100ms", slo, f.model)
+		}
+	}
+	return nil
 }

@@ -95,3 +95,26 @@ func TestLoadFileChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanTTFTOnAModelNotDecoupled: tritontop plan with a time-to-first-
+// token SLO on a model that is not decoupled stops right after connecting,
+// before any load: the simulator has served no inference.
+func TestPlanTTFTOnAModelNotDecoupled(t *testing.T) {
+	srv := startSim(t)
+	began := time.Now()
+	code, _, stderr := runCLI("plan", "-m", "simple", "-u", srv.GRPCAddr(), "--target-rate", "100", "--slo", "ttft-p99:500ms")
+	first, _, _ := strings.Cut(stderr, "\n")
+	if code != 2 || !strings.Contains(first, "needs a decoupled (streaming) model") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	st, err := srv.Engine().ModelStatistics("simple", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range st.GetModelStats() {
+		if m.GetInferenceCount() != 0 {
+			t.Fatalf("the simulator served %d inferences before the refusal", m.GetInferenceCount())
+		}
+	}
+	t.Logf("refused %v after the start", time.Since(began).Round(time.Millisecond))
+}
