@@ -373,3 +373,11 @@ func marshal(v any) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// CheckHPANames checks, before any measurement, the names the
+// HorizontalPodAutoscaler will carry (the Deployment and its namespace),
+// with the messages HPAYAML would give at the end of the plan.
+func CheckHPANames(deployment, namespace string) error {
+	_, err := HPAOptions{Deployment: deployment, Namespace: namespace, MinReplicas: 1, MaxReplicas: 1, Metric: ScaleOnGPUUtilization, Target: 1}.withDefaults()
+	return err
+}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +64,9 @@ func ParseSLO(s string) (SLO, error) {
 		return SLO{}, fmt.Errorf("bad SLO %q: %q is not a statistic; use avg or a percentile such as p99", s, stat)
 	}
 	d, err := time.ParseDuration(threshold)
+	if err != nil && durationOverflows(threshold) {
+		return SLO{}, fmt.Errorf("bad SLO %q: threshold %q is longer than the longest duration (about 2562047h); an SLO is at most minutes", s, threshold)
+	}
 	if err != nil || d <= 0 {
 		return SLO{}, fmt.Errorf("bad SLO %q: threshold %q is not a positive duration; give its unit, e.g. 500ms", s, threshold)
 	}
@@ -121,4 +125,19 @@ func pick(l stats.Latency, percentile float64) time.Duration {
 		return l.P99
 	}
 	return l.P999
+}
+
+// durationOverflows reports whether s is a well-formed duration too long
+// for time.Duration (ParseDuration says only "invalid duration").
+func durationOverflows(s string) bool {
+	i := strings.IndexFunc(s, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
+	if i <= 0 {
+		return false
+	}
+	v, err := strconv.ParseFloat(s[:i], 64)
+	if err != nil {
+		return false
+	}
+	unit := map[string]float64{"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9}[s[i:]]
+	return unit > 0 && v*unit > float64(math.MaxInt64)
 }

@@ -37,6 +37,8 @@ type Reader struct {
 	summary   *Summary
 	truncated bool
 	done      bool
+	// ticks counts the snapshots read; lastSeq is the last one's number.
+	ticks, lastSeq int
 }
 
 // Open opens a run file and reads its header. The path "-" reads standard
@@ -148,6 +150,11 @@ func (r *Reader) Next() (stats.Snapshot, error) {
 			if mayHoldControl(b) {
 				textsafe.Sanitize(&l.Snapshot)
 			}
+			if r.ticks > 0 && l.Snapshot.Seq <= r.lastSeq {
+				return stats.Snapshot{}, r.lineError(fmt.Sprintf("tick %d comes after tick %d: tick numbers only grow in a run file (two runs in one file?)", l.Snapshot.Seq, r.lastSeq), nil)
+			}
+			r.ticks++
+			r.lastSeq = l.Snapshot.Seq
 			return l.Snapshot, nil
 		case TypeStep:
 			var l stepLine
@@ -186,8 +193,11 @@ func (r *Reader) readHeader() error {
 	if probe.Type != TypeHeader {
 		return fmt.Errorf("record: %s is not a tritontop run file (line %d is not a header line)", r.name, r.line)
 	}
-	if probe.Schema == nil || *probe.Schema < 1 {
+	if probe.Schema == nil {
 		return fmt.Errorf("record: %s: line %d: header has no schema version", r.name, r.line)
+	}
+	if *probe.Schema < 1 {
+		return fmt.Errorf("record: %s: line %d: schema %d is not a run-file schema version (1 to %d)", r.name, r.line, *probe.Schema, SchemaVersion)
 	}
 	if *probe.Schema > SchemaVersion {
 		return fmt.Errorf("record: %s uses run-file schema %d, newer than this tritontop reads (%d); upgrade tritontop", r.name, *probe.Schema, SchemaVersion)

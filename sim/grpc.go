@@ -88,6 +88,11 @@ func (g *grpcService) RepositoryIndex(_ context.Context, req *pb.RepositoryIndex
 
 // RepositoryModelLoad implements GRPCInferenceServiceServer.
 func (g *grpcService) RepositoryModelLoad(_ context.Context, req *pb.RepositoryModelLoadRequest) (*pb.RepositoryModelLoadResponse, error) {
+	if cfg, ok := grpcLoadConfig(req); ok {
+		if err := checkLoadConfig(req.GetModelName(), cfg, true); err != nil {
+			return nil, grpcError(err)
+		}
+	}
 	if err := g.engine.LoadModel(req.GetModelName()); err != nil {
 		return nil, grpcError(err)
 	}

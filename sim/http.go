@@ -209,6 +209,11 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest st
 		}
 		var err error
 		if parts[2] == "load" {
+			cfg, ok := body.Parameters["config"]
+			if err := checkLoadConfig(parts[1], cfg, ok); err != nil {
+				writeError(w, err)
+				return
+			}
 			err = h.engine.LoadModel(parts[1])
 		} else {
 			err = h.engine.UnloadModel(parts[1])

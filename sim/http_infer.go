@@ -217,6 +217,9 @@ func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.Mode
 	if err := dec.Decode(&in); err != nil {
 		return nil, form, badRequest("failed to parse the request JSON buffer: %v", err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, form, badRequest("failed to parse the request JSON buffer: The document root must not be followed by other values.")
+	}
 	req := &pb.ModelInferRequest{
 		ModelName:        model,
 		ModelVersion:     version,

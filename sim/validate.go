@@ -255,6 +255,10 @@ func (m *model) inputData(req *pb.ModelInferRequest) ([][]byte, error) {
 			return nil, invalidArg("unable to find data for input tensor '%s' for model '%s' in request.", in.GetName(), m.name)
 		}
 	}
+	if next < len(raw) {
+		// HTTP refuses extra binary data; the gRPC frontend must too.
+		return nil, invalidArg("unexpected additional input data for model '%s': %d raw_input_contents entries for %d inputs without contents", m.name, len(raw), next)
+	}
 	return data, nil
 }
 

@@ -46,14 +46,24 @@ type InputValues struct {
 	Shape []int64
 }
 
-// LoadInputData reads and parses a perf_analyzer --input-data JSON file.
+// MaxInputDataBytes bounds an --input-data file (32 MiB). Its JSON numbers
+// are decoded into values before they become tensors, which takes up to
+// about 30 times the file's size; a larger tensor is better sent as "b64"
+// content, which decodes to its own size.
+const MaxInputDataBytes = 32 << 20
+
+// LoadInputData reads and parses a perf_analyzer --input-data JSON file of
+// at most MaxInputDataBytes.
 func LoadInputData(path string) (*InputData, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("input data: %w", err)
 	}
 	defer f.Close()
-	d, err := ParseInputData(f, path)
+	if fi, err := f.Stat(); err == nil && fi.Size() > MaxInputDataBytes {
+		return nil, fmt.Errorf("input data %s: %d bytes, over the limit of %d (32 MiB): give large tensors as \"b64\" content, or fewer data sets", path, fi.Size(), MaxInputDataBytes)
+	}
+	d, err := ParseInputData(io.LimitReader(f, MaxInputDataBytes+1), path)
 	if err != nil {
 		return nil, err
 	}

@@ -96,7 +96,7 @@ func TestBadInput(t *testing.T) {
 		{"range Inf", with("--concurrency-range", "Inf"), 2, []string{"Inf", "positive number"}},
 		{"range 1e16", with("--concurrency-range", "1e16"), 2, []string{"16384"}},
 		{"range four parts", with("--concurrency-range", "1:2:3:4"), 2, []string{"START[:END[:STEP]]"}},
-		{"range rounds to 0", with("--concurrency-range", "0.2:0.4:0.1"), 2, []string{"concurrency 0"}},
+		{"range of fractions", with("--concurrency-range", "0.2:0.4:0.1"), 2, []string{"0.2 is not a whole number"}},
 		{"range past the limit", with("--concurrency-range", "1:100000:1000"), 2, []string{"16384"}},
 		{"rate range NaN", with("--request-rate-range", "NaN"), 2, []string{"NaN"}},
 		{"rate range end NaN", with("--request-rate-range", "10:NaN"), 2, []string{"NaN"}},

@@ -51,6 +51,9 @@ func loadFromFlags(f *loadFlags) (sc schedule, err error) {
 		if err != nil {
 			return sc, usageError{err}
 		}
+		if err := wholeRange("--concurrency-range", f.concRange, start, end, step); err != nil {
+			return sc, usageError{err}
+		}
 		if levels, err = plan.Levels(load.Target{Mode: load.Concurrency}, start, end, step); err != nil {
 			return sc, usageError{fmt.Errorf("bad --concurrency-range %q: %w", f.concRange, err)}
 		}
@@ -58,6 +61,9 @@ func loadFromFlags(f *loadFlags) (sc schedule, err error) {
 		start, end, step, err := parseRange("--request-rate-range", f.rateRange)
 		if err != nil {
 			return sc, usageError{err}
+		}
+		if start < minRate {
+			return sc, usageError{fmt.Errorf("bad --request-rate-range %q: START %v is below the least rate, %v requests per second", f.rateRange, start, minRate)}
 		}
 		base := load.Target{Mode: load.Rate, Distribution: dist, MaxInFlight: f.maxInflight}
 		if levels, err = plan.Levels(base, start, end, step); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/triton"
 )
@@ -51,7 +52,7 @@ func parseModelArg(arg string) (modelSpec, error) {
 	name, opts, hasOpts := strings.Cut(arg, "@")
 	m := modelSpec{name: strings.TrimSpace(name), where: "-m " + arg}
 	bad := func(why string) error {
-		return fmt.Errorf("bad -m %q: %s (use -m NAME, -m NAME@concurrency=N, or -m NAME@rate=R[,poisson])", arg, why)
+		return fmt.Errorf("bad -m %q: %s (use -m NAME, -m NAME@concurrency=N, or -m NAME@rate=R[,poisson])", textsafe.Excerpt(arg, maxQuoted), why)
 	}
 	if m.name == "" {
 		return m, bad("no model name")
@@ -62,8 +63,12 @@ func parseModelArg(arg string) (modelSpec, error) {
 	if strings.TrimSpace(opts) == "" {
 		return m, bad("nothing after @")
 	}
+	given := map[string]bool{}
 	for _, opt := range strings.Split(opts, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(opt), "=")
+		if err := optionOnce(given, k); err != nil {
+			return m, bad(err.Error())
+		}
 		switch k {
 		case "concurrency", "c":
 			n, err := strconv.Atoi(v)
@@ -136,7 +141,7 @@ func readLoadFile(path string) ([]modelSpec, error) {
 		return nil, fmt.Errorf("cannot read --load-file %s: %v", path, errors.Unwrap(err))
 	}
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("--load-file %s: %s", path, fmt.Sprintf(format, a...))
+		return fmt.Errorf("--load-file %s: %s", path, fmt.Sprintf(format, quotable(a)...))
 	}
 	var lf loadFile
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
@@ -148,9 +153,12 @@ func readLoadFile(path string) ([]modelSpec, error) {
 			return nil, bad("is empty: list the models under models:, each with model: NAME")
 		case errors.As(err, &te) && len(te.Errors) > 0:
 			msg := unknownFieldRe.ReplaceAllString(te.Errors[0], "unknown field \"$1\" (a model has "+loadFileFields+")")
-			return nil, bad("%s", msg)
+			return nil, bad("%s", textsafe.Excerpt(msg, maxQuoted))
 		}
-		return nil, bad("not YAML or JSON: %s", strings.TrimPrefix(oneLine(err.Error()), "yaml: "))
+		return nil, bad("not YAML or JSON: %s", textsafe.Excerpt(strings.TrimPrefix(oneLine(err.Error()), "yaml: "), maxQuoted))
+	}
+	if err := loadFileHasOneDocument(dec); err != nil {
+		return nil, bad("%v", err)
 	}
 	if len(lf.Models) == 0 {
 		return nil, bad("no models: list them under models:, each with model: NAME")

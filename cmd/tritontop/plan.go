@@ -103,6 +103,12 @@ func (pf *planFlags) check(f *loadFlags) error {
 	if err := pf.budget.check(pf.targetRate); err != nil {
 		return err
 	}
+	if err := checkSLOsAgree(pf.slo); err != nil {
+		return err
+	}
+	if err := plan.CheckHPANames(pf.deployment, pf.namespace); err != nil {
+		return fmt.Errorf("--deployment/--namespace: %w", err)
+	}
 	for i, text := range pf.slo {
 		slo, err := plan.ParseSLO(text)
 		if err != nil {

@@ -149,6 +149,9 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		return err
 	}
 	defer t.close()
+	if err := checkSLOsForModel(f, t); err != nil {
+		return usageError{err}
+	}
 	planProbe(&sched, t.config)
 
 	client, streams, bal, err := driverClient(f, t)

@@ -45,6 +45,7 @@ func stopContext(stderr io.Writer) (context.Context, context.CancelFunc) {
 			}
 			switch n {
 			case 1:
+				fmt.Fprintln(stderr, "tritontop: stopping: requests in flight may finish for up to --drain; interrupt again to stop now")
 				cancel()
 			case 2:
 				fmt.Fprintln(stderr, "tritontop: stopping now: requests in flight are cancelled; the summary and files are still written (once more to quit at once)")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,14 +26,15 @@ func slowSim(t *testing.T) *sim.Server {
 	})
 }
 
-// startRun starts the binary with args and returns it once its stderr says
-// line (read on), with stdout collected.
-func startRun(t *testing.T, bin, waitFor string, env []string, args ...string) (*exec.Cmd, *strings.Builder, *strings.Builder) {
+// startRun starts the binary with args and returns it once its stderr has
+// a line with waitFor; lines gives the stderr lines after that, and
+// stderr returns all of it once the process has exited.
+func startRun(t *testing.T, bin, waitFor string, env []string, args ...string) (cmd *exec.Cmd, stdout *strings.Builder, lines <-chan string, stderr func() string) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd = exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout = &stdout
+	stdout = new(strings.Builder)
+	cmd.Stdout = stdout
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -43,23 +43,49 @@ func startRun(t *testing.T, bin, waitFor string, env []string, args ...string) (
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	sc := bufio.NewScanner(pipe)
-	for sc.Scan() {
-		stderr.WriteString(sc.Text() + "\n")
-		if strings.Contains(sc.Text(), waitFor) {
-			go func() { io.Copy(&lockedBuilder{b: &stderr}, pipe) }()
-			return cmd, &stdout, &stderr
+	ch := make(chan string, 1024)
+	var all strings.Builder
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ch)
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			all.WriteString(sc.Text() + "\n")
+			select {
+			case ch <- sc.Text():
+			default:
+			}
+		}
+	}()
+	stderr = func() string { <-done; return all.String() }
+	for line := range ch {
+		if strings.Contains(line, waitFor) {
+			return cmd, stdout, ch, stderr
 		}
 	}
-	t.Fatalf("the run never said %q; stderr:\n%s", waitFor, stderr.String())
-	return nil, nil, nil
+	t.Fatalf("the run never said %q; stderr:\n%s", waitFor, stderr())
+	return
 }
 
-// lockedBuilder appends what the run writes after startRun returned; the
-// test reads it only after the process exited.
-type lockedBuilder struct{ b *strings.Builder }
-
-func (l *lockedBuilder) Write(p []byte) (int, error) { return l.b.Write(p) }
+// waitLine waits for a stderr line with want.
+func waitLine(t *testing.T, lines <-chan string, want string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("stderr ended before a line with %q", want)
+			}
+			if strings.Contains(line, want) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no line with %q within 30 s", want)
+		}
+	}
+}
 
 // waitExit waits for cmd and returns its exit code and how long it took.
 func waitExit(t *testing.T, cmd *exec.Cmd, limit time.Duration) (int, time.Duration) {
@@ -98,21 +124,22 @@ func TestSignals(t *testing.T) {
 
 	t.Run("second interrupt ends the drain", func(t *testing.T) {
 		runFile := filepath.Join(t.TempDir(), "run.jsonl")
-		cmd, stdout, stderr := startRun(t, bin, "infer/s", nil, append(base, "--record", runFile)...)
+		cmd, stdout, lines, stderr := startRun(t, bin, "infer/s", nil, append(base, "--record", runFile)...)
 		// The first interrupt starts the 60 s drain (the requests take
-		// 20 s); the second, taken in order after it, ends it.
+		// 20 s); the second, once the first is taken, ends it.
 		cmd.Process.Signal(syscall.SIGINT)
+		waitLine(t, lines, "interrupt again to stop now")
 		cmd.Process.Signal(syscall.SIGINT)
 		code, took := waitExit(t, cmd, 15*time.Second)
 		if code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr.String())
+			t.Fatalf("exit %d: %s", code, stderr())
 		}
 		run, err := record.ReadAll(runFile)
 		if err != nil || run.Summary == nil || run.Truncated {
 			t.Fatalf("run file: %v (summary %v)", err, run != nil && run.Summary != nil)
 		}
-		if !strings.Contains(stdout.String(), "Request count") || !strings.Contains(stderr.String(), "stopping now") {
-			t.Errorf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+		if !strings.Contains(stdout.String(), "Request count") || !strings.Contains(stderr(), "stopping now") {
+			t.Errorf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr())
 		}
 		t.Logf("exited %v after the second interrupt", took)
 	})
@@ -125,12 +152,12 @@ func TestSignals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			runFile := filepath.Join(t.TempDir(), "run.jsonl")
 			args := append(append([]string{}, base...), "--record", runFile, "--drain", "100ms")
-			cmd, stdout, stderr := startRun(t, bin, "infer/s", tc.env, args...)
+			cmd, stdout, _, stderr := startRun(t, bin, "infer/s", tc.env, args...)
 			cmd.Process.Signal(syscall.SIGQUIT)
 			code, _ := waitExit(t, cmd, 15*time.Second)
-			dumped := strings.Contains(stderr.String(), "goroutine ")
+			dumped := strings.Contains(stderr(), "goroutine ")
 			if dumped != tc.dump {
-				t.Fatalf("goroutine dump %v, want %v; exit %d; stderr:\n%.2000s", dumped, tc.dump, code, stderr.String())
+				t.Fatalf("goroutine dump %v, want %v; exit %d; stderr:\n%.2000s", dumped, tc.dump, code, stderr())
 			}
 			if tc.dump {
 				return
@@ -145,11 +172,11 @@ func TestSignals(t *testing.T) {
 	t.Run("interrupt during --start-at", func(t *testing.T) {
 		runFile := filepath.Join(t.TempDir(), "run.jsonl")
 		start := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-		cmd, _, stderr := startRun(t, bin, "waits until", nil, append(base, "--record", runFile, "--start-at", start)...)
+		cmd, _, _, stderr := startRun(t, bin, "waits until", nil, append(base, "--record", runFile, "--start-at", start)...)
 		cmd.Process.Signal(syscall.SIGINT)
 		code, _ := waitExit(t, cmd, 15*time.Second)
 		if code != exitFail {
-			t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitFail, stderr.String())
+			t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitFail, stderr())
 		}
 		if _, err := os.Stat(runFile); !os.IsNotExist(err) {
 			t.Fatalf("a run file was left: %v", err)

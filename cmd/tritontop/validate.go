@@ -63,7 +63,7 @@ func checkNumbers(f *loadFlags) error {
 	checks := []check{
 		// The limits of one process's load, times the processes that share it.
 		{flag: "--concurrency", v: float64(f.concurrency), lo: 1, hi: float64(maxConcurrency * n), zeroOK: !f.set["concurrency"], allowed: fmt.Sprintf("1 to %d", maxConcurrency*n)},
-		{flag: "--request-rate", v: f.rate, lo: 1e-3, hi: maxRate * float64(n), zeroOK: !f.set["request-rate"], allowed: fmt.Sprintf("above 0, at most %v requests per second", maxRate*float64(n))},
+		{flag: "--request-rate", v: f.rate, lo: minRate, hi: maxRate * float64(n), zeroOK: !f.set["request-rate"], allowed: fmt.Sprintf("at least %v, at most %v requests per second", minRate, maxRate*float64(n))},
 		{flag: "-b", v: float64(f.batch), lo: 1, hi: maxBatch, allowed: fmt.Sprintf("1 to %d", maxBatch)},
 		{flag: "--max-inflight", v: float64(f.maxInflight), lo: 1, hi: maxInflightCap, zeroOK: true, allowed: fmt.Sprintf("0 (no cap) or 1 to %d", maxInflightCap)},
 		{flag: "--streams", v: float64(f.streams), lo: 1, hi: maxStreams, zeroOK: !f.set["streams"], allowed: fmt.Sprintf("1 to %d", maxStreams)},
@@ -98,8 +98,8 @@ func checkNumbers(f *loadFlags) error {
 		c := check{flag: m.where + ": concurrency", v: float64(m.load.Concurrency), lo: 1, hi: maxConcurrency,
 			allowed: fmt.Sprintf("1 to %d", maxConcurrency)}
 		if m.load.Open() {
-			c = check{flag: m.where + ": rate", v: m.load.Rate, lo: 1e-3, hi: maxRate,
-				allowed: fmt.Sprintf("above 0, at most %v requests per second", maxRate)}
+			c = check{flag: m.where + ": rate", v: m.load.Rate, lo: minRate, hi: maxRate,
+				allowed: fmt.Sprintf("at least %v, at most %v requests per second", minRate, maxRate)}
 		}
 		if m.hasLoad() {
 			checks = append([]check{c}, checks...)

@@ -62,6 +62,9 @@ func checkWorkers(f *loadFlags) error {
 		if err != nil {
 			return fmt.Errorf("--start-at %q is not an RFC 3339 time: give one such as 2026-05-04T12:00:00Z", w.startText)
 		}
+		if ahead := time.Until(t); ahead > maxStartAhead {
+			return fmt.Errorf("--start-at %s is %v ahead: at most %v (a typo in the date?)", w.startText, ahead.Round(time.Minute), maxStartAhead)
+		}
 		w.start = t
 	}
 	if w.promAddr != "" {
