@@ -156,6 +156,14 @@ type ClientStats struct {
 	LateShare     float64 `json:"late_share,omitempty"`
 	BytesSent     int64   `json:"bytes_sent"`
 	BytesReceived int64   `json:"bytes_received"`
+	// Timed counts the successful unary requests whose client part was
+	// timed; SendTotal and RecvTotal add it up: encoding a request and
+	// handing it to the transport, receiving and decoding its response
+	// (perf_analyzer's Client Send and Client Recv; ClientSend and
+	// ClientRecv are the averages).
+	Timed     int64         `json:"timed,omitempty"`
+	SendTotal time.Duration `json:"client_send_total_ns,omitempty"`
+	RecvTotal time.Duration `json:"client_recv_total_ns,omitempty"`
 	// Latency is measured from the actual send; Scheduled from the scheduled
 	// send time (coordinated-omission-correct), open loop only.
 	Latency   Latency  `json:"latency"`
