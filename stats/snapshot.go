@@ -43,6 +43,14 @@ type Snapshot struct {
 
 	// Server is derived from Triton's ModelStatistics deltas over the tick.
 	Server ServerStats `json:"server"`
+	// ServerLate is the statistics of the ticks from ServerLateSeq to the
+	// one before this, whose read answered only after they were emitted
+	// (without server numbers): its own span, kept apart from this tick's
+	// Server so that no tick shows another's counts, and added where the
+	// whole run or a step is summed up. Nil when no read was late; only a
+	// run of one model on one server has it.
+	ServerLate    *ServerStats `json:"server_late,omitempty"`
+	ServerLateSeq int          `json:"server_late_seq,omitempty"`
 	// Metrics is Triton's /metrics endpoint read during the tick.
 	Metrics ServerMetrics `json:"metrics"`
 	// System is the client machine: tritontop's own CPU, host CPU, local GPUs.
