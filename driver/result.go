@@ -16,9 +16,8 @@ import (
 // offsets from the run's start on the monotonic clock, which keeps a Result
 // small and comparisons cheap: 80 bytes, its fields ordered so that a
 // decoupled model's count and flag fill what would be padding, and the
-// replica's index the half word that a batch size does not need. A
-// worker's batch of DefaultResultBatch results so stays in one allocation
-// size class (TestResultSize).
+// replica's index the half word that a batch size does not need
+// (TestResultSize).
 type Result struct {
 	// Scheduled is when the request was meant to be sent: the pacer's time in
 	// open loop, equal to Sent in closed loop.
@@ -60,6 +59,11 @@ type Result struct {
 	// Done is its final response, and Responses and Timing account for the
 	// responses before it.
 	Decoupled bool
+	// ClientSend and ClientRecv are the client's own part of a unary
+	// request's last try, in ns (saturated at about 4.3 s; triton.Phases):
+	// encoding and handing it to the transport, and receiving and decoding
+	// the response. 0 when not timed (streams).
+	ClientSend, ClientRecv uint32
 	// Timing is when a decoupled model's responses arrived, and a
 	// sequence's latency; nil for other requests.
 	Timing *ResponseTiming

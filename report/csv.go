@@ -159,25 +159,32 @@ func writeCSVRow(b *strings.Builder, st record.Step, rate bool, cols csvColumnSe
 	} else {
 		b.WriteString(strconv.Itoa(st.Load.Concurrency))
 	}
-	// Network+Server Send/Recv = client wait − (queue + compute), floored
-	// at 0; client wait is latency − send − receive, with both 0 here.
-	network := max(c.Latency.Mean-sv.Queue-sv.Compute(), 0)
+	// Client Send and Client Recv are the client's own part of a request
+	// (0 for a stream, whose requests are not timed so: perf_analyzer
+	// writes 0 for what it did not measure, and readers parse every
+	// column as a number). Network+Server Send/Recv = client wait −
+	// (queue + compute), floored at 0, where client wait is latency −
+	// send − receive.
+	send, _ := c.ClientSend()
+	recv, _ := c.ClientRecv()
+	wait := max(c.Latency.Mean-send-recv, 0)
+	network := max(wait-sv.Queue-sv.Compute(), 0)
 	fields := []string{
 		g6(c.InferPerS),
-		"", // Client Send: not measured
+		us(send),
 		us(network),
 		us(sv.Queue),
 		us(sv.ComputeInput),
 		us(sv.ComputeInfer),
 		us(sv.ComputeOutput),
-		"", // Client Recv: not measured
+		us(recv),
 		us(c.Latency.P50),
 		us(c.Latency.P90),
 		us(c.Latency.P95),
 		us(c.Latency.P99),
 		us(c.Latency.Mean),
-		"",                 // request/response = send + receive: not measured
-		us(c.Latency.Mean), // response wait = request time − send − receive
+		us(send + recv), // request/response = send + receive
+		us(wait),        // response wait = request time − send − receive
 	}
 	sc := c.Streaming
 	if sc == nil {

@@ -24,8 +24,8 @@ func TestCSVOfSchemaV1Fixture(t *testing.T) {
 	// queue (100·100+300·300)/400 = 250 µs; compute 770 µs. The GPU was
 	// only read during step 2, so step 1's GPU cells are empty.
 	want := csvHeader + ",Avg GPU Utilization,Avg GPU Power Usage,Max GPU Memory Usage,Total GPU Memory\n" +
-		"1,200,,1480,250,50,700,20,,3000,3000,3000,3000,2500,,2500,,,,\n" +
-		"2,250,,220,900,60,800,20,,2000,2000,2000,2000,2000,,2000,GPU-3f2a:0.5;,GPU-3f2a:400;,GPU-3f2a:18000000000;,GPU-3f2a:141000000000;\n"
+		"1,200,0,1480,250,50,700,20,0,3000,3000,3000,3000,2500,0,2500,,,,\n" +
+		"2,250,0,220,900,60,800,20,0,2000,2000,2000,2000,2000,0,2000,GPU-3f2a:0.5;,GPU-3f2a:400;,GPU-3f2a:18000000000;,GPU-3f2a:141000000000;\n"
 	if b.String() != want {
 		t.Errorf("CSV\n got %s\nwant %s", b.String(), want)
 	}

@@ -81,6 +81,12 @@ func (p *StepBuilder) Add(s stats.Snapshot) {
 		p.seq.Add(sq.Latency, s.SequenceHistogram)
 	}
 	p.server.add(&s.Server)
+	if s.ServerLate != nil {
+		// The ticks before whose read answered late: in the same step
+		// unless a change of load came between (then it still counts
+		// in the whole run's).
+		p.server.add(s.ServerLate)
+	}
 	p.metrics.add(&s.Metrics)
 	p.cpu.add(s, t.Duration)
 }

@@ -54,8 +54,9 @@ type CollectorOptions struct {
 	// model.
 	Models []ModelSource
 	// ReadWait bounds how long a tick waits after its end for the server's
-	// statistics and metrics before it is emitted without them (default a
-	// quarter of Interval). Results keep being counted meanwhile.
+	// statistics and metrics before it is emitted without them (default
+	// half of Interval: on a busy host a read often takes more than a
+	// quarter). Results keep being counted meanwhile.
 	ReadWait time.Duration
 	// ReadTimeout bounds one statistics or metrics read (default two
 	// intervals).
@@ -109,7 +110,7 @@ func NewCollector(opts CollectorOptions) *Collector {
 		opts.Window = DefaultWindow
 	}
 	if opts.ReadWait <= 0 {
-		opts.ReadWait = opts.Interval / 4
+		opts.ReadWait = opts.Interval / 2
 	}
 	if opts.ReadTimeout <= 0 {
 		opts.ReadTimeout = 2 * opts.Interval
@@ -396,6 +397,14 @@ type collection struct {
 	server   *readers[ServerStats]
 	metrics  *readers[ServerMetrics]
 	lastMetr []*ServerMetrics
+	// lateSeq is the first tick emitted while the one statistics read
+	// had not answered (0: none); late is that read's answer once it came,
+	// for the next tick to carry as ServerLate.
+	lateSeq int
+	late    *ServerStats
+	// ownRead is set when the statistics read under way, or answered, was
+	// started for the tick being cut or waiting, not for one before.
+	ownRead bool
 	// pending is a cut tick waiting for its server reads until deadline.
 	pending  *Snapshot
 	deadline *time.Timer
@@ -509,6 +518,7 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 			}
 		case v := <-r.server.outC():
 			r.server.receive(v)
+			r.afterServerRead()
 			r.emitIfReady()
 		case v := <-r.metrics.outC():
 			r.metrics.receive(v)
@@ -596,6 +606,10 @@ func (r *collection) tickAt(now time.Time, end time.Duration) error {
 		}
 		r.awaitReads()
 		r.emitPending()
+	}
+	r.takeLate()
+	if r.lateOne() {
+		r.ownRead = !r.server.busy[0]
 	}
 	r.server.start()
 	r.metrics.start()
@@ -703,6 +717,7 @@ func (r *collection) awaitReads() {
 			return
 		case v := <-r.server.outC():
 			r.server.receive(v)
+			r.afterServerRead()
 		case v := <-r.metrics.outC():
 			r.metrics.receive(v)
 		case <-r.deadline.C:
@@ -899,6 +914,7 @@ func (r *collection) emitPending() {
 	} else if n == 1 {
 		if r.server != nil {
 			s.Server = servers[0]
+			r.noteLate(s)
 		}
 		if r.metrics != nil {
 			s.Metrics = metrics[0]
@@ -960,6 +976,54 @@ func acrossModels(parts []ServerStats) ServerStats {
 	s := AggregateServer(parts)
 	s.Model, s.Version = "", ""
 	return s
+}
+
+// lateOne reports whether a late statistics read is attributed to the
+// ticks it describes: with one statistics poller (one model, one server).
+func (r *collection) lateOne() bool {
+	return r.server != nil && len(r.pollers) == 1 && len(r.c.models) == 0 && !r.replicas
+}
+
+// takeLate, at a tick's end, takes the answer of a read that came after
+// the ticks it describes were emitted, so that this tick reads its own
+// span (a new read, from the late one) and carries the late one apart.
+func (r *collection) takeLate() {
+	if r.lateSeq == 0 || !r.lateOne() || r.server.busy[0] {
+		return
+	}
+	if v := r.server.take(0); v != nil {
+		r.late = v
+	}
+}
+
+// afterServerRead takes a late read's answer as soon as it comes, and, if a
+// tick is waiting for its statistics, starts that tick's own read from it.
+func (r *collection) afterServerRead() {
+	if !r.lateOne() || r.lateSeq == 0 || r.ownRead || r.late != nil {
+		return
+	}
+	if v := r.server.take(0); v != nil {
+		r.late = v
+		if r.pending != nil || r.open {
+			r.ownRead = true
+			r.server.start()
+		}
+	}
+}
+
+// noteLate, as tick s is emitted, hands it the late read taken, or notes
+// that s is emitted while its read is still running.
+func (r *collection) noteLate(s *Snapshot) {
+	if !r.lateOne() {
+		return
+	}
+	if r.late != nil {
+		s.ServerLate, s.ServerLateSeq = r.late, r.lateSeq
+		r.late, r.lateSeq = nil, 0
+	}
+	if !s.Server.Available && r.server.busy[0] && r.lateSeq == 0 {
+		r.lateSeq = s.Seq
+	}
 }
 
 // serverOf is statistics reading i's answer for the pending tick.

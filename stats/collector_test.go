@@ -172,19 +172,23 @@ func TestCollectorDoesNotWaitForSlowServer(t *testing.T) {
 		if s.Metrics.Available || s.Metrics.Err == "" {
 			t.Errorf("tick %d metrics = %+v, want unavailable", s.Seq, s.Metrics)
 		}
+		if l := s.ServerLate; l != nil && l.SuccessCount > 500 && s.ServerLateSeq < s.Seq-1 {
+			late++
+		}
 		if !s.Server.Available {
 			missing++
 			continue
 		}
 		if s.Server.SuccessCount > 500 {
-			late++
+			t.Errorf("tick %d holds %d successes: the late read's ticks are in its own", s.Seq, s.Server.SuccessCount)
 		}
 		if s.Interval > 400*time.Millisecond {
 			t.Errorf("tick %d lasted %v", s.Seq, s.Interval)
 		}
 	}
 	// While the hung read runs, ticks go out without server statistics; its
-	// answer then covers every tick since the previous reading.
+	// answer then covers every tick since the previous reading, and the
+	// next tick carries it apart (ServerLate), naming the first of them.
 	if missing < 5 || late != 1 {
 		t.Fatalf("ticks without statistics: %d (want ≥ 5), ticks covering several readings: %d (want 1)", missing, late)
 	}

@@ -25,6 +25,9 @@ func (s *ClientStats) Add(o *ClientStats) {
 	s.Late += o.Late
 	s.BytesSent += o.BytesSent
 	s.BytesReceived += o.BytesReceived
+	s.Timed += o.Timed
+	s.SendTotal += o.SendTotal
+	s.RecvTotal += o.RecvTotal
 	for _, e := range o.ErrorsByCode {
 		s.addError(e)
 	}
@@ -213,4 +216,22 @@ func (m *LatencyMerge) Latency() (Latency, bool) {
 	l.Mean = time.Duration(m.sum / float64(m.count))
 	l.Clamp()
 	return l, approx
+}
+
+// ClientSend is the average time to encode a request and hand it to the
+// transport over the timed requests, and whether any was timed.
+func (s *ClientStats) ClientSend() (time.Duration, bool) {
+	if s.Timed <= 0 {
+		return 0, false
+	}
+	return s.SendTotal / time.Duration(s.Timed), true
+}
+
+// ClientRecv is the average time to receive and decode a response over the
+// timed requests, and whether any was timed.
+func (s *ClientStats) ClientRecv() (time.Duration, bool) {
+	if s.Timed <= 0 {
+		return 0, false
+	}
+	return s.RecvTotal / time.Duration(s.Timed), true
 }

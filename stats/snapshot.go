@@ -46,6 +46,14 @@ type Snapshot struct {
 
 	// Server is derived from Triton's ModelStatistics deltas over the tick.
 	Server ServerStats `json:"server"`
+	// ServerLate is the statistics of the ticks from ServerLateSeq to the
+	// one before this, whose read answered only after they were emitted
+	// (without server numbers): its own span, kept apart from this tick's
+	// Server so that no tick shows another's counts, and added where the
+	// whole run or a step is summed up. Nil when no read was late; only a
+	// run of one model on one server has it.
+	ServerLate    *ServerStats `json:"server_late,omitempty"`
+	ServerLateSeq int          `json:"server_late_seq,omitempty"`
 	// Metrics is Triton's /metrics endpoint read during the tick.
 	Metrics ServerMetrics `json:"metrics"`
 	// System is the client machine: tritontop's own CPU, host CPU, local GPUs.
@@ -167,6 +175,14 @@ type ClientStats struct {
 	LateShare     float64 `json:"late_share,omitempty"`
 	BytesSent     int64   `json:"bytes_sent"`
 	BytesReceived int64   `json:"bytes_received"`
+	// Timed counts the successful unary requests whose client part was
+	// timed; SendTotal and RecvTotal add it up: encoding a request and
+	// handing it to the transport, receiving and decoding its response
+	// (perf_analyzer's Client Send and Client Recv; ClientSend and
+	// ClientRecv are the averages).
+	Timed     int64         `json:"timed,omitempty"`
+	SendTotal time.Duration `json:"client_send_total_ns,omitempty"`
+	RecvTotal time.Duration `json:"client_recv_total_ns,omitempty"`
 	// Latency is measured from the actual send; Scheduled from the scheduled
 	// send time (coordinated-omission-correct), open loop only.
 	Latency   Latency  `json:"latency"`

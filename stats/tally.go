@@ -30,6 +30,9 @@ type tally struct {
 	late       int64
 	bytesSent  int64
 	bytesRecv  int64
+	// timed counts the successes whose client phases were timed, and
+	// send and recv add those phases up, in ns.
+	timed, send, recv int64
 	// openLoop is set when the span had open-loop results (a schedule that
 	// differs from the send) or ran in rate mode.
 	openLoop bool
@@ -53,6 +56,9 @@ func (t *tally) merge(o *tally) {
 	t.late += o.late
 	t.bytesSent += o.bytesSent
 	t.bytesRecv += o.bytesRecv
+	t.timed += o.timed
+	t.send += o.send
+	t.recv += o.recv
 	t.openLoop = t.openLoop || o.openLoop
 	t.latency.merge(o.latency)
 	t.sched.merge(o.sched)
@@ -143,6 +149,11 @@ func (t *tally) addResult(r *driver.Result, samples *errorSamples) bool {
 	if r.Code == codes.OK && r.Err == nil {
 		t.successes++
 		t.inferences += int64(max(r.Inferences, 1))
+		if r.ClientSend > 0 || r.ClientRecv > 0 {
+			t.timed++
+			t.send += int64(r.ClientSend)
+			t.recv += int64(r.ClientRecv)
+		}
 		return true
 	}
 	t.errors++
@@ -169,6 +180,9 @@ func (t *tally) clientStats(d time.Duration, msgs *errorMessages) ClientStats {
 		Late:          t.late,
 		BytesSent:     t.bytesSent,
 		BytesReceived: t.bytesRecv,
+		Timed:         t.timed,
+		SendTotal:     time.Duration(t.send),
+		RecvTotal:     time.Duration(t.recv),
 	}
 	s.SetRates()
 	if t.errors > 0 {

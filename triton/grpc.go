@@ -223,8 +223,15 @@ func (c *grpcClient) Send(ctx context.Context, p Prepared) (int, error) {
 	}
 	r := c.replies.Get().(*sizeReply)
 	defer c.replies.Put(r)
-	r.size = 0
-	if err := c.conns[c.pick()].Invoke(c.ctx(ctx), pb.GRPCInferenceService_ModelInfer_FullMethodName, gp, r, c.rawOpts...); err != nil {
+	r.size, r.ph = 0, nil
+	var req any = gp
+	if ph := phasesOf(ctx); ph != nil {
+		ph.begin()
+		ph.call.p, r.ph = gp, ph
+		req = &ph.call
+		defer ph.finish()
+	}
+	if err := c.conns[c.pick()].Invoke(c.ctx(ctx), pb.GRPCInferenceService_ModelInfer_FullMethodName, req, r, c.rawOpts...); err != nil {
 		return 0, grpcError(ctx, err)
 	}
 	return r.size, nil

@@ -33,6 +33,9 @@ func (c rawCodec) Marshal(v any) (mem.BufferSlice, error) {
 	switch m := v.(type) {
 	case *grpcPrepared:
 		return m.wire, nil
+	case *timedCall:
+		m.ph.mark(&m.ph.sentAt)
+		return m.p.wire, nil
 	case *streamRequest:
 		// A sequence's request is two buffers (see PrepareSequence).
 		if len(m.p.wire) == 2 {
@@ -48,6 +51,9 @@ func (c rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	switch m := v.(type) {
 	case *sizeReply:
 		m.size = data.Len()
+		if m.ph != nil {
+			m.ph.mark(&m.ph.arriveAt)
+		}
 		return nil
 	case *streamReply:
 		m.size = data.Len()
@@ -66,6 +72,7 @@ func (c rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // sizeReply receives a unary response as its size only.
 type sizeReply struct {
 	size int
+	ph   *Phases // the request's, when it is timed
 }
 
 // streamReply receives a ModelStreamInferResponse as the few fields the

@@ -164,6 +164,10 @@ func (c *httpClient) Send(ctx context.Context, p Prepared) (int, error) {
 		}
 		return 0, errForeignPrepared
 	}
+	if ph := phasesOf(ctx); ph != nil {
+		ph.begin()
+		defer ph.finish()
+	}
 	resp, err := c.post(ctx, hp)
 	if err != nil {
 		return 0, err
