@@ -1,0 +1,24 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestMain keeps the package's tests, and the tritontop processes they
+// start, off the user's cache directory: the demo GPU's calibration is
+// cached there (democache.go), and a calibration made on a developer's busy
+// machine must not size the demo of a later test run. Tests that check the
+// cache set their own XDG_CACHE_HOME.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tritontop-test-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "test cache directory:", err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_CACHE_HOME", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
