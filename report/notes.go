@@ -62,7 +62,15 @@ func SLOMissed(s record.Summary) (string, bool) {
 	if sr == nil || sr.SLO == nil || len(s.Steps) == 0 || (sr.Best >= 0 && sr.Best < len(s.Steps)) {
 		return "", false
 	}
-	return searchSLOName(sr), true
+	// A level the run ended before it was measured (--duration, a stop)
+	// neither met nor missed the SLO: with no level measured whole, the
+	// run says nothing about it.
+	for _, st := range s.Steps {
+		if st.Measurement == nil || !st.Measurement.Interrupted {
+			return searchSLOName(sr), true
+		}
+	}
+	return "", false
 }
 
 // searchSLOName names a search's SLO, or all of its SLOs joined by "and".

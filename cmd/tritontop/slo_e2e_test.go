@@ -81,7 +81,7 @@ func TestSLOMissExits99(t *testing.T) {
 		}
 	}
 	_, help, _ := runBinary(t, bin, "help")
-	if !strings.Contains(help, "99 SLO missed") {
+	if !strings.Contains(help, "99 an SLO missed") {
 		t.Errorf("help does not list exit status 99:\n%s", help)
 	}
 }
