@@ -610,7 +610,7 @@ func (m *Model) layoutWarnings() {
 	w, b := &m.warn, m.board
 	width := m.common.Width - 1
 	if w.diagnosed != b.diagnosed || w.width != width {
-		w.all = warnLines(m.common.Styles, b.findings, width)
+		w.all = warnLines(m.common.Styles, b.findings, b.spans, width)
 		w.diagnosed, w.width = b.diagnosed, width
 		if w.offset >= len(w.all) {
 			w.offset = 0
