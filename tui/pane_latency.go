@@ -92,7 +92,7 @@ func (p *latencyPane) View() string {
 // send. a must be ok.
 func outsideTriton(st *Styles, a *avgSplit, iw, label int) string {
 	lead := st.Label.Render(fit("avg", label))
-	span := st.Dim.Render(" · " + a.span)
+	span := st.Dim.Render(a.tag)
 	if !a.split {
 		line := lead + st.Value.Render(fmtMs(a.client)) + st.Dim.Render("  Triton's request time: n/a")
 		if cellWidth(line)+cellWidth(span) <= iw {

@@ -25,8 +25,9 @@ type avgSplit struct {
 	server time.Duration
 	split  bool
 	// span names the ticks read: "last 5 s", "last 2 s at this load";
-	// short is the same in fewer cells: "5 s".
-	span, short string
+	// short is the same in fewer cells: "5 s"; tag is " · "+span, made
+	// with the rest so that a frame does not build it.
+	span, short, tag string
 }
 
 // diagTail is the ticks most verdicts read, as stats.Diagnose picks them:
@@ -71,6 +72,7 @@ func spanShort(ticks []stats.Snapshot) string {
 // them for its time-outside-Triton finding.
 func splitOver(tail []stats.Snapshot, cut bool) avgSplit {
 	a := avgSplit{span: spanName(tail, cut), short: spanShort(tail)}
+	a.tag = " · " + a.span
 	var all, client, server time.Duration
 	var n, k int64
 	for i := range tail {

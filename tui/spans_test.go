@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/tritontop/tritontop/stats"
 	"github.com/tritontop/tritontop/stats/statstest"
 )
@@ -153,5 +155,20 @@ func TestSpanAtThisLoad(t *testing.T) {
 	}
 	if got := m.board.avg.span; got != "last 2 s at this load" {
 		t.Errorf("span %q", got)
+	}
+}
+
+// m in a run of one model says why it does nothing, on the key hints'
+// line, until the next key; in a run of several it switches models.
+func TestModelKeyWithOneModelSaysSo(t *testing.T) {
+	m := loaded(t, Options{Control: newFakeControl(4)}, spanRun(t), 120, 40)
+	next, _ := m.Update(tea.KeyPressMsg{Code: 'm', Text: "m"})
+	lines := screenLines(next.(Model))
+	if got := lines[len(lines)-1]; !strings.Contains(got, oneModelNote) {
+		t.Fatalf("after m the last line is %q", got)
+	}
+	next, _ = next.Update(tea.KeyPressMsg{Code: 'w', Text: "w"})
+	if out := strings.Join(screenLines(next.(Model)), "\n"); strings.Contains(out, oneModelNote) {
+		t.Errorf("the note stayed after another key:\n%s", out)
 	}
 }
