@@ -125,7 +125,11 @@ func outsideTriton(st *Styles, a *avgSplit, iw, label int) string {
 	if cellWidth(short)+cellWidth(span) <= iw {
 		return short + span
 	}
-	return short + st.Dim.Render(" "+a.short)
+	if line := short + st.Dim.Render(" "+a.short); cellWidth(line) <= iw {
+		return line
+	}
+	return lead + total + st.Dim.Render(" "+a.short) + ": " + st.Label.Render("Triton ") + st.Value.Render(inPct) + ", " +
+		st.Label.Render("out ") + outPaint.Render(outPct)
 }
 
 // tableLabel is the width of the latency table's row names.
