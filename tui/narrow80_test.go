@@ -45,3 +45,22 @@ func TestServerAndLatencyAt80x24KeepUnitsAndTotal(t *testing.T) {
 		t.Errorf("avg line cut or without its span at 80x24: %q\n%s", avg, screen)
 	}
 }
+
+// The server pane's batch size is the tick's, from Triton's counts
+// (inferences per execution); a streaming tick that ended requests but ran
+// no execution shows it missing, never as batch 0.0.
+func TestServerPaneBatchOfTheTick(t *testing.T) {
+	snaps := spanRun(t)
+	last := &snaps[len(snaps)-1]
+	last.Server.InferenceCount, last.Server.ExecutionCount = 160, 100
+	last.Server.AvgBatch = float64(last.Server.InferenceCount) / float64(last.Server.ExecutionCount)
+	m := loaded(t, Options{Control: newFakeControl(4)}, snaps, 120, 40)
+	if got := regexp.MustCompile(`batch avg (\S+)`).FindStringSubmatch(strings.Join(screenLines(m), "\n")); got == nil || !near(got[1], 1.6) {
+		t.Errorf("batch avg %q, want 1.6 (160 inferences in 100 executions)", got)
+	}
+	last.Server.ExecutionCount, last.Server.AvgBatch = 0, 0
+	m = loaded(t, Options{Control: newFakeControl(4)}, snaps, 120, 40)
+	if got := regexp.MustCompile(`batch avg (\S+)`).FindStringSubmatch(strings.Join(screenLines(m), "\n")); got == nil || got[1] != "-" {
+		t.Errorf("batch avg %q without an execution, want -", got)
+	}
+}
