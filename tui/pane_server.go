@@ -33,7 +33,8 @@ func serverMeasured(s *stats.Snapshot) bool {
 func (p *serverPane) View() string {
 	st := p.b.common.Styles
 	focused := p.b.ui.focus == focusServer
-	const title = "Server time per request · Triton statistics"
+	// The numbers are the latest tick's, so named.
+	const title = "Server time per request · Triton statistics · last tick"
 	s := p.b.hist.latest()
 	// The charts draw the ticks up to where the wheel scrolled them.
 	ch := p.b.charted()

@@ -30,6 +30,7 @@ func spanRun(t *testing.T) []stats.Snapshot {
 		s := statstest.Tick(t, i, 4, ok, us, [5]int64{server, 100, 50, server - 300, 50})
 		s.Tick.Requests += int64(bad)
 		s.Tick.Errors = int64(bad)
+		s.Tick.RequestsPerS = float64(s.Tick.Requests)
 		s.Tick.ErrorsByCode = []stats.ErrorCount{{Code: "UNAVAILABLE", Count: int64(bad), Message: "overloaded"}}
 		s.WindowLength = 10 * time.Second
 		snaps = append(snaps, s)
@@ -170,5 +171,23 @@ func TestModelKeyWithOneModelSaysSo(t *testing.T) {
 	next, _ = next.Update(tea.KeyPressMsg{Code: 'w', Text: "w"})
 	if out := strings.Join(screenLines(next.(Model)), "\n"); strings.Contains(out, oneModelNote) {
 		t.Errorf("the note stayed after another key:\n%s", out)
+	}
+}
+
+// The panes that show the latest tick say so: the throughput pane's first
+// rates (the tick's, not the window's) and the server pane's title.
+func TestTickFiguresNamed(t *testing.T) {
+	snaps := spanRun(t)
+	last := &snaps[len(snaps)-1]
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		m := loaded(t, Options{Control: newFakeControl(4)}, snaps, size[0], size[1])
+		screen := strings.Join(screenLines(m), "\n")
+		got := regexp.MustCompile(`│ tick (?:[0-9.,]+ infer/s  )?([0-9.,]+) req/s`).FindStringSubmatch(screen)
+		if got == nil || !near(strings.ReplaceAll(got[1], ",", ""), last.Tick.RequestsPerS) {
+			t.Errorf("%dx%d: tick rate %q, the last tick's is %.1f/s:\n%s", size[0], size[1], got, last.Tick.RequestsPerS, screen)
+		}
+		if !strings.Contains(screen, "Triton statistics · last tick") {
+			t.Errorf("%dx%d: the server pane does not name its span:\n%s", size[0], size[1], screen)
+		}
 	}
 }
