@@ -68,6 +68,10 @@ type board struct {
 	// redone only when they change.
 	findings  []stats.Finding
 	diagnosed int
+	// spans names the ticks each finding was read over (findingSpans);
+	// avg is the latency pane's client/Triton split over the same ticks.
+	spans []string
+	avg   avgSplit
 }
 
 // windowStats returns the client statistics for the selected window and its

@@ -48,6 +48,10 @@ type Model struct {
 	rects  [paneCount]rect
 	body   int // the rows between the header and the warning lines
 	warn   warnArea
+	// note answers a key that does nothing here, on the key hints' line
+	// until the next key: "one model: m switches models in a run of
+	// several".
+	note string
 }
 
 // warnArea is the lines under the panes that say the findings. When they
@@ -418,6 +422,7 @@ func (m *Model) setStyles(st *Styles) {
 func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := m.common.KeyMap
 	ui := m.board.ui
+	m.note = ""
 	switch {
 	case key.Matches(msg, k.Quit):
 		return m, tea.Quit
@@ -514,6 +519,8 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.help.ShowAll = false
 	case key.Matches(msg, k.Help):
 		m.help.ShowAll = !m.help.ShowAll
+	default:
+		m.note = unusedKeyNote(k, msg)
 	}
 	m.pauseHelp()
 	m.layout()
@@ -571,6 +578,9 @@ func (m *Model) layout() {
 	w, h := c.Width, c.Height
 	m.help.SetWidth(max(w-1, 0))
 	m.footer = strings.Split(m.help.View(c.KeyMap), "\n")
+	if m.note != "" {
+		m.footer[0] = c.Styles.Warn.Render(m.note) + "  " + m.footer[0]
+	}
 	m.rects = [paneCount]rect{}
 	m.header.SetSize(max(w, 0), headerRows)
 	m.layoutWarnings()
@@ -610,7 +620,7 @@ func (m *Model) layoutWarnings() {
 	w, b := &m.warn, m.board
 	width := m.common.Width - 1
 	if w.diagnosed != b.diagnosed || w.width != width {
-		w.all = warnLines(m.common.Styles, b.findings, width)
+		w.all = warnLines(m.common.Styles, b.findings, b.spans, width)
 		w.diagnosed, w.width = b.diagnosed, width
 		if w.offset >= len(w.all) {
 			w.offset = 0

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -60,14 +59,21 @@ func (p *gpuPane) View() string {
 	if chartRows < 3 {
 		chartRows = 0
 	}
+	// More GPUs than rows: as many as fit over a line that counts the rest.
+	shown := len(m.GPUs)
+	if !two && shown > rows {
+		shown = max(0, rows-1)
+	}
 	var lines []string
-	for i := range m.GPUs {
+	for i := range shown {
 		g := &m.GPUs[i]
-		id := strconv.Itoa(i)
-		if g.Name != "" && iw >= 40 {
-			id += " " + strings.TrimPrefix(g.Name, "NVIDIA ")
+		id := gpuID(m.GPUs, i, iw)
+		// A replica's name needs more room than an index.
+		idCap := iw/3 - 1
+		if g.Replica != "" {
+			idCap = iw/2 - 1
 		}
-		idw := min(ansi.StringWidth(id), iw/3-1) + 1
+		idw := min(ansi.StringWidth(id), idCap) + 1
 		mem, power := gpuMemory(st, g), gpuPower(st, g, iw)
 		line := fit(id, idw-1) + " "
 		if g.HasUtilization {
@@ -98,6 +104,9 @@ func (p *gpuPane) View() string {
 			}
 			lines = append(lines, c.draw(st, &ch, iw, n)...)
 		}
+	}
+	if more := len(m.GPUs) - shown; more > 0 {
+		lines = append(lines, st.Dim.Render("+"+strconv.Itoa(more)+" more"+gpuMoreHint(m.GPUs[shown:])))
 	}
 	return box(st, "GPU", focused, p.w, p.h, lines)
 }

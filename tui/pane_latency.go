@@ -57,8 +57,8 @@ func (p *latencyPane) View() string {
 
 	label := tableLabel(iw)
 	lines = append(lines, latencyTable(st, ws, iw)...)
-	if rows > len(lines) && s.Tick.Latency.Count > 0 {
-		lines = append(lines, outsideTriton(st, s, iw, label))
+	if rows > len(lines) && p.b.avg.ok {
+		lines = append(lines, outsideTriton(st, &p.b.avg, iw, label))
 	}
 	switch left := rows - len(lines); {
 	case left >= 4:
@@ -82,40 +82,54 @@ func (p *latencyPane) View() string {
 	return box(st, title, focused, p.w, p.h, lines)
 }
 
-// outsideTriton sets the tick's average client latency beside the
-// server's request time from Triton's statistics for the same tick, and
-// their difference, the time outside Triton (network and client), with the
-// share of each: the one line that says where the time goes. The client
-// side is from the actual send, as the server cannot see a late send. The
-// tick must have successful requests.
-func outsideTriton(st *Styles, s *stats.Snapshot, iw, label int) string {
+// outsideTriton sets the average client latency beside the server's
+// request time from Triton's statistics over the same ticks, and their
+// difference, the time outside Triton (network and client), with the share
+// of each: the one line that says where the time goes. The ticks are the
+// diagnosis's (board.avg), so the footer's time-outside-Triton finding,
+// when it holds, shows the same numbers; the line names the span. The
+// client side is from the actual send, as the server cannot see a late
+// send. a must be ok.
+func outsideTriton(st *Styles, a *avgSplit, iw, label int) string {
 	lead := st.Label.Render(fit("avg", label))
-	client := s.Tick.Latency
-	if !serverMeasured(s) {
-		return lead + st.Value.Render(fmtMs(client.Mean)) + st.Dim.Render("  Triton's request time: n/a")
+	span := st.Dim.Render(a.tag)
+	if !a.split {
+		line := lead + st.Value.Render(fmtMs(a.client)) + st.Dim.Render("  Triton's request time: n/a")
+		if cellWidth(line)+cellWidth(span) <= iw {
+			line += span
+		}
+		return line
 	}
-	in := min(s.Server.Request, client.Mean)
-	out := client.Mean - in
-	inShare := float64(in) / float64(client.Mean)
+	in := min(a.server, a.client)
+	out := a.client - in
+	inShare := float64(in) / float64(a.client)
 	outPaint := st.Value
 	if inShare < 0.5 {
 		// Most of the latency is spent outside the server.
 		outPaint = st.Warn
 	}
-	total := st.Value.Render(fmtMs(client.Mean))
+	total := st.Value.Render(fmtMs(a.client))
 	inPct, outPct := fmtPct(inShare), fmtPct(1-inShare)
 	wide := lead + total + " ms = " + st.Label.Render("Triton ") + st.Value.Render(fmtMs(in)) + " (" + inPct + ") + " +
-		st.Label.Render("outside ") + outPaint.Render(fmtMs(out)+" ("+outPct+")") + st.Dim.Render(" network, client")
+		st.Label.Render("outside ") + outPaint.Render(fmtMs(out)+" ("+outPct+")") + st.Dim.Render(" network, client") + span
 	if cellWidth(wide) <= iw {
 		return wide
 	}
 	mid := lead + total + " = " + st.Label.Render("Triton ") + st.Value.Render(fmtMs(in)) + " " + inPct + " + " +
-		st.Label.Render("outside ") + outPaint.Render(fmtMs(out)+" "+outPct)
+		st.Label.Render("outside ") + outPaint.Render(fmtMs(out)+" "+outPct) + span
 	if cellWidth(mid) <= iw {
 		return mid
 	}
-	return lead + total + ": " + st.Label.Render("Triton ") + st.Value.Render(inPct) + ", " +
+	short := lead + total + ": " + st.Label.Render("Triton ") + st.Value.Render(inPct) + ", " +
 		st.Label.Render("outside ") + outPaint.Render(outPct)
+	if cellWidth(short)+cellWidth(span) <= iw {
+		return short + span
+	}
+	if line := short + st.Dim.Render(" "+a.short); cellWidth(line) <= iw {
+		return line
+	}
+	return lead + total + st.Dim.Render(" "+a.short) + ": " + st.Label.Render("Triton ") + st.Value.Render(inPct) + ", " +
+		st.Label.Render("out ") + outPaint.Render(outPct)
 }
 
 // tableLabel is the width of the latency table's row names.

@@ -33,7 +33,8 @@ func serverMeasured(s *stats.Snapshot) bool {
 func (p *serverPane) View() string {
 	st := p.b.common.Styles
 	focused := p.b.ui.focus == focusServer
-	const title = "Server time per request · Triton statistics"
+	// The numbers are the latest tick's, so named.
+	const title = "Server time per request · Triton statistics · last tick"
 	s := p.b.hist.latest()
 	// The charts draw the ticks up to where the wheel scrolled them.
 	ch := p.b.charted()
@@ -110,7 +111,7 @@ func (p *serverPane) View() string {
 	legend.WriteString("  " + st.Label.Render("= request ") + st.Value.Render(fmtDur(sv.Request)))
 	first := legend.String()
 	if !wide && cellWidth(first) > iw {
-		first = msLegend(st, parts, names, sv.Request)
+		first = msLegend(st, parts, names, sv.Request, iw)
 	}
 	lines = append(lines, first, stackedBar(st, parts, iw))
 
@@ -136,18 +137,39 @@ func serverMs(s *stats.Snapshot) (float64, bool) {
 }
 
 // msLegend is the server times in milliseconds without a unit on each,
-// for narrow panes: the request total must stay on screen.
-func msLegend(st *Styles, parts [5]float64, names [5]string, request time.Duration) string {
+// for narrow panes: the request total and its unit must stay on screen.
+// The parts get at most two decimals (a 0.000431 ms overhead is 0.00, not
+// seven cells); where even that is too wide for iw, the total comes first
+// and the parts after it.
+func msLegend(st *Styles, parts [5]float64, names [5]string, request time.Duration, iw int) string {
 	var b strings.Builder
 	for i, name := range names {
 		if i > 0 {
 			b.WriteString(" ")
 		}
 		b.WriteString(st.Segments[i].Render(segmentGlyphs[i]))
-		b.WriteString(" " + st.Label.Render(name) + " " + st.Value.Render(fmtMs(timeOf(parts[i]))))
+		b.WriteString(" " + st.Label.Render(name) + " " + st.Value.Render(fmtMs2(timeOf(parts[i]))))
 	}
-	b.WriteString(" " + st.Label.Render("= request ") + st.Value.Render(fmtMs(request)) + " ms")
-	return b.String()
+	total := st.Label.Render("request ") + st.Value.Render(fmtMs2(request)) + " ms"
+	if line := b.String() + " " + st.Label.Render("= ") + total; cellWidth(line) <= iw {
+		return line
+	}
+	return total + " " + st.Label.Render("= ") + b.String()
+}
+
+// fmtMs2 is a duration in milliseconds with at most two decimals: 0.06,
+// 2.14, 26.1, 1234.
+func fmtMs2(d time.Duration) string {
+	v := float64(d) / 1e6
+	switch {
+	case v <= 0:
+		return "0"
+	case v < 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case v < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
 }
 
 func timeOf(ns float64) time.Duration { return time.Duration(ns) }

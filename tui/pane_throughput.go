@@ -38,11 +38,18 @@ func (p *throughputPane) View() string {
 	infer := st.Value.Render(fmtRate(s.Tick.InferPerS)) + " infer/s"
 	req := st.Value.Render(fmtRate(s.Tick.RequestsPerS)) + " req/s"
 	avg := st.Label.Render(runAvg) + st.Value.Render(fmtRate(s.Run.RequestsPerS))
-	first := join(infer, req, avg)
+	// The rates of the latest tick, so named.
+	tick := st.Label.Render("tick ")
+	first := tick + join(infer, req, avg)
 	if cellWidth(first) > iw && s.Tick.InferPerS == s.Tick.RequestsPerS {
 		// Unbatched, the two rates are one: better said once than have
 		// the average cut.
-		first = join(req, avg)
+		first = tick + join(req, avg)
+	}
+	if cellWidth(first) > iw {
+		// Batched and narrow: the tick's two rates whole, the run's
+		// average (and total, below) rather than cut.
+		first = tick + join(infer, req)
 	}
 	lines = append(lines, first)
 	batched := s.Run.Inferences != s.Run.Requests

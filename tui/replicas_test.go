@@ -73,7 +73,7 @@ func TestReplicasScreen(t *testing.T) {
 				checkScreen(t, out, sz.w, sz.h)
 				golden.RequireEqual(t, out)
 				plain := ansi.Strip(out)
-				rowB := lineWith(plain, "10.0.0.2:8001")
+				rowB := lineWith(plain, "10.0.0.2:8001 ") // the GPU pane names "10.0.0.2:8001/0"
 				switch {
 				case c.downFrom == 0 && (!strings.Contains(plain, "Replicas · 2 of 2 in") || !strings.Contains(rowB, " up ")):
 					t.Errorf("both replicas in, but:\n%s", plain)
@@ -117,7 +117,7 @@ func TestReplicaGoesDownLive(t *testing.T) {
 	tm.WaitFinished(t, teatest.WithFinalTimeout(flowTimeout))
 	m := tm.FinalModel(t).(Model)
 	out := ansi.Strip(m.Render())
-	if row := lineWith(out, "10.0.0.2:8001"); !strings.Contains(row, "down") || !strings.Contains(out, "Replicas · 1 of 2 in") {
+	if row := lineWith(out, "10.0.0.2:8001 "); !strings.Contains(row, "down") || !strings.Contains(out, "Replicas · 1 of 2 in") {
 		t.Errorf("the replica taken out shows %q:\n%s", row, out)
 	}
 }

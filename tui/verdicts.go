@@ -20,6 +20,9 @@ func (b *board) diagnose() {
 		recent[i] = *h.fromEnd(n - 1 - i)
 	}
 	b.findings = stats.Diagnose(recent, stats.DiagnoseOptions{SharedProcess: b.header.SharedProcess})
+	b.spans = findingSpans(b.findings, recent)
+	tail, cut := diagTail(recent)
+	b.avg = splitOver(tail, cut)
 	b.diagnosed++
 }
 
@@ -107,14 +110,20 @@ func warnRows(height int) int {
 }
 
 // warnLines wraps every finding's message to width, each finding on lines
-// of its own, so that a long one is read whole rather than cut.
-func warnLines(st *Styles, findings []stats.Finding, width int) []string {
+// of its own, so that a long one is read whole rather than cut. A finding
+// with a span name (spans, as findingSpans makes them) ends with it:
+// "… · last 5 s".
+func warnLines(st *Styles, findings []stats.Finding, spans []string, width int) []string {
 	var out []string
 	if width < 4 {
 		return nil
 	}
-	for _, f := range findings {
-		for i, l := range strings.Split(ansi.Wrap(f.Message, width-2, ""), "\n") {
+	for k, f := range findings {
+		msg := f.Message
+		if k < len(spans) && spans[k] != "" {
+			msg += " · " + spans[k]
+		}
+		for i, l := range strings.Split(ansi.Wrap(msg, width-2, ""), "\n") {
 			lead := "⚠ "
 			if i > 0 {
 				lead = "  "
