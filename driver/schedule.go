@@ -191,6 +191,11 @@ func (r *run) planPacerDone(now time.Duration, st *runState) bool {
 	return true
 }
 
+// EndsByItself reports whether the driver's run ends on its own, at the end
+// of its load plan (Options.Plan) or after the last request of its schedule
+// (Options.Schedule), rather than only when it is stopped.
+func (d *Driver) EndsByItself() bool { return d.opts.Plan != nil || d.opts.Schedule != nil }
+
 // planConcurrencyPoll is how often a concurrency ramp looks at its level:
 // a worker more or less within a millisecond of its instant.
 const planConcurrencyPoll = time.Millisecond

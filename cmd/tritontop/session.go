@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -267,19 +268,32 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		}
 	}()
 
-	// The models' drivers run together: when one stops (an error, the end
-	// of a schedule), the run ends for all.
+	// The models' drivers run together: an error in one ends the run for
+	// all; so does a driver that stopped without ending by itself (a stop
+	// reaches them all anyway). Drivers that end by themselves (a load
+	// plan, a trace's schedule: in a trace over several models, each
+	// model's) end the run when the last of them has sent its last request
+	// and drained, so that no model's trace is cut by another's end.
 	var (
 		driveErr  error
 		driveOnce sync.Once
 		driveWG   sync.WaitGroup
+		selfEnded atomic.Int32
 	)
 	for _, d := range drivers {
+		if d.EndsByItself() {
+			selfEnded.Add(1)
+		}
+	}
+	for _, d := range drivers {
 		driveWG.Go(func() {
-			if err := d.Run(hurryContext(ctx)); err != nil {
+			err := d.Run(hurryContext(ctx))
+			if err != nil {
 				driveOnce.Do(func() { driveErr = err })
 			}
-			endRun()
+			if err != nil || !d.EndsByItself() || selfEnded.Add(-1) == 0 {
+				endRun()
+			}
 		})
 	}
 	colDone := make(chan error, 1)
