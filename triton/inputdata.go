@@ -191,8 +191,7 @@ func parseInputValues(raw json.RawMessage) (InputValues, error) {
 // rawArray checks a (nested) array of numbers, strings and booleans and
 // counts its elements, keeping the text.
 func rawArray(raw []byte) (InputValues, error) {
-	var n int64
-	err := walkArray(raw, func(json.Token) error { n++; return nil })
+	n, err := walkArray(raw, nil)
 	if err != nil {
 		return InputValues{}, err
 	}
@@ -200,12 +199,15 @@ func rawArray(raw []byte) (InputValues, error) {
 }
 
 // walkArray calls fn with each element (json.Number, string or bool) of a
-// (nested) JSON array, in row-major order. It scans the text itself, one
-// element at a time: nothing per element is held.
-func walkArray(raw []byte, fn func(json.Token) error) error {
+// (nested) JSON array, in row-major order, and returns their number. It
+// scans the text itself, one element at a time: nothing per element is
+// held, and with a nil fn (checking and counting only) nothing is
+// allocated for an element without escapes.
+func walkArray(raw []byte, fn func(json.Token) error) (int64, error) {
+	var n int64
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {
-		return errors.New("expected an array")
+		return n, errors.New("expected an array")
 	}
 	depth := 0
 	expectValue := true // after '[' or ','
@@ -218,7 +220,7 @@ func walkArray(raw []byte, fn func(json.Token) error) error {
 			continue
 		case c == '[':
 			if !expectValue {
-				return fmt.Errorf("bad JSON array: '[' at offset %d where a ',' or ']' belongs", i)
+				return n, fmt.Errorf("bad JSON array: '[' at offset %d where a ',' or ']' belongs", i)
 			}
 			depth++
 			afterOpen = true
@@ -226,38 +228,41 @@ func walkArray(raw []byte, fn func(json.Token) error) error {
 			continue
 		case c == ']':
 			if expectValue && !afterOpen {
-				return fmt.Errorf("bad JSON array: ']' at offset %d after a ','", i)
+				return n, fmt.Errorf("bad JSON array: ']' at offset %d after a ','", i)
 			}
 			depth--
 			expectValue, afterOpen = false, false
 			i++
 			if depth == 0 {
 				if j := skipSpace(raw, i); j != len(raw) {
-					return fmt.Errorf("bad JSON array: text after its end at offset %d", j)
+					return n, fmt.Errorf("bad JSON array: text after its end at offset %d", j)
 				}
-				return nil
+				return n, nil
 			}
 			continue
 		case c == ',':
 			if expectValue {
-				return fmt.Errorf("bad JSON array: ',' at offset %d where a value belongs", i)
+				return n, fmt.Errorf("bad JSON array: ',' at offset %d where a value belongs", i)
 			}
 			expectValue, afterOpen = true, false
 			i++
 			continue
 		}
 		if !expectValue {
-			return fmt.Errorf("bad JSON array: a value at offset %d where a ',' or ']' belongs", i)
+			return n, fmt.Errorf("bad JSON array: a value at offset %d where a ',' or ']' belongs", i)
 		}
 		var tok json.Token
 		j := i
 		switch {
 		case c == '{':
-			return errors.New("an array of values holds an object: give numbers, strings or booleans")
+			return n, errors.New("an array of values holds an object: give numbers, strings or booleans")
 		case c == '"':
 			j = i + 1
 			escaped := false
 			for j < len(raw) && raw[j] != '"' {
+				if raw[j] < 0x20 {
+					return n, fmt.Errorf("bad JSON array: control character in the string at offset %d", i)
+				}
 				if raw[j] == '\\' {
 					escaped = true
 					j++
@@ -265,16 +270,20 @@ func walkArray(raw []byte, fn func(json.Token) error) error {
 				j++
 			}
 			if j >= len(raw) {
-				return fmt.Errorf("bad JSON array: unterminated string at offset %d", i)
+				return n, fmt.Errorf("bad JSON array: unterminated string at offset %d", i)
 			}
 			j++
-			if escaped {
+			if escaped && fn == nil {
+				if !json.Valid(raw[i:j]) {
+					return n, fmt.Errorf("bad JSON array: bad string at offset %d", i)
+				}
+			} else if escaped {
 				var str string
 				if err := json.Unmarshal(raw[i:j], &str); err != nil {
-					return fmt.Errorf("bad JSON array: string at offset %d: %w", i, err)
+					return n, fmt.Errorf("bad JSON array: string at offset %d: %w", i, err)
 				}
 				tok = str
-			} else {
+			} else if fn != nil {
 				tok = string(raw[i+1 : j-1])
 			}
 		default:
@@ -288,21 +297,26 @@ func walkArray(raw []byte, fn func(json.Token) error) error {
 			case "false":
 				tok = false
 			case "null":
-				return errors.New("an array of values holds null: give numbers, strings or booleans")
+				return n, errors.New("an array of values holds null: give numbers, strings or booleans")
 			default:
 				if !validNumber(word) {
-					return fmt.Errorf("bad JSON array: %q at offset %d is not a number", excerpt(word), i)
+					return n, fmt.Errorf("bad JSON array: %q at offset %d is not a number", excerpt(word), i)
 				}
-				tok = json.Number(word)
+				if fn != nil {
+					tok = json.Number(word)
+				}
 			}
 		}
-		if err := fn(tok); err != nil {
-			return err
+		n++
+		if fn != nil {
+			if err := fn(tok); err != nil {
+				return n, err
+			}
 		}
 		i = j
 		expectValue, afterOpen = false, false
 	}
-	return errors.New("bad JSON array: it does not end")
+	return n, errors.New("bad JSON array: it does not end")
 }
 
 // endsWord reports whether c ends a number or word in an array.
@@ -478,7 +492,7 @@ func encodeRaw(iv InputValues, datatype string, n int64, where string) ([]byte, 
 		out = make([]byte, 0, int(n)*kserve.ElementSize(datatype))
 	}
 	i := 0
-	err := walkArray(iv.Raw, func(e json.Token) error {
+	_, err := walkArray(iv.Raw, func(e json.Token) error {
 		var err error
 		if datatype == "BYTES" {
 			switch x := e.(type) {

@@ -141,13 +141,13 @@ func TestWalkArraySyntax(t *testing.T) {
 		{`["ab]`, "unterminated string"},
 		{`[[1]2]`, "where a ',' or ']' belongs"},
 	} {
-		err := walkArray([]byte(c.in), func(json.Token) error { return nil })
+		_, err := walkArray([]byte(c.in), func(json.Token) error { return nil })
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("walkArray(%s) = %v; want one line containing %q", c.in, err, c.want)
 		}
 	}
 	var got []string
-	if err := walkArray([]byte(`[ "a\"b", "\u00e9", -1.5e+3, [true] ]`), func(tok json.Token) error {
+	if _, err := walkArray([]byte(`[ "a\"b", "\u00e9", -1.5e+3, [true] ]`), func(tok json.Token) error {
 		got = append(got, fmt.Sprint(tok))
 		return nil
 	}); err != nil {
@@ -155,5 +155,32 @@ func TestWalkArraySyntax(t *testing.T) {
 	}
 	if want := `[a"b é -1.5e+3 true]`; fmt.Sprint(got) != want {
 		t.Errorf("elements %v; want %s", got, want)
+	}
+}
+
+// BenchmarkInputDataArray parses a 1 MiB-element --input-data array and
+// decodes it into an INT32 tensor.
+func BenchmarkInputDataArray(b *testing.B) {
+	const n = 1 << 20
+	var buf bytes.Buffer
+	buf.WriteString(`{"data":[{"X":[`)
+	for i := range n {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, "%d", i%1000)
+	}
+	buf.WriteString(`]}]}`)
+	doc := buf.Bytes()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		d, err := ParseInputData(bytes.NewReader(doc), "b.json")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := encodeValues(d.Sets[0]["X"], "INT32", n, "X"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

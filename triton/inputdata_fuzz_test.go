@@ -16,10 +16,13 @@ func FuzzWalkArray(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var got []string
-		err := walkArray(b, func(tok json.Token) error {
+		_, err := walkArray(b, func(tok json.Token) error {
 			got = append(got, fmt.Sprintf("%T:%v", tok, tok))
 			return nil
 		})
+		if n, cerr := walkArray(b, nil); (cerr == nil) != (err == nil) || err == nil && n != int64(len(got)) {
+			t.Fatalf("walkArray(%q) counting: %d, %v; with elements: %d, %v", b, n, cerr, len(got), err)
+		}
 		var v any
 		jerr := unmarshalNumbers(b, &v)
 		if jerr == nil && !json.Valid(b) {
