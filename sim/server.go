@@ -51,6 +51,11 @@ type Config struct {
 	// GRPCMaxInputSize is the largest gRPC message received, in bytes;
 	// 0 means DefaultGRPCMaxInputSize (Triton's INT32_MAX).
 	GRPCMaxInputSize int
+	// GRPCBudget bounds the bytes of gRPC infer requests held at once:
+	// each new infer stream reserves GRPCMaxInputSize bytes before its
+	// message is read, and one that would pass the budget is refused with
+	// RESOURCE_EXHAUSTED. 0 means no budget.
+	GRPCBudget int64
 }
 
 // Server is a running simulated Triton: an Engine behind Triton's gRPC,
@@ -124,6 +129,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	grpcOpts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(grpcMax),
 		grpc.MaxSendMsgSize(math.MaxInt32),
+	}
+	if cfg.GRPCBudget > 0 {
+		if err := checkGRPCBudget(cfg.GRPCBudget, int64(grpcMax)); err != nil {
+			return nil, fmt.Errorf("simulator: %w", err)
+		}
+		grpcOpts = append(grpcOpts, newGRPCBudget(cfg.GRPCBudget, int64(grpcMax)).options()...)
 	}
 	if cfg.GRPCTLS != nil {
 		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(cfg.GRPCTLS)))

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -36,9 +37,16 @@ type InputData struct {
 // InputValues are the values of one input in one data set, as written in
 // the file.
 type InputValues struct {
-	// Elements are the flattened JSON values (json.Number, string or bool);
-	// nil when B64 is set.
+	// Elements are flattened JSON values (json.Number, string or bool),
+	// for values made in memory rather than read from a file; nil when Raw
+	// or B64 is set.
 	Elements []any
+	// Raw is the (nested) JSON array of the values as written in the file,
+	// checked when it is read and decoded straight into the tensor's bytes
+	// when a request is built, so that no per-element value is ever held;
+	// Count is its number of elements. Nil when Elements or B64 is set.
+	Raw   []byte
+	Count int64
 	// B64 is the decoded "b64" content, nil when Elements are given.
 	B64 []byte
 	// Shape is the "shape" given next to "content", without the batch
@@ -46,10 +54,9 @@ type InputValues struct {
 	Shape []int64
 }
 
-// MaxInputDataBytes bounds an --input-data file (32 MiB). Its JSON numbers
-// are decoded into values before they become tensors, which takes up to
-// about 30 times the file's size; a larger tensor is better sent as "b64"
-// content, which decodes to its own size.
+// MaxInputDataBytes bounds an --input-data file (32 MiB). What a file
+// holds is its own JSON text, each input's array kept as written and
+// decoded straight into its tensor's bytes, plus those tensors.
 const MaxInputDataBytes = 32 << 20
 
 // LoadInputData reads and parses a perf_analyzer --input-data JSON file of
@@ -90,6 +97,8 @@ func ParseInputData(r io.Reader, source string) (*InputData, error) {
 	if len(sets) == 0 {
 		return nil, fmt.Errorf("input data %s: \"data\" is empty", source)
 	}
+	// Each set is its own copy of its text now: let the whole go.
+	top, raw = nil, nil
 	d := &InputData{Source: source, Sets: make([]map[string]InputValues, 0, len(sets))}
 	for i, s := range sets {
 		var set map[string]json.RawMessage
@@ -99,6 +108,7 @@ func ParseInputData(r io.Reader, source string) (*InputData, error) {
 			}
 			return nil, fmt.Errorf("input data %s: data set %d must be an object of inputs: %w", source, i+1, err)
 		}
+		sets[i] = nil
 		vals := make(map[string]InputValues, len(set))
 		for name, v := range set {
 			iv, err := parseInputValues(v)
@@ -119,52 +129,264 @@ func unmarshalNumbers(b []byte, v any) error {
 }
 
 // parseInputValues accepts a (nested) array, {"b64": "..."}, or
-// {"content": array|{"b64": ...}, "shape": [...]}.
+// {"content": array|{"b64": ...}, "shape": [...]}. An array is checked and
+// kept as written (see InputValues.Raw).
 func parseInputValues(raw json.RawMessage) (InputValues, error) {
-	var v any
-	if err := unmarshalNumbers(raw, &v); err != nil {
-		return InputValues{}, err
+	raw = bytes.TrimSpace(raw)
+	const want = "expected an array, {\"b64\": ...} or {\"content\": ..., \"shape\": [...]}"
+	if len(raw) > 0 && raw[0] == '[' {
+		return rawArray(raw)
 	}
-	switch x := v.(type) {
-	case []any:
-		return InputValues{Elements: flatten(x, nil)}, nil
-	case map[string]any:
-		if b, ok := x["b64"]; ok {
-			dec, err := decodeB64(b)
-			return InputValues{B64: dec}, err
+	var x map[string]json.RawMessage
+	if len(raw) == 0 || raw[0] != '{' || unmarshalNumbers(raw, &x) != nil {
+		return InputValues{}, errors.New(want)
+	}
+	if b, ok := x["b64"]; ok {
+		dec, err := decodeB64Raw(b)
+		return InputValues{B64: dec}, err
+	}
+	content, ok := x["content"]
+	if !ok {
+		return InputValues{}, errors.New(want)
+	}
+	var iv InputValues
+	content = bytes.TrimSpace(content)
+	switch {
+	case len(content) > 0 && content[0] == '[':
+		var err error
+		if iv, err = rawArray(content); err != nil {
+			return InputValues{}, err
 		}
-		content, ok := x["content"]
-		if !ok {
-			return InputValues{}, fmt.Errorf("expected an array, {\"b64\": ...} or {\"content\": ..., \"shape\": [...]}")
-		}
-		var iv InputValues
-		switch c := content.(type) {
-		case []any:
-			iv.Elements = flatten(c, nil)
-		case map[string]any:
-			b, ok := c["b64"]
-			if !ok {
-				return InputValues{}, fmt.Errorf("\"content\" must be an array or {\"b64\": ...}")
-			}
-			dec, err := decodeB64(b)
-			if err != nil {
-				return InputValues{}, err
-			}
-			iv.B64 = dec
-		default:
+	case len(content) > 0 && content[0] == '{':
+		var c map[string]json.RawMessage
+		if err := unmarshalNumbers(content, &c); err != nil {
 			return InputValues{}, fmt.Errorf("\"content\" must be an array or {\"b64\": ...}")
 		}
-		if s, ok := x["shape"]; ok {
-			shape, err := jsonShape(s)
-			if err != nil {
-				return InputValues{}, err
-			}
-			iv.Shape = shape
+		b, ok := c["b64"]
+		if !ok {
+			return InputValues{}, fmt.Errorf("\"content\" must be an array or {\"b64\": ...}")
 		}
-		return iv, nil
+		dec, err := decodeB64Raw(b)
+		if err != nil {
+			return InputValues{}, err
+		}
+		iv.B64 = dec
 	default:
-		return InputValues{}, fmt.Errorf("expected an array, {\"b64\": ...} or {\"content\": ..., \"shape\": [...]}")
+		return InputValues{}, fmt.Errorf("\"content\" must be an array or {\"b64\": ...}")
 	}
+	if sh, ok := x["shape"]; ok {
+		var v any
+		if err := unmarshalNumbers(sh, &v); err != nil {
+			return InputValues{}, fmt.Errorf("\"shape\" must be an array of dimensions")
+		}
+		shape, err := jsonShape(v)
+		if err != nil {
+			return InputValues{}, err
+		}
+		iv.Shape = shape
+	}
+	return iv, nil
+}
+
+// rawArray checks a (nested) array of numbers, strings and booleans and
+// counts its elements, keeping the text.
+func rawArray(raw []byte) (InputValues, error) {
+	n, err := walkArray(raw, nil)
+	if err != nil {
+		return InputValues{}, err
+	}
+	return InputValues{Raw: raw, Count: n}, nil
+}
+
+// walkArray calls fn with each element (json.Number, string or bool) of a
+// (nested) JSON array, in row-major order, and returns their number. It
+// scans the text itself, one element at a time: nothing per element is
+// held, and with a nil fn (checking and counting only) nothing is
+// allocated for an element without escapes.
+func walkArray(raw []byte, fn func(json.Token) error) (int64, error) {
+	var n int64
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return n, errors.New("expected an array")
+	}
+	depth := 0
+	expectValue := true // after '[' or ','
+	afterOpen := false
+	for i < len(raw) {
+		c := raw[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+			continue
+		case c == '[':
+			if !expectValue {
+				return n, fmt.Errorf("bad JSON array: '[' at offset %d where a ',' or ']' belongs", i)
+			}
+			depth++
+			afterOpen = true
+			i++
+			continue
+		case c == ']':
+			if expectValue && !afterOpen {
+				return n, fmt.Errorf("bad JSON array: ']' at offset %d after a ','", i)
+			}
+			depth--
+			expectValue, afterOpen = false, false
+			i++
+			if depth == 0 {
+				if j := skipSpace(raw, i); j != len(raw) {
+					return n, fmt.Errorf("bad JSON array: text after its end at offset %d", j)
+				}
+				return n, nil
+			}
+			continue
+		case c == ',':
+			if expectValue {
+				return n, fmt.Errorf("bad JSON array: ',' at offset %d where a value belongs", i)
+			}
+			expectValue, afterOpen = true, false
+			i++
+			continue
+		}
+		if !expectValue {
+			return n, fmt.Errorf("bad JSON array: a value at offset %d where a ',' or ']' belongs", i)
+		}
+		var tok json.Token
+		j := i
+		switch {
+		case c == '{':
+			return n, errors.New("an array of values holds an object: give numbers, strings or booleans")
+		case c == '"':
+			j = i + 1
+			escaped := false
+			for j < len(raw) && raw[j] != '"' {
+				if raw[j] < 0x20 {
+					return n, fmt.Errorf("bad JSON array: control character in the string at offset %d", i)
+				}
+				if raw[j] == '\\' {
+					escaped = true
+					j++
+				}
+				j++
+			}
+			if j >= len(raw) {
+				return n, fmt.Errorf("bad JSON array: unterminated string at offset %d", i)
+			}
+			j++
+			if escaped && fn == nil {
+				if !json.Valid(raw[i:j]) {
+					return n, fmt.Errorf("bad JSON array: bad string at offset %d", i)
+				}
+			} else if escaped {
+				var str string
+				if err := json.Unmarshal(raw[i:j], &str); err != nil {
+					return n, fmt.Errorf("bad JSON array: string at offset %d: %w", i, err)
+				}
+				tok = str
+			} else if fn != nil {
+				tok = string(raw[i+1 : j-1])
+			}
+		default:
+			for j < len(raw) && !endsWord(raw[j]) {
+				j++
+			}
+			word := raw[i:j]
+			switch string(word) {
+			case "true":
+				tok = true
+			case "false":
+				tok = false
+			case "null":
+				return n, errors.New("an array of values holds null: give numbers, strings or booleans")
+			default:
+				if !validNumber(word) {
+					return n, fmt.Errorf("bad JSON array: %q at offset %d is not a number", excerpt(word), i)
+				}
+				if fn != nil {
+					tok = json.Number(word)
+				}
+			}
+		}
+		n++
+		if fn != nil {
+			if err := fn(tok); err != nil {
+				return n, err
+			}
+		}
+		i = j
+		expectValue, afterOpen = false, false
+	}
+	return n, errors.New("bad JSON array: it does not end")
+}
+
+// endsWord reports whether c ends a number or word in an array.
+func endsWord(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', ',', '[', ']', '{', '"':
+		return true
+	}
+	return false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// validNumber reports whether b is a JSON number.
+func validNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// excerpt is at most 32 bytes of b.
+func excerpt(b []byte) string {
+	if len(b) > 32 {
+		return string(b[:32]) + "..."
+	}
+	return string(b)
+}
+
+// decodeB64Raw decodes a "b64" value as written in the file.
+func decodeB64Raw(raw json.RawMessage) ([]byte, error) {
+	var v any
+	if err := unmarshalNumbers(raw, &v); err != nil {
+		return nil, fmt.Errorf("\"b64\" must be a base64 string")
+	}
+	return decodeB64(v)
 }
 
 func decodeB64(v any) ([]byte, error) {
@@ -226,6 +448,9 @@ func encodeValues(iv InputValues, datatype string, n int64, where string) ([]byt
 		}
 		return iv.B64, nil
 	}
+	if iv.Raw != nil {
+		return encodeRaw(iv, datatype, n, where)
+	}
 	if int64(len(iv.Elements)) != n {
 		return nil, fmt.Errorf("%s has %d elements, expected %d", where, len(iv.Elements), n)
 	}
@@ -252,6 +477,40 @@ func encodeValues(iv InputValues, datatype string, n int64, where string) ([]byt
 		if err != nil {
 			return nil, fmt.Errorf("%s: element %d: %w", where, i, err)
 		}
+	}
+	return out, nil
+}
+
+// encodeRaw decodes a file's array straight into Triton's raw form, one
+// element at a time.
+func encodeRaw(iv InputValues, datatype string, n int64, where string) ([]byte, error) {
+	if iv.Count != n {
+		return nil, fmt.Errorf("%s has %d elements, expected %d", where, iv.Count, n)
+	}
+	var out []byte
+	if datatype != "BYTES" {
+		out = make([]byte, 0, int(n)*kserve.ElementSize(datatype))
+	}
+	i := 0
+	_, err := walkArray(iv.Raw, func(e json.Token) error {
+		var err error
+		if datatype == "BYTES" {
+			switch x := e.(type) {
+			case string:
+				out = kserve.AppendBytesElement(out, []byte(x))
+			case json.Number:
+				out = kserve.AppendBytesElement(out, []byte(x.String()))
+			case bool:
+				out = kserve.AppendBytesElement(out, []byte(strconv.FormatBool(x)))
+			}
+		} else if out, err = appendElement(out, e, datatype); err != nil {
+			return fmt.Errorf("%s: element %d: %w", where, i, err)
+		}
+		i++
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

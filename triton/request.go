@@ -157,6 +157,11 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 			return nil, err
 		}
 	}
+	if data != nil {
+		if err := checkDataInputs(data, model, names); err != nil {
+			return nil, err
+		}
+	}
 	llm := newLLMInputs(md, cfg, opts)
 	nsets := 1
 	if data != nil {

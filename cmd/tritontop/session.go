@@ -384,6 +384,8 @@ func newDrivers(f *loadFlags, t *target, sched schedule, client driver.Client, s
 			Timeout: f.timeout, Retries: f.retries, Sequences: seqs, Epoch: epoch,
 			Plan: mf.loadShape.plan, PlanDrain: f.drain,
 			LockThreads: f.pa.sync,
+			// Results reach the collector within the tick they finished in.
+			ResultMaxAge: driver.ResultMaxAgeFor(f.tick),
 		}
 		f.retry.options(&opts)
 		drv, err := driver.New(opts)
