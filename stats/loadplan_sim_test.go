@@ -71,7 +71,8 @@ func TestStageRampFollowsPlanAgainstSimulator(t *testing.T) {
 		// quantum is one request in the tick, as a rate: a request that
 		// finishes at the boundary counts in one tick or the next, so at a
 		// low rate (the race detector's ramp starts at 10/s) one request
-		// is more than 5%.
+		// is more than 5%; half a request more for a tick a little
+		// shorter or longer than its nominal length.
 		quantum float64
 	}
 	var sent int64
@@ -110,7 +111,7 @@ func TestStageRampFollowsPlanAgainstSimulator(t *testing.T) {
 	// is held to 5% together with a neighbour (or both).
 	deviations := 0
 	for i, tk := range ticks {
-		if math.Abs(tk.served-tk.planned) <= max(0.05*tk.planned, tk.quantum) {
+		if math.Abs(tk.served-tk.planned) <= max(0.05*tk.planned, 1.5*tk.quantum) {
 			continue
 		}
 		ok := false

@@ -158,7 +158,7 @@ func TestPlanInTheDashboard(t *testing.T) {
 	skipWithoutTmux(t)
 	bin := buildBinary(t)
 	runFile := filepath.Join(t.TempDir(), "plan.jsonl")
-	capture := dashboard(t, bin+" plan --demo --slo p99:100ms --target-rate 3000 -p 500 --max-trials 3 --record "+runFile)
+	capture := dashboard(t, bin+" plan --demo --slo p99:100ms --target-rate 3000 -p 500 --max-trials 3 --allow-client-bound --record "+runFile)
 	screen := waitHeader(t, capture, regexp.MustCompile(`step \d+/\d+`), 40*time.Second)
 	if !strings.Contains(screen, "Sweep · step") || !strings.Contains(screen, "SIMULATED") {
 		t.Errorf("the dashboard shows no sweep pane, or does not say the numbers are simulated:\n%s", screen)
