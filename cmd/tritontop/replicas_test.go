@@ -205,9 +205,11 @@ func TestReplicasDashboardMarksDown(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
+	// The replica's row in the Replicas pane: the URL and a space (the GPU
+	// pane names each GPU URL/index).
 	rowOf := func(screen, url string) string {
 		for _, l := range strings.Split(screen, "\n") {
-			if strings.Contains(l, url) {
+			if strings.Contains(l, url+" ") {
 				return l
 			}
 		}
