@@ -145,7 +145,7 @@ func httpRequest(body []byte, headerLen string, tensors bool) (trace.Request, bo
 	if err := dec.Decode(&h); err != nil {
 		return trace.Request{}, false
 	}
-	r := trace.Request{ID: h.ID, Parameters: numbersToPlain(h.Parameters)}
+	r := trace.Request{ID: h.ID, Parameters: trace.PlainParameters(h.Parameters)}
 	off := 0
 	for _, in := range h.Inputs {
 		ti := trace.Input{Name: in.Name, Datatype: in.Datatype, Shape: in.Shape}
@@ -170,18 +170,4 @@ func httpRequest(body []byte, headerLen string, tensors bool) (trace.Request, bo
 		r.Outputs = append(r.Outputs, o.Name)
 	}
 	return r, true
-}
-
-// numbersToPlain turns JSON numbers into int64 or float64.
-func numbersToPlain(p map[string]any) map[string]any {
-	for k, v := range p {
-		if n, ok := v.(json.Number); ok {
-			if i, err := n.Int64(); err == nil {
-				p[k] = i
-			} else if f, err := n.Float64(); err == nil {
-				p[k] = f
-			}
-		}
-	}
-	return p
 }

@@ -116,16 +116,16 @@ func parseJSONL(b []byte) (*Trace, error) {
 			return fmt.Errorf("line %d: t_us must be a non-negative number of microseconds, got %v", n, r.AtUS)
 		}
 		r.At = time.Duration(r.AtUS * float64(time.Microsecond))
-		r.Parameters = plainParameters(r.Parameters)
+		r.Parameters = PlainParameters(r.Parameters)
 		t.Requests = append(t.Requests, r)
 		return nil
 	})
 	return t, err
 }
 
-// plainParameters turns JSON numbers into int64 (or float64 when not
+// PlainParameters turns JSON numbers into int64 (or float64 when not
 // whole), the types a request's parameters take.
-func plainParameters(p map[string]any) map[string]any {
+func PlainParameters(p map[string]any) map[string]any {
 	for k, v := range p {
 		if n, ok := v.(json.Number); ok {
 			if i, err := n.Int64(); err == nil {
