@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,15 +12,23 @@ import (
 	"time"
 )
 
-// buildBinary builds tritontop once per test into a temporary folder.
+// buildBinary builds tritontop once per test process (testBinary) and
+// returns its path; tests share the binary and must not change it.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tritontop")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	testBinary.once.Do(func() {
+		bin := filepath.Join(testBinary.dir, "tritontop")
+		cmd := exec.Command("go", "build", "-o", bin, ".")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			testBinary.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		testBinary.path = bin
+	})
+	if testBinary.err != nil {
+		t.Fatal(testBinary.err)
 	}
-	return bin
+	return testBinary.path
 }
 
 var (

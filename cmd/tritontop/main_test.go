@@ -3,8 +3,20 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 )
+
+// testBinary is the tritontop binary the package's tests run: built once
+// per test process (buildBinary), into a directory TestMain removes. Every
+// test used to link its own, a few seconds each.
+var testBinary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
 
 // TestMain keeps the package's tests, and the tritontop processes they
 // start, off the user's cache directory: the demo GPU's calibration is
@@ -18,6 +30,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv("XDG_CACHE_HOME", dir)
+	testBinary.dir = filepath.Join(dir, "bin")
+	if err := os.Mkdir(testBinary.dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "test binary directory:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
