@@ -199,19 +199,22 @@ func TestHTTPSimpleShmClient(t *testing.T) {
 	post("/v2/cudasharedmemory/unregister", "")
 	const byteSize = 64
 	outKey, outMem := shmCreate(t, "output_simple", 2*byteSize)
-	post("/v2/systemsharedmemory/region/output_data/register", fmt.Sprintf(`{"key":%q,"offset":0,"byte_size":%d}`, outKey, 2*byteSize))
+	post("/v2/systemsharedmemory/region/output_data/register", fmt.Sprintf(`{"key": %q, "offset": 0, "byte_size": %d}`, outKey, 2*byteSize))
 	inKey, inMem := shmCreate(t, "input_simple", 2*byteSize)
 	in0, in1 := exampleInputs()
 	putInt32s(inMem, in0)
 	putInt32s(inMem[byteSize:], in1)
-	post("/v2/systemsharedmemory/region/input_data/register", fmt.Sprintf(`{"key":%q,"offset":0,"byte_size":%d}`, inKey, 2*byteSize))
+	post("/v2/systemsharedmemory/region/input_data/register", fmt.Sprintf(`{"key": %q, "offset": 0, "byte_size": %d}`, inKey, 2*byteSize))
 
-	body := `{"inputs":[` +
-		`{"name":"INPUT0","shape":[1,16],"datatype":"INT32","parameters":{"shared_memory_region":"input_data","shared_memory_byte_size":64}},` +
-		`{"name":"INPUT1","shape":[1,16],"datatype":"INT32","parameters":{"shared_memory_region":"input_data","shared_memory_byte_size":64,"shared_memory_offset":64}}],` +
-		`"outputs":[` +
-		`{"name":"OUTPUT0","parameters":{"binary_data":false,"shared_memory_region":"output_data","shared_memory_byte_size":64}},` +
-		`{"name":"OUTPUT1","parameters":{"binary_data":false,"shared_memory_region":"output_data","shared_memory_byte_size":64,"shared_memory_offset":64}}]}`
+	// json.dumps(infer_request) of tritonclient.http's _get_inference_request,
+	// with its default separators; all inputs are in shared memory, so the
+	// JSON is the whole body and no Inference-Header-Content-Length is sent.
+	body := `{"inputs": [` +
+		`{"name": "INPUT0", "shape": [1, 16], "datatype": "INT32", "parameters": {"shared_memory_region": "input_data", "shared_memory_byte_size": 64}}, ` +
+		`{"name": "INPUT1", "shape": [1, 16], "datatype": "INT32", "parameters": {"shared_memory_region": "input_data", "shared_memory_byte_size": 64, "shared_memory_offset": 64}}], ` +
+		`"outputs": [` +
+		`{"name": "OUTPUT0", "parameters": {"binary_data": false, "shared_memory_region": "output_data", "shared_memory_byte_size": 64}}, ` +
+		`{"name": "OUTPUT1", "parameters": {"binary_data": false, "shared_memory_region": "output_data", "shared_memory_byte_size": 64, "shared_memory_offset": 64}}]}`
 	var resp struct {
 		Outputs []struct {
 			Name     string  `json:"name"`
@@ -223,9 +226,16 @@ func TestHTTPSimpleShmClient(t *testing.T) {
 	if err := json.Unmarshal(post("/v2/models/simple/infer", body), &resp); err != nil {
 		t.Fatal(err)
 	}
-	if len(resp.Outputs) != 2 || resp.Outputs[0].Name != "OUTPUT0" || resp.Outputs[1].Datatype != "INT32" ||
-		fmt.Sprint(resp.Outputs[1].Shape) != "[1 16]" || resp.Outputs[0].Data != nil {
+	// The example reads each output's datatype and shape from the
+	// response (get_output), then the values from the region.
+	if len(resp.Outputs) != 2 {
 		t.Fatalf("outputs = %+v", resp.Outputs)
+	}
+	for i, name := range []string{"OUTPUT0", "OUTPUT1"} {
+		o := resp.Outputs[i]
+		if o.Name != name || o.Datatype != "INT32" || fmt.Sprint(o.Shape) != "[1 16]" || o.Data != nil {
+			t.Fatalf("output %d = %+v", i, o)
+		}
 	}
 	checkSumsAndDifferences(t, outMem, in0, in1)
 
@@ -235,10 +245,11 @@ func TestHTTPSimpleShmClient(t *testing.T) {
 		Offset    uint64
 		ByteSize  uint64 `json:"byte_size"`
 	}
-	if err := json.Unmarshal(b, &regions); code != 200 || err != nil || len(regions) != 2 || regions[0].Name != "input_data" || regions[0].Key != inKey {
+	if err := json.Unmarshal(b, &regions); code != 200 || err != nil || len(regions) != 2 || regions[0].Name != "input_data" || regions[0].Key != inKey ||
+		regions[1].Name != "output_data" || regions[1].Key != outKey || regions[1].ByteSize != 2*byteSize || regions[1].Offset != 0 {
 		t.Fatalf("status = %d %s", code, b)
 	}
-	bad := strings.Replace(body, `"binary_data":false`, `"binary_data":true`, 1)
+	bad := strings.Replace(body, `"binary_data": false`, `"binary_data": true`, 1)
 	if code, _, b := httpDo(t, "POST", base+"/v2/models/simple/infer", []byte(bad), nil); code != 400 ||
 		string(b) != `{"error":"Output can't set both 'shared_memory_region' and 'binary_data'"}` {
 		t.Errorf("binary data and shared memory on one output: %d %s", code, b)

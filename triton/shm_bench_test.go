@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -42,6 +43,9 @@ func TestHelperSimServer(t *testing.T) {
 // addresses.
 func simProcess(b *testing.B) (grpcAddr, httpAddr string) {
 	b.Helper()
+	if f := strings.Fields(os.Getenv("TRITONTOP_BENCH_SIM")); len(f) == 2 {
+		return f[0], f[1]
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
@@ -85,25 +89,35 @@ func cpuTime(b *testing.B) time.Duration {
 
 // BenchmarkClientCPUResNet50 measures the client's CPU per request on the
 // demo's resnet50 (one FP32 3x224x224 input, 588 KiB a batch item, and
-// 1000 FP32 outputs), at batch 1 and 8, with 4 requests in flight, sending the tensors over the
-// network and with --shared-memory system's placement, over gRPC and
-// HTTP, against the simulator in another process: cpu-µs/req is the
-// client's alone.
+// 1000 FP32 outputs), sending the tensors over the network and with
+// --shared-memory system's placement, over gRPC and HTTP, at batch 1 with
+// 4 and 16 requests in flight and at batch 8 with 4, against the
+// simulator in another process: cpu-µs/req is the client's alone. The
+// clients connect as a tritontop run does by default (connect.go): one
+// gRPC connection; with HTTP, one connection per request in flight.
+// req-B and resp-B are the bytes of a request and of its response (Send's
+// count), which show what each path puts on the wire.
+//
+// With TRITONTOP_BENCH_SIM="GRPC_ADDR HTTP_ADDR" it uses that server
+// instead of starting one (to trace the benchmark's process alone).
 func BenchmarkClientCPUResNet50(b *testing.B) {
 	grpcAddr, httpAddr := simProcess(b)
 	ctx := context.Background()
 	for _, proto := range []string{"grpc", "http"} {
-		addr := grpcAddr
+		addr, conns := grpcAddr, 1
 		if proto == "http" {
-			addr = httpAddr
+			addr, conns = httpAddr, 0
 		}
 		for i, run := range []struct {
-			mode  string
-			batch int
-		}{{"network", 1}, {"shm", 1}, {"network", 8}, {"shm", 8}} {
-			mode := run.mode
-			b.Run(fmt.Sprintf("%s/b%d/%s", proto, run.batch, mode), func(b *testing.B) {
-				c, err := triton.Dial(ctx, addr, triton.Options{Protocol: proto, Connections: 4})
+			mode            string
+			batch, inFlight int
+		}{
+			{"network", 1, 4}, {"shm", 1, 4},
+			{"network", 1, 16}, {"shm", 1, 16},
+			{"network", 8, 4}, {"shm", 8, 4},
+		} {
+			b.Run(fmt.Sprintf("%s/b%d/c%d/%s", proto, run.batch, run.inFlight, run.mode), func(b *testing.B) {
+				c, err := triton.Dial(ctx, addr, triton.Options{Protocol: proto, Connections: conns})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -114,7 +128,7 @@ func BenchmarkClientCPUResNet50(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if mode == "shm" {
+				if run.mode == "shm" {
 					set, err := triton.PlaceInSharedMemory(ctx, c.(triton.SharedMemoryClient), reqs, []string{"output"}, 100*1024, triton.ShmPrefix(100+i))
 					if err != nil {
 						b.Fatal(err)
@@ -125,10 +139,11 @@ func BenchmarkClientCPUResNet50(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				const inFlight = 4
+				inFlight := run.inFlight
 				var wg sync.WaitGroup
 				var errOnce sync.Once
 				var sendErr error
+				var respBytes atomic.Int64
 				start := cpuTime(b)
 				b.ResetTimer()
 				for w := range inFlight {
@@ -136,9 +151,13 @@ func BenchmarkClientCPUResNet50(b *testing.B) {
 					go func() {
 						defer wg.Done()
 						for j := w; j < b.N; j += inFlight {
-							if _, err := c.Send(ctx, p); err != nil {
+							n, err := c.Send(ctx, p)
+							if err != nil {
 								errOnce.Do(func() { sendErr = err })
 								return
+							}
+							if j == w {
+								respBytes.Store(int64(n))
 							}
 						}
 					}()
@@ -149,6 +168,8 @@ func BenchmarkClientCPUResNet50(b *testing.B) {
 					b.Fatal(sendErr)
 				}
 				b.ReportMetric(float64((cpuTime(b)-start).Microseconds())/float64(b.N), "cpu-µs/req")
+				b.ReportMetric(float64(p.Size()), "req-B")
+				b.ReportMetric(float64(respBytes.Load()), "resp-B")
 			})
 		}
 	}

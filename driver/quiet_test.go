@@ -1,0 +1,87 @@
+package driver
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// needQuietPass skips a test that holds the client to an idle host's
+// timing unless TRITONTOP_QUIET_PASS is set: .ci/run's quiet pass runs such
+// tests (named TestQuiet…) alone, after the suite. It does not skip on a
+// busy host: it logs how busy the host was in the second before, so that a
+// failure under others' load says so.
+func needQuietPass(t *testing.T) {
+	t.Helper()
+	if os.Getenv("TRITONTOP_QUIET_PASS") == "" {
+		t.Skip("needs the host to itself: run alone by .ci/run's quiet pass (TRITONTOP_QUIET_PASS=1 go test -run '^TestQuiet' ./driver)")
+	}
+	if b, ok := hostBusyFraction(time.Second); ok {
+		t.Logf("host %.0f%% busy in the second before the test", 100*b)
+	}
+}
+
+// hostBusyFraction is the share of the host's CPU time that was busy (not
+// idle or waiting for I/O) over d, from /proc/stat.
+func hostBusyFraction(d time.Duration) (float64, bool) {
+	read := func() (busy, total float64, ok bool) {
+		data, err := os.ReadFile("/proc/stat")
+		if err != nil {
+			return 0, 0, false
+		}
+		f := strings.Fields(strings.SplitN(string(data), "\n", 2)[0])
+		if len(f) < 5 {
+			return 0, 0, false
+		}
+		for i, v := range f[1:] {
+			x, _ := strconv.ParseFloat(v, 64)
+			total += x
+			if i != 3 && i != 4 { // idle, iowait
+				busy += x
+			}
+		}
+		return busy, total, true
+	}
+	b0, t0, ok0 := read()
+	time.Sleep(d)
+	b1, t1, ok1 := read()
+	if !ok0 || !ok1 || t1 == t0 {
+		return 0, false
+	}
+	return (b1 - b0) / (t1 - t0), true
+}
+
+// TestQuietTraceReplayOnSchedule is issue 25's timing target for trace
+// replay, on a host with nothing else running: a trace of 2000 requests in
+// bursts (10 at once every 20 ms, 10 more between) is sent in full, every
+// request within 2 ms of its scheduled time at the 99th percentile (on the
+// driver's clock: Result.Sent against Result.Scheduled), and the
+// simulator counts exactly the trace's requests. Under the race detector
+// the schedule is stretched (stretchOf) and the bound is the same.
+func TestQuietTraceReplayOnSchedule(t *testing.T) {
+	needQuietPass(t)
+	at := burstyTrace(2000)
+	stretch(at)
+	req := make([]int32, len(at))
+	for i := range req {
+		req[i] = int32(i % 2)
+	}
+	res, served := runSchedule(t, &Schedule{At: at, Request: req}, 16, 32)
+	if len(res) != len(at) || served != uint64(len(at)) {
+		t.Fatalf("%d results, %d served; the trace has %d requests", len(res), served, len(at))
+	}
+	lateness := make([]time.Duration, 0, len(res))
+	for i, r := range res {
+		if !r.OK() {
+			t.Fatalf("request %d failed: %v", i, r.Err)
+		}
+		lateness = append(lateness, r.Sent-r.Scheduled)
+	}
+	p99 := percentile(lateness, 99)
+	t.Logf("2000 requests, all served: send lateness p50 %v p99 %v max %v", percentile(lateness, 50), p99, percentile(lateness, 100))
+	if p99 > 2*time.Millisecond {
+		t.Errorf("send lateness p99 %v: more than 2 ms behind the trace's schedule", p99)
+	}
+}
