@@ -50,8 +50,10 @@ type Snapshot struct {
 	// one before this, whose read answered only after they were emitted
 	// (without server numbers): its own span, kept apart from this tick's
 	// Server so that no tick shows another's counts, and added where the
-	// whole run or a step is summed up. Nil when no read was late; only a
-	// run of one model on one server has it.
+	// whole run or a step is summed up. Nil when no read was late. In a
+	// run over several models or replicas it is the sum of the late reads
+	// of each model on each server (each model's and replica's entry has
+	// its own), and ServerLateSeq the first tick any of them describes.
 	ServerLate    *ServerStats `json:"server_late,omitempty"`
 	ServerLateSeq int          `json:"server_late_seq,omitempty"`
 	// Metrics is Triton's /metrics endpoint read during the tick.
