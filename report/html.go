@@ -240,7 +240,7 @@ func runView(i int, r HTMLRun, sum record.Summary) *htmlRunView {
 	h := r.Run.Header
 	v := &htmlRunView{
 		Index: i, Label: r.Label, Color: svgplot.ColorOf(i), File: r.File,
-		Diagnosis: sum.Diagnosis, Errors: sum.Client.ErrorsByCode,
+		Diagnosis: namedFindings(sum.Diagnosis, sum.DiagnosisSpans), Errors: sum.Client.ErrorsByCode,
 	}
 	// The colour is svgplot's palette entry, a constant "#rrggbb".
 	v.Style = template.CSS("--c:" + v.Color)

@@ -84,11 +84,16 @@ func (p *Progress) Add(s stats.Snapshot) {
 	for i := range s.Models {
 		writeModelProgress(b, &s.Models[i])
 	}
-	for i, f := range stats.Diagnose(p.recent, p.opts) {
+	fs := stats.Diagnose(p.recent, p.opts)
+	spans := DiagnosisSpans(fs, p.recent, false)
+	for i, f := range fs {
 		if i == 2 {
 			break
 		}
 		b.WriteString("  ⚠ " + f.Message)
+		if sp := findingSpan(spans, i); sp != "" {
+			b.WriteString(" · " + sp)
+		}
 	}
 	b.WriteByte('\n')
 	io.WriteString(p.w, b.String())
