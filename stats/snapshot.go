@@ -177,7 +177,8 @@ type ClientStats struct {
 	LateShare     float64 `json:"late_share,omitempty"`
 	BytesSent     int64   `json:"bytes_sent"`
 	BytesReceived int64   `json:"bytes_received"`
-	// Timed counts the successful unary requests whose client part was
+	// Timed counts the successful requests (unary or over a stream)
+	// whose client part was
 	// timed; SendTotal and RecvTotal add it up: encoding a request and
 	// handing it to the transport, receiving and decoding its response
 	// (perf_analyzer's Client Send and Client Recv; ClientSend and
