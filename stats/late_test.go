@@ -316,3 +316,39 @@ func TestLateStatisticsReadKeepsItsSpanReplicas(t *testing.T) {
 		t.Errorf("the second replica's late read was not carried apart")
 	}
 }
+
+// TestLateOfModelsOnReplicas: in a run of two models on two servers, the
+// late answers of the cells (model by model) go to each model's entry (over
+// its servers), each replica's (over its models) and the tick (over all),
+// each naming the first tick it describes; a cell without one adds nothing.
+func TestLateOfModelsOnReplicas(t *testing.T) {
+	cell := func(model string, n int64, seq int) lateCell {
+		return lateCell{v: &ServerStats{Available: true, Model: model, SuccessCount: n, ExecutionCount: n, InferenceCount: n}, seq: seq}
+	}
+	// resnet50 on server 0 and bert on both were late; resnet50 on server 1 was not.
+	lates := []lateCell{cell("resnet50", 10, 4), {}, cell("bert", 20, 3), cell("bert", 5, 4)}
+	s := &Snapshot{Seq: 6, Models: make([]Model, 2), Replicas: make([]Replica, 2)}
+	lateOfModels(s, lates, 2, true)
+	check := func(what string, got *ServerStats, seq int, want int64, wantSeq int) {
+		t.Helper()
+		switch {
+		case want == 0 && got != nil:
+			t.Errorf("%s: late %+v, want none", what, got)
+		case want != 0 && (got == nil || got.SuccessCount != want || seq != wantSeq):
+			t.Errorf("%s: late %+v from tick %d, want %d successes from tick %d", what, got, seq, want, wantSeq)
+		}
+	}
+	check("resnet50", s.Models[0].ServerLate, s.Models[0].ServerLateSeq, 10, 4)
+	check("bert", s.Models[1].ServerLate, s.Models[1].ServerLateSeq, 25, 3)
+	check("server 0", s.Replicas[0].ServerLate, s.Replicas[0].ServerLateSeq, 30, 3)
+	check("server 1", s.Replicas[1].ServerLate, s.Replicas[1].ServerLateSeq, 5, 4)
+	check("tick", s.ServerLate, s.ServerLateSeq, 35, 3)
+	if s.Replicas[0].ServerLate.Model != "" || s.ServerLate.Model != "" {
+		t.Errorf("a sum over models names model %q", s.ServerLate.Model)
+	}
+	none := &Snapshot{Models: make([]Model, 2)}
+	lateOfModels(none, nil, 1, false)
+	if none.ServerLate != nil || none.Models[0].ServerLate != nil {
+		t.Errorf("late reads without any cell late")
+	}
+}
