@@ -14,6 +14,10 @@ import (
 // the dashboard's panes: "last 5 s", "last 2 s at this load". A verdict of
 // the last tick alone (unreachable, stalled) says so in its message.
 
+// StepDiagnosisSpan names the span of a step's diagnosis, read over the
+// last ticks of the step as it ended.
+const StepDiagnosisSpan = "at the step's end"
+
 // DiagnosisSpans names, for each of findings (stats.Diagnose(recent)), the
 // ticks it was read over: the last stats.DiagnoseTicks ticks at the last
 // tick's load level for most verdicts, the last ticks with server

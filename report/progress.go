@@ -172,7 +172,8 @@ func WriteLabelledStepLine(w io.Writer, label string, i, n int, elapsed time.Dur
 		b.WriteString("  about " + clock(left) + " left")
 	}
 	if len(st.Diagnosis) > 0 {
-		b.WriteString("  ⚠ " + st.Diagnosis[0].Message)
+		// Read over the step's last ticks.
+		b.WriteString("  ⚠ " + st.Diagnosis[0].Message + " · " + StepDiagnosisSpan)
 	}
 	b.WriteByte('\n')
 	io.WriteString(w, b.String())
