@@ -663,7 +663,7 @@ func limitCell(st record.Step) htmlCell {
 		verdicts = append(verdicts, string(f.Verdict))
 		messages = append(messages, f.Message)
 	}
-	return htmlCell{Text: strings.Join(verdicts, ", "), Title: strings.Join(messages, "\n"), Class: "l warn"}
+	return htmlCell{Text: strings.Join(verdicts, ", "), Title: strings.Join(messages, "\n") + "\n(" + StepDiagnosisSpan + ")", Class: "l warn"}
 }
 
 // planView is a capacity plan's numbers in words.

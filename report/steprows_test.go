@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +95,11 @@ func TestHTMLStepRowsFromRunFile(t *testing.T) {
 					texts = append(texts, c[1])
 				}
 				stepRows = append(stepRows, texts)
+			}
+			for i, st := range sum.Steps {
+				if len(st.Diagnosis) > 0 && !strings.Contains(page, "(at the step&#39;s end)") {
+					t.Errorf("step %d's finding is shown without its span", i+1)
+				}
 			}
 			if len(stepRows) != len(sum.Steps) {
 				t.Fatalf("%d HTML step rows, %d steps", len(stepRows), len(sum.Steps))
