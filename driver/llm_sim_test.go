@@ -103,6 +103,7 @@ sample:
 		if !r.Decoupled || r.Timing == nil || len(r.Timing.Gaps) != int(r.Responses)-1 {
 			t.Fatalf("result %+v: timing %+v for %d responses", r, r.Timing, r.Responses)
 		}
+		checkStreamPhases(t, r)
 		received = append(received, int(r.Responses))
 	}
 	slices.Sort(received)

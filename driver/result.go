@@ -59,10 +59,11 @@ type Result struct {
 	// Done is its final response, and Responses and Timing account for the
 	// responses before it.
 	Decoupled bool
-	// ClientSend and ClientRecv are the client's own part of a unary
-	// request's last try, in ns (saturated at about 4.3 s; triton.Phases):
-	// encoding and handing it to the transport, and receiving and decoding
-	// the response. 0 when not timed (streams).
+	// ClientSend and ClientRecv are the client's own part of a request's
+	// last try, in ns (saturated at about 4.3 s): encoding and handing it
+	// to the transport, and receiving and decoding the response
+	// (triton.Phases for a unary request; for one over a stream, the
+	// final response, see streamPhases). 0 when not timed.
 	ClientSend, ClientRecv uint32
 	// Timing is when a decoupled model's responses arrived, and a
 	// sequence's latency; nil for other requests.

@@ -118,7 +118,7 @@ func (r *run) receive(c *conn) {
 		// A response whose request already timed out finds pending
 		// changed and is dropped.
 		if w := r.workers.get(wid); w != nil && w.pending.CompareAndSwap(seq, 0) {
-			w.reply <- streamReply{size: resp.Size, err: resp.Err}
+			w.reply <- streamReply{size: resp.Size, err: resp.Err, arrived: r.since(resp.Arrived), sent: r.since(resp.Sent)}
 		}
 	}
 }
@@ -181,7 +181,8 @@ func (t *timings) add(wid int, seq uint64, resp *triton.StreamResponse) {
 	if !resp.Final {
 		return
 	}
-	rep := streamReply{size: p.size, err: p.err, done: now, responses: p.responses}
+	rep := streamReply{size: p.size, err: p.err, done: now, responses: p.responses,
+		arrived: t.r.since(resp.Arrived), sent: t.r.since(resp.Sent)}
 	if p.responses > 0 && p.err == nil {
 		rep.timing = &ResponseTiming{First: p.first, Gaps: slices.Clone(p.gaps), Tokens: p.tokens}
 	}
@@ -204,11 +205,13 @@ func (w *worker) tryStream(p triton.Prepared) (int, error) {
 	if r.d.opts.Decoupled {
 		w.last = streamReply{}
 	}
+	w.sphases.start = r.now()
 	c, err := w.stream.send(p, string(w.idBuf))
 	if err != nil {
 		w.pending.Store(0)
 		return 0, err
 	}
+	w.sphases.sent, w.sphases.arrived = r.now(), 0
 	w.endpoint = c.endpoint
 	var timeout <-chan time.Time
 	if t := r.d.opts.Timeout; t > 0 {
@@ -219,6 +222,7 @@ func (w *worker) tryStream(p triton.Prepared) (int, error) {
 	select {
 	case rep := <-w.reply:
 		w.timer.Stop()
+		w.sphases.reply(&rep)
 		if rep.done > 0 {
 			w.last = rep
 		}
@@ -236,6 +240,7 @@ func (w *worker) tryStream(p triton.Prepared) (int, error) {
 	}
 	// The response won the race and is on its way.
 	rep := <-w.reply
+	w.sphases.reply(&rep)
 	if rep.done > 0 {
 		w.last = rep
 	}

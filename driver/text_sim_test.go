@@ -96,6 +96,7 @@ func TestTextEndpointsAgreeWithTheSimulator(t *testing.T) {
 					t.Fatalf("result %+v: %v", r, r.Err)
 				}
 				cliLatency = append(cliLatency, r.Done-r.Sent)
+				checkStreamPhases(t, r)
 				if r.Timing == nil || len(r.Timing.Gaps) != int(r.Responses)-1 {
 					t.Fatalf("result %+v: timing %+v", r, r.Timing)
 				}
@@ -140,5 +141,17 @@ func TestTextEndpointsAgreeWithTheSimulator(t *testing.T) {
 			t.Logf("%d requests; TTFT client %v server %v; ITL client %v server %v", len(results),
 				meanOf(cliFirst), meanOf(simFirst), meanOf(cliGaps), meanOf(simGaps))
 		})
+	}
+}
+
+// checkStreamPhases: a successful request over a stream has its Client
+// Send and Client Recv measured, and they fit in its latency together
+// (perf_analyzer's decomposition: send, then the wait, then the receive
+// of the final response).
+func checkStreamPhases(t *testing.T, r Result) {
+	t.Helper()
+	send, recv := time.Duration(r.ClientSend), time.Duration(r.ClientRecv)
+	if send <= 0 || recv <= 0 || send+recv > r.Done-r.Sent {
+		t.Errorf("result sent at %v done at %v: client send %v, recv %v", r.Sent, r.Done, send, recv)
 	}
 }

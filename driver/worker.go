@@ -53,6 +53,7 @@ type worker struct {
 	pending atomic.Uint64 // seq of the request awaiting its response; 0: none
 	reply   chan streamReply
 	last    streamReply // the last try's reply, decoupled models only
+	sphases streamPhases
 
 	// Sequences only: a closed-loop worker's own sequence slot, the
 	// random pick of an open-loop one (without Serial), and the request
@@ -75,6 +76,10 @@ const (
 type streamReply struct {
 	size int
 	err  error
+	// arrived is when the final response reached the client, sent when
+	// the request was written where the transport reports it apart (text
+	// endpoints), on the run's clock; 0 when unknown.
+	arrived, sent time.Duration
 	// Decoupled models only.
 	done      time.Duration
 	responses int32
@@ -239,6 +244,9 @@ func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 			}
 		}
 		w.last = streamReply{}
+	}
+	if w.stream != nil && res.Code == codes.OK && res.Err == nil {
+		w.sphases.fill(&res)
 	}
 	if sr != nil {
 		w.endedInSequence(&res)

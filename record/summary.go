@@ -49,6 +49,9 @@ type Summary struct {
 	Plan *Plan `json:"plan,omitempty"`
 	// Diagnosis is what limited the load at the end of the run.
 	Diagnosis []stats.Finding `json:"diagnosis,omitempty"`
+	// DiagnosisSpans names, for each finding, the ticks it was read over
+	// ("last 5 s of load"; "" where the message says).
+	DiagnosisSpans []string `json:"diagnosis_spans,omitempty"`
 	// ServerResets are the run times at which Triton's cumulative
 	// statistics went backwards (the server restarted, or the model was
 	// reloaded); those ticks' server numbers are left out.

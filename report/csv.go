@@ -160,9 +160,9 @@ func writeCSVRow(b *strings.Builder, st record.Step, rate bool, cols csvColumnSe
 		b.WriteString(strconv.Itoa(st.Load.Concurrency))
 	}
 	// Client Send and Client Recv are the client's own part of a request
-	// (0 for a stream, whose requests are not timed so: perf_analyzer
-	// writes 0 for what it did not measure, and readers parse every
-	// column as a number). Network+Server Send/Recv = client wait −
+	// (0 for a span in which none was timed: perf_analyzer writes 0 for
+	// what it did not measure, and readers parse every column as a
+	// number). Network+Server Send/Recv = client wait −
 	// (queue + compute), floored at 0, where client wait is latency −
 	// send − receive.
 	send, _ := c.ClientSend()

@@ -240,7 +240,7 @@ func runView(i int, r HTMLRun, sum record.Summary) *htmlRunView {
 	h := r.Run.Header
 	v := &htmlRunView{
 		Index: i, Label: r.Label, Color: svgplot.ColorOf(i), File: r.File,
-		Diagnosis: sum.Diagnosis, Errors: sum.Client.ErrorsByCode,
+		Diagnosis: namedFindings(sum.Diagnosis, sum.DiagnosisSpans), Errors: sum.Client.ErrorsByCode,
 	}
 	// The colour is svgplot's palette entry, a constant "#rrggbb".
 	v.Style = template.CSS("--c:" + v.Color)
@@ -663,7 +663,7 @@ func limitCell(st record.Step) htmlCell {
 		verdicts = append(verdicts, string(f.Verdict))
 		messages = append(messages, f.Message)
 	}
-	return htmlCell{Text: strings.Join(verdicts, ", "), Title: strings.Join(messages, "\n"), Class: "l warn"}
+	return htmlCell{Text: strings.Join(verdicts, ", "), Title: strings.Join(messages, "\n") + "\n(" + StepDiagnosisSpan + ")", Class: "l warn"}
 }
 
 // planView is a capacity plan's numbers in words.

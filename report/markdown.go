@@ -52,7 +52,7 @@ func WriteMarkdown(w io.Writer, s record.Summary) error {
 	}
 	if len(s.Diagnosis) > 0 {
 		b.WriteString("\n**What limits the load**\n\n")
-		for _, f := range s.Diagnosis {
+		for _, f := range namedFindings(s.Diagnosis, s.DiagnosisSpans) {
 			b.WriteString("- " + mdText(f.Message) + "\n")
 		}
 	}

@@ -84,11 +84,16 @@ func (p *Progress) Add(s stats.Snapshot) {
 	for i := range s.Models {
 		writeModelProgress(b, &s.Models[i])
 	}
-	for i, f := range stats.Diagnose(p.recent, p.opts) {
+	fs := stats.Diagnose(p.recent, p.opts)
+	spans := DiagnosisSpans(fs, p.recent, false)
+	for i, f := range fs {
 		if i == 2 {
 			break
 		}
 		b.WriteString("  ⚠ " + f.Message)
+		if sp := findingSpan(spans, i); sp != "" {
+			b.WriteString(" · " + sp)
+		}
 	}
 	b.WriteByte('\n')
 	io.WriteString(p.w, b.String())
@@ -167,7 +172,8 @@ func WriteLabelledStepLine(w io.Writer, label string, i, n int, elapsed time.Dur
 		b.WriteString("  about " + clock(left) + " left")
 	}
 	if len(st.Diagnosis) > 0 {
-		b.WriteString("  ⚠ " + st.Diagnosis[0].Message)
+		// Read over the step's last ticks.
+		b.WriteString("  ⚠ " + st.Diagnosis[0].Message + " · " + StepDiagnosisSpan)
 	}
 	b.WriteByte('\n')
 	io.WriteString(w, b.String())

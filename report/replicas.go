@@ -42,7 +42,8 @@ func (z *Summarizer) addReplicas(s *stats.Snapshot) {
 // replicaSnapshot is a replica's share of a tick in a Snapshot's shape.
 func replicaSnapshot(s *stats.Snapshot, r *stats.Replica) stats.Snapshot {
 	return stats.Snapshot{Seq: s.Seq, Time: s.Time, Elapsed: s.Elapsed, Interval: s.Interval, Load: s.Load,
-		Tick: r.Tick, Histogram: r.Histogram, Server: r.Server, Metrics: r.Metrics}
+		Tick: r.Tick, Histogram: r.Histogram, Server: r.Server, Metrics: r.Metrics,
+		ServerLate: r.ServerLate, ServerLateSeq: r.ServerLateSeq}
 }
 
 // replicaSummaries are the replicas over the ticks added so far.

@@ -212,7 +212,7 @@ func (z *Summarizer) Summary() record.Summary {
 	w := z.whole.Step()
 	sum.Client, sum.Server, sum.Metrics, sum.ClientCPU = w.Client, w.Server, w.Metrics, w.ClientCPU
 	sum.Paused = w.Paused
-	sum.Diagnosis = z.diagnose(z.last.Seq)
+	sum.Diagnosis, sum.DiagnosisSpans = z.diagnoseNamed(z.last.Seq)
 	sum.ServerResets = append([]time.Duration(nil), z.resets...)
 	sum.Replicas = z.replicaSummaries()
 	sum.Models = z.modelSummaries()

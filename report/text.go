@@ -51,7 +51,7 @@ func WriteText(w io.Writer, s record.Summary) error {
 		writeLevel(&b, s)
 	}
 	writeResets(&b, s.ServerResets)
-	writeDiagnosis(&b, "What limits the load", s.Diagnosis)
+	writeDiagnosis(&b, "What limits the load", namedFindings(s.Diagnosis, s.DiagnosisSpans))
 	writeRepeats(&b, s.Repeats)
 	writeThresholds(&b, s.Thresholds)
 	_, err := io.WriteString(w, b.String())

@@ -397,14 +397,8 @@ type collection struct {
 	server   *readers[ServerStats]
 	metrics  *readers[ServerMetrics]
 	lastMetr []*ServerMetrics
-	// lateSeq is the first tick emitted while the one statistics read
-	// had not answered (0: none); late is that read's answer once it came,
-	// for the next tick to carry as ServerLate.
-	lateSeq int
-	late    *ServerStats
-	// ownRead is set when the statistics read under way, or answered, was
-	// started for the tick being cut or waiting, not for one before.
-	ownRead bool
+	// lates follow each poller's late reads (see lateRead).
+	lates []lateRead
 	// pending is a cut tick waiting for its server reads until deadline.
 	pending  *Snapshot
 	deadline *time.Timer
@@ -518,7 +512,7 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 			}
 		case v := <-r.server.outC():
 			r.server.receive(v)
-			r.afterServerRead()
+			r.afterServerRead(v.i)
 			r.emitIfReady()
 		case v := <-r.metrics.outC():
 			r.metrics.receive(v)
@@ -607,10 +601,7 @@ func (r *collection) tickAt(now time.Time, end time.Duration) error {
 		r.awaitReads()
 		r.emitPending()
 	}
-	r.takeLate()
-	if r.lateOne() {
-		r.ownRead = !r.server.busy[0]
-	}
+	r.takeLates()
 	r.server.start()
 	r.metrics.start()
 	r.deadline.Reset(r.c.opts.ReadWait)
@@ -717,7 +708,7 @@ func (r *collection) awaitReads() {
 			return
 		case v := <-r.server.outC():
 			r.server.receive(v)
-			r.afterServerRead()
+			r.afterServerRead(v.i)
 		case v := <-r.metrics.outC():
 			r.metrics.receive(v)
 		case <-r.deadline.C:
@@ -886,14 +877,22 @@ func (r *collection) emitPending() {
 	n := len(r.sources)
 	servers := make([]ServerStats, len(r.pollers))
 	metrics := make([]ServerMetrics, n)
+	var lates []lateCell
 	for i := range servers {
 		servers[i] = r.serverOf(i)
+		if l := r.noteLate(i, s.Seq, servers[i].Available); l.v != nil {
+			if lates == nil {
+				lates = make([]lateCell, len(servers))
+			}
+			lates[i] = l
+		}
 	}
 	for i := range n {
 		metrics[i] = r.metricsOf(i)
 	}
 	if len(r.c.models) > 0 {
 		r.serverOfModels(s, servers, metrics)
+		lateOfModels(s, lates, n, r.replicas)
 	} else if r.replicas {
 		if len(s.Replicas) != n {
 			// Without SetEndpoints' counts (not expected), the entries
@@ -911,10 +910,13 @@ func (r *collection) emitPending() {
 		if r.metrics != nil {
 			s.Metrics = AggregateMetrics(metrics)
 		}
+		lateOfReplicas(s, lates)
 	} else if n == 1 {
 		if r.server != nil {
 			s.Server = servers[0]
-			r.noteLate(s)
+			if lates != nil {
+				s.ServerLate, s.ServerLateSeq = lates[0].v, lates[0].seq
+			}
 		}
 		if r.metrics != nil {
 			s.Metrics = metrics[0]
@@ -976,54 +978,6 @@ func acrossModels(parts []ServerStats) ServerStats {
 	s := AggregateServer(parts)
 	s.Model, s.Version = "", ""
 	return s
-}
-
-// lateOne reports whether a late statistics read is attributed to the
-// ticks it describes: with one statistics poller (one model, one server).
-func (r *collection) lateOne() bool {
-	return r.server != nil && len(r.pollers) == 1 && len(r.c.models) == 0 && !r.replicas
-}
-
-// takeLate, at a tick's end, takes the answer of a read that came after
-// the ticks it describes were emitted, so that this tick reads its own
-// span (a new read, from the late one) and carries the late one apart.
-func (r *collection) takeLate() {
-	if r.lateSeq == 0 || !r.lateOne() || r.server.busy[0] {
-		return
-	}
-	if v := r.server.take(0); v != nil {
-		r.late = v
-	}
-}
-
-// afterServerRead takes a late read's answer as soon as it comes, and, if a
-// tick is waiting for its statistics, starts that tick's own read from it.
-func (r *collection) afterServerRead() {
-	if !r.lateOne() || r.lateSeq == 0 || r.ownRead || r.late != nil {
-		return
-	}
-	if v := r.server.take(0); v != nil {
-		r.late = v
-		if r.pending != nil || r.open {
-			r.ownRead = true
-			r.server.start()
-		}
-	}
-}
-
-// noteLate, as tick s is emitted, hands it the late read taken, or notes
-// that s is emitted while its read is still running.
-func (r *collection) noteLate(s *Snapshot) {
-	if !r.lateOne() {
-		return
-	}
-	if r.late != nil {
-		s.ServerLate, s.ServerLateSeq = r.late, r.lateSeq
-		r.late, r.lateSeq = nil, 0
-	}
-	if !s.Server.Available && r.server.busy[0] && r.lateSeq == 0 {
-		r.lateSeq = s.Seq
-	}
 }
 
 // serverOf is statistics reading i's answer for the pending tick.
@@ -1108,6 +1062,7 @@ func (r *collection) startReads(ctx context.Context) {
 			return p.Poll(ctx)
 		}
 		r.server = startReaders(ctx, len(r.pollers), o.ReadTimeout, prime, poll)
+		r.lates = make([]lateRead, len(r.pollers))
 	}
 	if anyMetrics {
 		r.lastMetr = make([]*ServerMetrics, n)

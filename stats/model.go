@@ -25,6 +25,10 @@ type Model struct {
 	// Server is this model's ModelStatistics deltas over the tick, added
 	// over the replicas in a run over several (AggregateServer).
 	Server ServerStats `json:"server"`
+	// ServerLate and ServerLateSeq are this model's statistics read late,
+	// as the Snapshot's (over its servers).
+	ServerLate    *ServerStats `json:"server_late,omitempty"`
+	ServerLateSeq int          `json:"server_late_seq,omitempty"`
 	// The tick's histograms of this model's requests, encoded as the
 	// Snapshot's.
 	Histogram          string `json:"histogram,omitempty"`
@@ -68,6 +72,7 @@ func (s *Snapshot) ModelView(i int) Snapshot {
 	m := &s.Models[i]
 	v := *s
 	v.Load, v.Tick, v.Window, v.Run, v.Server = m.Load, m.Tick, m.Window, m.Run, m.Server
+	v.ServerLate, v.ServerLateSeq = m.ServerLate, m.ServerLateSeq
 	v.Histogram, v.ScheduledHistogram = m.Histogram, m.ScheduledHistogram
 	v.TTFTHistogram, v.ITLHistogram, v.ResponsesHistogram = m.TTFTHistogram, m.ITLHistogram, m.ResponsesHistogram
 	v.SequenceHistogram = m.SequenceHistogram

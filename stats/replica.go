@@ -24,6 +24,10 @@ type Replica struct {
 	Histogram string `json:"histogram,omitempty"`
 	// Server is this server's ModelStatistics deltas over the tick.
 	Server ServerStats `json:"server"`
+	// ServerLate and ServerLateSeq are this server's statistics read late,
+	// as the Snapshot's (over its models, in a run over several).
+	ServerLate    *ServerStats `json:"server_late,omitempty"`
+	ServerLateSeq int          `json:"server_late_seq,omitempty"`
 	// Metrics is this server's metrics endpoint; its GPUs carry the
 	// replica's URL.
 	Metrics ServerMetrics `json:"metrics"`

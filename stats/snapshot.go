@@ -50,8 +50,10 @@ type Snapshot struct {
 	// one before this, whose read answered only after they were emitted
 	// (without server numbers): its own span, kept apart from this tick's
 	// Server so that no tick shows another's counts, and added where the
-	// whole run or a step is summed up. Nil when no read was late; only a
-	// run of one model on one server has it.
+	// whole run or a step is summed up. Nil when no read was late. In a
+	// run over several models or replicas it is the sum of the late reads
+	// of each model on each server (each model's and replica's entry has
+	// its own), and ServerLateSeq the first tick any of them describes.
 	ServerLate    *ServerStats `json:"server_late,omitempty"`
 	ServerLateSeq int          `json:"server_late_seq,omitempty"`
 	// Metrics is Triton's /metrics endpoint read during the tick.
@@ -175,7 +177,8 @@ type ClientStats struct {
 	LateShare     float64 `json:"late_share,omitempty"`
 	BytesSent     int64   `json:"bytes_sent"`
 	BytesReceived int64   `json:"bytes_received"`
-	// Timed counts the successful unary requests whose client part was
+	// Timed counts the successful requests (unary or over a stream)
+	// whose client part was
 	// timed; SendTotal and RecvTotal add it up: encoding a request and
 	// handing it to the transport, receiving and decoding its response
 	// (perf_analyzer's Client Send and Client Recv; ClientSend and

@@ -7,6 +7,7 @@ package triton
 
 import (
 	"context"
+	"time"
 
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -98,6 +99,14 @@ type StreamResponse struct {
 	// in this response (OpenAI's usage.completion_tokens); 0 when it
 	// reported none.
 	Tokens int
+	// Arrived is when the response reached the client: its message read
+	// off the stream, before it was decoded (gRPC), or its event read
+	// (text endpoints), perf_analyzer's receive start. Zero when unknown.
+	Arrived time.Time
+	// Sent is, on a text endpoint's responses, when its request was
+	// written (the HTTP transport's WroteRequest); zero where the
+	// Stream's Send returning is that instant (gRPC).
+	Sent time.Time
 }
 
 // InferRequest is one inference request, independent of protocol.

@@ -2,6 +2,7 @@ package triton
 
 import (
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
@@ -56,6 +57,7 @@ func (c rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		}
 		return nil
 	case *streamReply:
+		m.arrived = time.Now()
 		m.size = data.Len()
 		if len(data) == 1 {
 			return m.parse(data[0].ReadOnlyData())
@@ -86,6 +88,8 @@ type streamReply struct {
 	final   bool
 	outputs bool
 	scratch []byte
+	// arrived is when the message reached the codec, before parsing.
+	arrived time.Time
 }
 
 // FinalResponseParameter is the response parameter Triton puts on every

@@ -63,7 +63,8 @@ func (s *grpcStream) Recv() (StreamResponse, error) {
 		}
 		return StreamResponse{}, grpcError(s.ctx, err)
 	}
-	resp := StreamResponse{ID: s.reply.id, Size: s.reply.size, Final: s.reply.final, Empty: !s.reply.outputs}
+	resp := StreamResponse{ID: s.reply.id, Size: s.reply.size, Final: s.reply.final, Empty: !s.reply.outputs,
+		Arrived: s.reply.arrived}
 	if s.reply.errMsg != "" {
 		resp.Err = &Error{Code: codes.Unknown, Message: textsafe.Excerpt(s.reply.errMsg, maxErrorMessage)}
 	}

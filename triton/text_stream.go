@@ -7,8 +7,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -93,27 +96,31 @@ func (s *textStream) deliver(r StreamResponse) bool {
 	}
 }
 
-// run sends one request and delivers its responses.
+// run sends one request and delivers its responses, each with when it
+// arrived and when the request was written (StreamResponse.Arrived, Sent).
 func (s *textStream) run(p *textPrepared, id string) {
 	defer s.wg.Done()
-	resp, err := s.c.postText(s.ctx, p)
+	var wrote wroteAt
+	resp, err := s.c.postText(wrote.trace(s.ctx), p)
 	if err != nil {
 		if s.ctx.Err() == nil {
-			s.deliver(StreamResponse{ID: id, Err: err, Final: true, Empty: true})
+			s.deliver(StreamResponse{ID: id, Err: err, Final: true, Empty: true, Arrived: time.Now(), Sent: wrote.at()})
 		}
 		return
 	}
 	defer resp.Body.Close()
+	sent := wrote.at()
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		// Failed before it began (a JSON error), or an answer in one
 		// body (an endpoint asked not to stream): one response, with
-		// its tokens.
+		// its tokens, arrived with its headers.
+		arrived := time.Now()
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxTextAnswer))
 		if err != nil && s.ctx.Err() != nil {
 			return
 		}
 		if resp.StatusCode != http.StatusOK || err != nil {
-			final := StreamResponse{ID: id, Size: len(b), Final: true, Empty: true}
+			final := StreamResponse{ID: id, Size: len(b), Final: true, Empty: true, Arrived: arrived, Sent: sent}
 			if err != nil {
 				final.Err = &Error{Code: codes.Unavailable, Message: "read " + string(s.c.text.kind) + " answer: " + err.Error()}
 			} else {
@@ -122,11 +129,11 @@ func (s *textStream) run(p *textPrepared, id string) {
 			s.deliver(final)
 			return
 		}
-		r := StreamResponse{ID: id, Size: len(b)}
+		r := StreamResponse{ID: id, Size: len(b), Arrived: arrived, Sent: sent}
 		r.Tokens, r.Err = answerTokens(s.c.text.kind, b)
 		r.Empty = r.Err != nil
 		if s.deliver(r) {
-			s.deliver(StreamResponse{ID: id, Final: true, Empty: true})
+			s.deliver(StreamResponse{ID: id, Final: true, Empty: true, Arrived: arrived, Sent: sent})
 		}
 		return
 	}
@@ -135,8 +142,9 @@ func (s *textStream) run(p *textPrepared, id string) {
 	var ev textEvent
 	for {
 		e, err := sr.Next()
+		arrived := time.Now()
 		if err != nil {
-			final := StreamResponse{ID: id, Final: true, Empty: true}
+			final := StreamResponse{ID: id, Final: true, Empty: true, Arrived: arrived, Sent: sent}
 			if !errors.Is(err, io.EOF) {
 				if s.ctx.Err() != nil {
 					return
@@ -147,10 +155,10 @@ func (s *textStream) run(p *textPrepared, id string) {
 			return
 		}
 		if string(e.Data) == "[DONE]" {
-			s.deliver(StreamResponse{ID: id, Size: e.Size, Final: true, Empty: true})
+			s.deliver(StreamResponse{ID: id, Size: e.Size, Final: true, Empty: true, Arrived: arrived, Sent: sent})
 			return
 		}
-		r := StreamResponse{ID: id, Size: e.Size, Empty: true}
+		r := StreamResponse{ID: id, Size: e.Size, Empty: true, Arrived: arrived, Sent: sent}
 		ev.reset()
 		if json.Unmarshal(e.Data, &ev) != nil {
 			r.Err = &Error{Code: codes.Internal, Message: "a " + string(kind) + " event is not JSON: " + oneLine(string(e.Data))}
@@ -164,6 +172,29 @@ func (s *textStream) run(p *textPrepared, id string) {
 			return
 		}
 	}
+}
+
+// wroteAt notes when the HTTP transport wrote a request (its WroteRequest
+// hook, which runs on the transport's goroutine).
+type wroteAt struct {
+	start time.Time
+	ns    atomic.Int64 // since start, +1; 0: not yet
+}
+
+// trace returns ctx with the hook that notes the instant.
+func (w *wroteAt) trace(ctx context.Context) context.Context {
+	w.start = time.Now()
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { w.ns.Store(int64(time.Since(w.start)) + 1) },
+	})
+}
+
+// at is when the request was written, zero before.
+func (w *wroteAt) at() time.Time {
+	if n := w.ns.Load(); n > 0 {
+		return w.start.Add(time.Duration(n - 1))
+	}
+	return time.Time{}
 }
 
 // textEvent is what a streamed event of any text endpoint may carry. Its
