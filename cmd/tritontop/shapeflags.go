@@ -40,6 +40,9 @@ func checkShapeFlags(f *loadFlags) error {
 	if err := checkTraceFlags(f); err != nil {
 		return err
 	}
+	if err := checkMooncakeFlags(f); err != nil {
+		return err
+	}
 	if s.stages == "" {
 		return nil
 	}
