@@ -136,7 +136,7 @@ func writeSteps(b *strings.Builder, s record.Summary) { writeStepTable(b, "Steps
 // writeStepTable is writeSteps under its own title.
 func writeStepTable(b *strings.Builder, title string, s record.Summary) {
 	cols := stepColumnsOf(s.Steps)
-	b.WriteString(title + " (latency in ms, from the schedule in open loop; queue and compute are Triton's, per request):\n")
+	b.WriteString(title + stepTableNote(cols) + ":\n")
 	head := []string{"step", "load", "infer/s", "p50", "p90", "p95", "p99", "queue", "compute", "batch", "gpu", "cpu/req", "stable", "slo", "limit"}
 	head = cols.insert(head, streamingHead, sequenceHead)
 	rows := [][]string{head}
@@ -502,8 +502,8 @@ func streamingCells(st *stats.StreamingStats) []string {
 		return []string{"-", "-", "-", "-", "-"}
 	}
 	cells := []string{fixed(st.ResponsesPerS, 1), "-", "-", "-", "-"}
-	if st.TTFT.Count > 0 {
-		cells[1], cells[2] = msCell(st.TTFT.P50), msCell(st.TTFT.P99)
+	if ttft, _ := stepTTFT(st); ttft.Count > 0 {
+		cells[1], cells[2] = msCell(ttft.P50), msCell(ttft.P99)
 	}
 	if st.ITL.Count > 0 {
 		cells[3], cells[4] = msCell(st.ITL.P50), msCell(st.ITL.P99)
