@@ -157,6 +157,8 @@ type csvColumnSet struct {
 	// scheduled and ttftScheduled are the latency and the time to first
 	// response from the schedule (open loop), tritontop's columns.
 	scheduled, ttftScheduled bool
+	// goodput is a decoupled model's goodput (--slo).
+	goodput bool
 }
 
 func writeCSVRow(b *strings.Builder, st record.Step, rate bool, cols csvColumnSet) {

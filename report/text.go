@@ -95,6 +95,7 @@ func writeLevelBody(b *strings.Builder, s record.Summary) {
 		if c.Streaming.OutputTokens > 0 {
 			fmt.Fprintf(b, "    Output token throughput: %s tokens/sec (%d tokens)\n", g6(c.Streaming.OutputTokensPerS), c.Streaming.OutputTokens)
 		}
+		writeGoodput(b, c.Streaming)
 	}
 	writeLatency(b, "", c.Latency)
 	if c.Scheduled != nil && c.Scheduled.Count > 0 {
@@ -241,6 +242,7 @@ func searchLines(s record.Summary) []string {
 			if m := st.Measurement; m != nil && m.SLO != nil {
 				good = fmt.Sprintf(", goodput %s req/s within the SLO", fixed(m.SLO.Goodput, 1))
 			}
+			good = jointGoodput(sr, st, good)
 			out = append(out, fmt.Sprintf("Highest level meeting %s: %s at %s infer/s (step %d)%s", slo, st.Load.String(),
 				fixed(st.Client.InferPerS, 1), sr.Best+1, good))
 		} else {

@@ -41,12 +41,16 @@ func (c *csvColumnSet) fromSchedule(st record.Step) {
 	cl := st.Client
 	c.scheduled = c.scheduled || cl.Scheduled != nil && cl.Scheduled.Count > 0
 	c.ttftScheduled = c.ttftScheduled || cl.Streaming != nil && cl.Streaming.TTFTScheduled != nil && cl.Streaming.TTFTScheduled.Count > 0
+	c.goodput = c.goodput || hasGoodput(cl.Streaming)
 }
 
 // scheduleHeader is the heading of the columns from the schedule, with
 // their leading commas.
 func (c csvColumnSet) scheduleHeader() string {
 	var h string
+	if c.goodput {
+		h += "," + csvGoodputColumn
+	}
 	if c.scheduled {
 		h += "," + csvScheduledColumns
 	}
@@ -67,6 +71,9 @@ func writeScheduleCells(b *strings.Builder, st record.Step, cols csvColumnSet) {
 		for _, d := range []time.Duration{l.Mean, l.P50, l.P90, l.P95, l.P99} {
 			b.WriteString("," + us(d))
 		}
+	}
+	if cols.goodput {
+		b.WriteString("," + goodputCSVCell(st.Client.Streaming))
 	}
 	if cols.scheduled {
 		cells(st.Client.Scheduled)

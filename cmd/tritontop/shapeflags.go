@@ -43,6 +43,9 @@ func checkShapeFlags(f *loadFlags) error {
 	if err := checkMooncakeFlags(f); err != nil {
 		return err
 	}
+	if err := checkSLOFlags(f); err != nil {
+		return err
+	}
 	if s.stages == "" {
 		return nil
 	}
