@@ -19,7 +19,7 @@ func writeGoodput(b *strings.Builder, sc *stats.StreamingStats) {
 	if sc.Requests > 0 {
 		share = 100 * float64(g.Requests) / float64(sc.Requests)
 	}
-	fmt.Fprintf(b, "    Goodput: %s infer/sec (%d of %d requests, %s%%, met every --slo at once)\n", g6(g.PerS), g.Requests, sc.Requests, g6(share))
+	fmt.Fprintf(b, "    Goodput: %s requests/sec (%d of %d requests, %s%%, met every --slo at once)\n", g6(g.PerS), g.Requests, sc.Requests, g6(share))
 }
 
 // csvGoodputColumn is genai-perf's goodput, after the other LLM columns
