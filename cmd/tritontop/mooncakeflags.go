@@ -45,7 +45,11 @@ func mooncakeRequest(f *loadFlags, mt *target, r *trace.Request, prompts **trito
 	if err := f.llm.apply(&opts, mt.metadata, f.streaming); err != nil {
 		return nil, err
 	}
-	if r.InputLength > 0 {
+	switch {
+	case r.TextInput != "" || len(r.HashIDs) > 0:
+		// The prompt is replaced below: build the least one.
+		opts.PromptTokens = 1
+	case r.InputLength > 0:
 		opts.PromptTokens = r.InputLength
 	}
 	if r.OutputLength > 0 {
