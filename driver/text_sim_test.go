@@ -49,6 +49,7 @@ func TestTextEndpointsAgreeWithTheSimulator(t *testing.T) {
 		{triton.EndpointCompletions, true},
 		{triton.EndpointGenerate, false},
 		{triton.EndpointChat, false},
+		{triton.EndpointCompletions, false},
 	} {
 		name := string(c.endpoint)
 		if !c.stream {

@@ -114,6 +114,7 @@ func WriteCSVSteps(w io.Writer, recorded []record.Step, o CSVOptions) error {
 		cols.streaming = cols.streaming || st.Client.Streaming != nil
 		cols.tokens = cols.tokens || st.Client.Streaming != nil && st.Client.Streaming.OutputTokens > 0
 		cols.sequences = cols.sequences || (o.Verbose && st.Client.Sequences != nil)
+		cols.fromSchedule(st)
 	}
 
 	var b strings.Builder
@@ -136,6 +137,7 @@ func WriteCSVSteps(w io.Writer, recorded []record.Step, o CSVOptions) error {
 	if cols.tokens {
 		b.WriteString("," + csvTokenColumns)
 	}
+	b.WriteString(cols.scheduleHeader())
 	if cols.sequences {
 		b.WriteString("," + csvSequenceColumns)
 	}
@@ -150,7 +152,14 @@ func WriteCSVSteps(w io.Writer, recorded []record.Step, o CSVOptions) error {
 }
 
 // csvColumnSet says which optional columns a CSV has.
-type csvColumnSet struct{ gpus, streaming, tokens, sequences bool }
+type csvColumnSet struct {
+	gpus, streaming, tokens, sequences bool
+	// scheduled and ttftScheduled are the latency and the time to first
+	// response from the schedule (open loop), tritontop's columns.
+	scheduled, ttftScheduled bool
+	// goodput is a decoupled model's goodput (--slo).
+	goodput bool
+}
 
 func writeCSVRow(b *strings.Builder, st record.Step, rate bool, cols csvColumnSet) {
 	c, sv := st.Client, st.Server
@@ -215,6 +224,7 @@ func writeCSVRow(b *strings.Builder, st record.Step, rate bool, cols csvColumnSe
 		}
 		b.WriteString("," + g6(sc.OutputTokensPerS) + "," + strconv.FormatFloat(perReq, 'f', 2, 64))
 	}
+	writeScheduleCells(b, st, cols)
 	if cols.sequences {
 		writeSequenceCells(b, c.Sequences)
 	}

@@ -295,7 +295,7 @@ func runView(i int, r HTMLRun, sum record.Summary) *htmlRunView {
 		v.StepsNote = "Latency in ms from the scheduled send (open loop)"
 	}
 	if v.Streaming {
-		v.StepsNote += ", to the final response; resp/s is responses per second, TTFT the time to the first response, ITL the time between responses"
+		v.StepsNote += ", to the final response; resp/s is responses per second, TTFT the time to the first response (from the same start as the latency), ITL the time between responses"
 	}
 	if v.Sequences {
 		v.StepsNote += "; seq/s is sequences ended per second, seq p50 and p99 their latency from a sequence's first send to its last response"
@@ -537,7 +537,12 @@ func streamingStepCells(st record.Step) []htmlCell {
 			fixed(millis(l.Mean), 2), fixed(millis(l.P50), 2), fixed(millis(l.P90), 2), fixed(millis(l.P95), 2), fixed(millis(l.P99), 2), l.Count, of)
 		return []htmlCell{{Text: fixed(millis(l.P50), 2), Title: title}, {Text: fixed(millis(l.P99), 2), Title: title}}
 	}
-	cells = append(cells, timing(sc.TTFT, "time to first response", "requests")...)
+	ttft, scheduled := stepTTFT(sc)
+	what := "time to first response from the send"
+	if scheduled {
+		what = "time to first response from the schedule"
+	}
+	cells = append(cells, timing(ttft, what, "requests")...)
 	return append(cells, timing(sc.ITL, "time between responses", "gaps")...)
 }
 

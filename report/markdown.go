@@ -207,7 +207,7 @@ func mdSteps(b *strings.Builder, s record.Summary) {
 	}
 	b.WriteString("\nLatency from the send in closed loop, from the schedule in open loop; queue and compute are Triton's, per request.")
 	if cols.streaming {
-		b.WriteString(" resp/s is responses per second; TTFT is the time to the first response, ITL the time between responses; the latency is to the final response.")
+		b.WriteString(" resp/s is responses per second; TTFT is the time to the first response (as the latency: from the send in closed loop, from the schedule in open loop), ITL the time between responses; the latency is to the final response.")
 	}
 	if cols.sequences {
 		b.WriteString(" seq/s is sequences ended per second; seq p50 and p99 are the sequence latency, from a sequence's first send to its last response.")

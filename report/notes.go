@@ -28,6 +28,9 @@ func runNotes(s record.Summary) []string {
 	if n := retriesNote(s.Client); n != "" {
 		out = append(out, n)
 	}
+	if n := cancelledNote(s.Client); n != "" {
+		out = append(out, n)
+	}
 	return out
 }
 

@@ -95,6 +95,7 @@ func writeLevelBody(b *strings.Builder, s record.Summary) {
 		if c.Streaming.OutputTokens > 0 {
 			fmt.Fprintf(b, "    Output token throughput: %s tokens/sec (%d tokens)\n", g6(c.Streaming.OutputTokensPerS), c.Streaming.OutputTokens)
 		}
+		writeGoodput(b, c.Streaming)
 	}
 	writeLatency(b, "", c.Latency)
 	if c.Scheduled != nil && c.Scheduled.Count > 0 {
@@ -136,7 +137,7 @@ func writeSteps(b *strings.Builder, s record.Summary) { writeStepTable(b, "Steps
 // writeStepTable is writeSteps under its own title.
 func writeStepTable(b *strings.Builder, title string, s record.Summary) {
 	cols := stepColumnsOf(s.Steps)
-	b.WriteString(title + " (latency in ms, from the schedule in open loop; queue and compute are Triton's, per request):\n")
+	b.WriteString(title + stepTableNote(cols) + ":\n")
 	head := []string{"step", "load", "infer/s", "p50", "p90", "p95", "p99", "queue", "compute", "batch", "gpu", "cpu/req", "stable", "slo", "limit"}
 	head = cols.insert(head, streamingHead, sequenceHead)
 	rows := [][]string{head}
@@ -241,6 +242,7 @@ func searchLines(s record.Summary) []string {
 			if m := st.Measurement; m != nil && m.SLO != nil {
 				good = fmt.Sprintf(", goodput %s req/s within the SLO", fixed(m.SLO.Goodput, 1))
 			}
+			good = jointGoodput(sr, st, good)
 			out = append(out, fmt.Sprintf("Highest level meeting %s: %s at %s infer/s (step %d)%s", slo, st.Load.String(),
 				fixed(st.Client.InferPerS, 1), sr.Best+1, good))
 		} else {
@@ -502,8 +504,8 @@ func streamingCells(st *stats.StreamingStats) []string {
 		return []string{"-", "-", "-", "-", "-"}
 	}
 	cells := []string{fixed(st.ResponsesPerS, 1), "-", "-", "-", "-"}
-	if st.TTFT.Count > 0 {
-		cells[1], cells[2] = msCell(st.TTFT.P50), msCell(st.TTFT.P99)
+	if ttft, _ := stepTTFT(st); ttft.Count > 0 {
+		cells[1], cells[2] = msCell(ttft.P50), msCell(ttft.P99)
 	}
 	if st.ITL.Count > 0 {
 		cells[3], cells[4] = msCell(st.ITL.P50), msCell(st.ITL.P99)

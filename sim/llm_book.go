@@ -40,6 +40,9 @@ type LLMRequest struct {
 	// server held when it arrived (queued or running, each until its final
 	// response), itself included.
 	InFlightAtArrival int
+	// Arrival is when it arrived, from the engine's start: the gaps
+	// between requests' arrivals are the gaps between their sends.
+	Arrival time.Duration
 	// Queue is the time until an instance took it in.
 	Queue time.Duration
 	// Responses counts its responses with outputs; FirstResponse is when

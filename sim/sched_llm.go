@@ -134,7 +134,7 @@ func (s *scheduler) admitLLM(room int) ([]*llmSeq, bool) {
 			continue
 		}
 		s.pending.Add(-1)
-		out = append(out, &llmSeq{r: r, rec: LLMRequest{ID: r.req.GetId(), InFlightAtArrival: int(r.heldAtArrival)}})
+		out = append(out, &llmSeq{r: r, rec: LLMRequest{ID: r.req.GetId(), InFlightAtArrival: int(r.heldAtArrival), Arrival: time.Duration(r.start)}})
 	}
 	if s.head == len(s.queue) {
 		s.queue, s.head = s.queue[:0], 0

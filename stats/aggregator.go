@@ -124,6 +124,8 @@ type span struct {
 	stream *streamHists            // nil until the span counts a decoupled model's result
 	seq    *hdrhistogram.Histogram // nil until a sequence ends in the span
 	ep     []endpointSpan
+	// goodput, when set, is what a good request meets (SetGoodput).
+	goodput *Goodput
 }
 
 // endpointSpan is one replica's share of a span.

@@ -86,7 +86,16 @@ func BenchmarkSnapshot(b *testing.B) {
 // BenchmarkAggregatorAddDecoupled is the per-result path of a decoupled
 // model's requests with 32 responses each (31 gaps); ns/op is per request.
 func BenchmarkAggregatorAddDecoupled(b *testing.B) {
+	b.Run("plain", func(b *testing.B) { benchmarkAddDecoupled(b, Goodput{}) })
+	// With --slo: each request checked against every objective at once.
+	b.Run("goodput", func(b *testing.B) {
+		benchmarkAddDecoupled(b, Goodput{Latency: time.Second, TTFT: 40 * time.Millisecond, ITL: 8 * time.Millisecond})
+	})
+}
+
+func benchmarkAddDecoupled(b *testing.B, g Goodput) {
 	a := NewAggregator(time.Second, 10*time.Second)
+	a.SetGoodput(g)
 	rng := rand.New(rand.NewPCG(5, 6))
 	batch := make([]driver.Result, 256)
 	for i := range batch {

@@ -28,6 +28,9 @@ type CollectorOptions struct {
 	Interval time.Duration
 	// Window is the sliding window's length (default 10 s).
 	Window time.Duration
+	// Goodput, when set, is what a good request of a decoupled model
+	// meets (StreamingStats.Goodput).
+	Goodput Goodput
 	// Results are the driver's finished requests; when the channel closes
 	// the collector emits a last, partial tick and returns.
 	Results <-chan []driver.Result
@@ -120,11 +123,13 @@ func NewCollector(opts CollectorOptions) *Collector {
 		c.agg.SetDecoupled()
 	}
 	c.agg.SetEndpoints(len(opts.Replicas))
+	c.agg.SetGoodput(opts.Goodput)
 	for _, m := range opts.Models {
 		a := NewAggregator(opts.Interval, opts.Window)
 		if m.Decoupled {
 			a.SetDecoupled()
 		}
+		a.SetGoodput(opts.Goodput)
 		c.models = append(c.models, a)
 	}
 	return c

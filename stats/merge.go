@@ -86,6 +86,9 @@ func (s *ClientStats) SetRates() {
 		if s.Streaming != nil {
 			s.Streaming.ResponsesPerS = float64(s.Streaming.Responses) / secs
 			s.Streaming.OutputTokensPerS = float64(s.Streaming.OutputTokens) / secs
+			if g := s.Streaming.Goodput; g != nil {
+				g.PerS = float64(g.Requests) / secs
+			}
 		}
 		if s.Sequences != nil {
 			s.Sequences.EndedPerS = float64(s.Sequences.Ended) / secs

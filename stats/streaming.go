@@ -39,6 +39,9 @@ type StreamingStats struct {
 	// OutputTokensPerS is OutputTokens over the span's duration.
 	OutputTokens     int64   `json:"output_tokens,omitempty"`
 	OutputTokensPerS float64 `json:"output_tokens_per_s,omitempty"`
+	// Goodput counts the requests that met every --slo at once (Goodput);
+	// nil when none was given.
+	Goodput *GoodputStats `json:"goodput,omitempty"`
 }
 
 // Counts summarizes a distribution of counts (responses per request).
@@ -68,6 +71,10 @@ type streamTally struct {
 	// set once a request was scheduled apart from its send (open loop).
 	ttftSched extremes
 	open      bool
+	// good counts the requests that met the span's goodput objectives;
+	// goodput is set when there were any.
+	good    int64
+	goodput bool
 }
 
 func (t *streamTally) merge(o *streamTally) {
@@ -80,6 +87,8 @@ func (t *streamTally) merge(o *streamTally) {
 	t.perReq.merge(o.perReq)
 	t.ttftSched.merge(o.ttftSched)
 	t.open = t.open || o.open
+	t.good += o.good
+	t.goodput = t.goodput || o.goodput
 }
 
 // streamHists are a span's histograms of a decoupled model's responses:
@@ -151,6 +160,12 @@ func (sp *span) addStream(r *driver.Result) {
 	}
 	st.perReq.add(time.Duration(r.Responses))
 	_ = sp.stream.perReq.RecordValue(countValue(int64(r.Responses)))
+	if g := sp.goodput; g != nil {
+		st.goodput = true
+		if g.met(r) {
+			st.good++
+		}
+	}
 	if r.Timing == nil || r.Timing.First == 0 && len(r.Timing.Gaps) == 0 {
 		return
 	}
@@ -173,7 +188,7 @@ func (sp *span) addStream(r *driver.Result) {
 // streamingStats builds a span's StreamingStats over duration d; h may be
 // nil when the span timed no response.
 func (t *streamTally) streamingStats(d time.Duration, h *streamHists) *StreamingStats {
-	s := &StreamingStats{Requests: t.requests, Responses: t.responses, OutputTokens: t.tokens}
+	s := &StreamingStats{Requests: t.requests, Responses: t.responses, OutputTokens: t.tokens, Goodput: goodputStats(t.goodput, t.good, d)}
 	if secs := d.Seconds(); secs > 0 {
 		s.ResponsesPerS = float64(t.responses) / secs
 		s.OutputTokensPerS = float64(t.tokens) / secs
@@ -228,6 +243,7 @@ func (s *StreamingStats) Add(o *StreamingStats) {
 	s.Requests += o.Requests
 	s.Responses += o.Responses
 	s.OutputTokens += o.OutputTokens
+	addGoodput(&s.Goodput, o.Goodput)
 }
 
 // CountsMerge adds up the Counts of several spans, exactly through their

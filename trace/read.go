@@ -184,6 +184,8 @@ func parseMooncake(b []byte) (*Trace, error) {
 			Timestamp    *float64 `json:"timestamp"`
 			InputLength  int      `json:"input_length"`
 			OutputLength int      `json:"output_length"`
+			HashIDs      []int64  `json:"hash_ids"`
+			TextInput    string   `json:"text_input"`
 		}
 		if err := json.Unmarshal(line, &e); err != nil {
 			return fmt.Errorf("line %d: %v", n, err)
@@ -198,7 +200,11 @@ func parseMooncake(b []byte) (*Trace, error) {
 		if e.InputLength < 0 || e.OutputLength < 0 {
 			return fmt.Errorf("line %d: input_length and output_length must not be negative", n)
 		}
-		t.Requests = append(t.Requests, Request{At: at, InputLength: e.InputLength, OutputLength: e.OutputLength})
+		if e.InputLength == 0 && e.TextInput == "" {
+			return fmt.Errorf("line %d: no \"input_length\" (tokens of the prompt) and no \"text_input\"", n)
+		}
+		t.Requests = append(t.Requests, Request{At: at, InputLength: e.InputLength, OutputLength: e.OutputLength,
+			HashIDs: e.HashIDs, TextInput: e.TextInput})
 		return nil
 	})
 	return t, err

@@ -35,9 +35,16 @@ func TestParseFormats(t *testing.T) {
 			}},
 		{"mooncake", `{"timestamp": 0, "input_length": 655, "output_length": 52, "hash_ids": [46, 47]}
 {"timestamp": 10535, "input_length": 672, "output_length": 26}
-`, Mooncake, []time.Duration{0, 10535 * time.Millisecond}, func(t *testing.T, tr *Trace) {
+{"timestamp": 10535.5, "text_input": "What is Triton?", "output_length": 3}
+`, Mooncake, []time.Duration{0, 10535 * time.Millisecond, 10535500 * time.Microsecond}, func(t *testing.T, tr *Trace) {
 			if tr.Requests[1].InputLength != 672 || tr.Requests[1].OutputLength != 26 {
 				t.Errorf("request %+v", tr.Requests[1])
+			}
+			if h := tr.Requests[0].HashIDs; len(h) != 2 || h[0] != 46 || h[1] != 47 || tr.Requests[1].HashIDs != nil {
+				t.Errorf("hash ids %v, %v", h, tr.Requests[1].HashIDs)
+			}
+			if tr.Requests[2].TextInput != "What is Triton?" {
+				t.Errorf("text_input %q", tr.Requests[2].TextInput)
 			}
 		}},
 		{"triton", `[
@@ -86,6 +93,7 @@ func TestParseRefuses(t *testing.T) {
 		{`{"tritontop_trace":99}`, "version 99"},
 		{"{\"tritontop_trace\":1}\n{\"t_us\":-5}", "non-negative"},
 		{`{"timestamp": -1}`, "non-negative"},
+		{"{\"timestamp\": 0, \"input_length\": 5}\n{\"timestamp\": 1, \"output_length\": 5}", "line 2: no \"input_length\""},
 		{`[{"id":1,"model_name":"m"}]`, "no request with an arrival"},
 	} {
 		if _, err := Parse([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {

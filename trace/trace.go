@@ -75,6 +75,13 @@ type Request struct {
 	// tokens (Mooncake).
 	InputLength  int `json:"input_length,omitempty"`
 	OutputLength int `json:"output_length,omitempty"`
+	// HashIDs are a Mooncake request's prompt blocks, in order: requests
+	// sharing a hash id share that block of their prompts (a prefix the
+	// server may cache), as AIPerf and Mooncake mean them.
+	HashIDs []int64 `json:"hash_ids,omitempty"`
+	// TextInput is an LLM request's own prompt (AIPerf's Mooncake
+	// "text_input"), sent as it is instead of one built to InputLength.
+	TextInput string `json:"text_input,omitempty"`
 	// Protocol is "grpc" or "http"; Stream is set for a request that came
 	// over a ModelStreamInfer stream.
 	Protocol string `json:"protocol,omitempty"`

@@ -58,10 +58,13 @@ type streamPane struct {
 func (p *streamPane) SetSize(w, h int) { p.w, p.h = w, h }
 
 // tickTTFT and tickITL are the tick's response timings, nil when no
-// request of the tick was timed.
+// request of the tick was timed; the time to first response is from the
+// schedule in open loop (paneTTFT).
 func tickTTFT(s *stats.Snapshot) *stats.Latency {
-	if st := s.Tick.Streaming; st != nil && st.TTFT.Count > 0 {
-		return &st.TTFT
+	if st := s.Tick.Streaming; st != nil {
+		if l, _ := paneTTFT(st); l.Count > 0 {
+			return l
+		}
 	}
 	return nil
 }
@@ -104,7 +107,7 @@ func (p *streamPane) View() string {
 		return box(st, "Streaming", focused, p.w, p.h, []string{st.Dim.Render("waiting for data")})
 	}
 	ws, wname := p.b.windowStats(s)
-	title := "Streaming · " + wname
+	title := "Streaming · " + wname + fromWhere(ws)
 	iw, rows := p.w-4, p.h-2
 	lines := make([]string, 0, rows)
 	lines = append(lines, streamTable(st, ws, iw)...)
@@ -186,13 +189,14 @@ func streamTable(st *Styles, ws *stats.ClientStats, iw int) []string {
 	}
 	var ttft, itl *stats.Latency
 	if sc := ws.Streaming; sc != nil {
-		ttft, itl = &sc.TTFT, &sc.ITL
+		ttft, _ = paneTTFT(sc)
+		itl = &sc.ITL
 	}
 	return []string{
 		hdr.String(),
 		row("ttft", ttft, "no request finished"),
 		row("itl", itl, "no second response"),
-		row(request, &ws.Latency, "no request finished"),
+		row(request, paneLatency(ws), "no request finished"),
 	}
 }
 

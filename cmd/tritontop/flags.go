@@ -77,6 +77,8 @@ type loadFlags struct {
 	mouse            bool
 	cpuProfile       string
 	llm              llmFlags
+	mooncake         mooncakeFlags
+	slos             sloFlags
 	dist             workerFlags // --workers, --start-at, --prometheus-addr
 	seq              seqFlags
 	retry            retryFlags
@@ -176,6 +178,8 @@ func newLoadFlagSet(name string, f *loadFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.mouse, "mouse", false, mouseUsage)
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of tritontop itself to FILE")
 	registerLLMFlags(fs, &f.llm)
+	registerMooncakeFlags(fs, &f.mooncake)
+	registerSLOFlags(fs, &f.slos)
 	registerWorkerFlags(fs, &f.dist)
 	registerSequenceFlags(fs, &f.seq)
 	registerRetryFlags(fs, &f.retry)

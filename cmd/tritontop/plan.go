@@ -42,7 +42,6 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	f, err := parseLoadFlags("tritontop plan", args, stderr, false, func(fs *flag.FlagSet) {
 		registerDemoFlags(fs, &pf.demoSize)
 		registerPlanBudgetFlags(fs, &pf.budget)
-		fs.Var(repeated{&pf.slo}, "slo", "an SLO: [ttft-|itl-]pNN:DURATION (p99:100ms, ttft-p99:500ms) or avg:DURATION (required; repeatable, all must hold)")
 		fs.Float64Var(&pf.targetRate, "target-rate", 0, "the load to plan for, requests per second (required)")
 		fs.Float64Var(&pf.gpuTarget, "gpu-utilization-target", 0, "no GPU above this utilization (0..1) at a passing level, and the autoscaler's target")
 		fs.StringVar(&pf.deployment, "deployment", "triton", "the Triton Deployment the autoscaler scales")
@@ -52,6 +51,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return flagExit("tritontop plan", err, stderr)
 	}
+	pf.slo = f.slos.specs // --slo is the load flags' (sloflags.go)
 	if err := pf.check(f); err != nil {
 		fmt.Fprintf(stderr, "tritontop: %v\n", err)
 		return exitUsage

@@ -441,6 +441,7 @@ func newCollector(ctx context.Context, f *loadFlags, t *target, drivers []*drive
 		Server:  poller,
 		Metrics: metrics,
 		System:  sampler, Replicas: replicas,
+		Goodput: f.slos.goodput,
 	}
 	if f.several() {
 		for i, mt := range t.models {

@@ -40,6 +40,12 @@ func checkShapeFlags(f *loadFlags) error {
 	if err := checkTraceFlags(f); err != nil {
 		return err
 	}
+	if err := checkMooncakeFlags(f); err != nil {
+		return err
+	}
+	if err := checkSLOFlags(f); err != nil {
+		return err
+	}
 	if s.stages == "" {
 		return nil
 	}

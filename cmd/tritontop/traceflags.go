@@ -134,6 +134,8 @@ type requestTable struct {
 	f     *loadFlags
 	reqs  []*triton.InferRequest
 	index map[string]int32
+	// prompts builds Mooncake prompts from their hash ids' blocks.
+	prompts *triton.BlockPrompts
 }
 
 // request returns the index of r's request, building it the first time.
@@ -148,8 +150,8 @@ func (b *requestTable) request(r *trace.Request) (int32, error) {
 		return b.add("data:"+strconv.Itoa(*r.DataRef%len(base)), func() (*triton.InferRequest, error) {
 			return base[*r.DataRef%len(base)], nil
 		})
-	case r.InputLength > 0 || r.OutputLength > 0:
-		return b.add(fmt.Sprintf("llm:%d:%d", r.InputLength, r.OutputLength), func() (*triton.InferRequest, error) {
+	case r.InputLength > 0 || r.OutputLength > 0 || r.TextInput != "":
+		return b.add(fmt.Sprintf("llm:%d:%d:%v:%q", r.InputLength, r.OutputLength, r.HashIDs, r.TextInput), func() (*triton.InferRequest, error) {
 			return b.llmRequest(r)
 		})
 	case len(r.Inputs) == 0:
@@ -181,26 +183,17 @@ func (b *requestTable) add(key string, build func() (*triton.InferRequest, error
 	return i, nil
 }
 
-// llmRequest is a Mooncake request: a prompt of input_length words and at
-// most output_length tokens.
+// llmRequest is a Mooncake request: a prompt of exactly input_length
+// tokens made of its hash ids' blocks (or its own text_input), and
+// output_length tokens asked for as max_tokens and min_tokens, as
+// --output-tokens-mean asks.
 func (b *requestTable) llmRequest(r *trace.Request) (*triton.InferRequest, error) {
-	f := b.f
-	opts := triton.InputOptions{Data: f.inputData, BatchSize: f.batch}
-	if err := f.llm.apply(&opts, b.mt.metadata, f.streaming); err != nil {
-		return nil, err
-	}
-	if r.InputLength > 0 {
-		opts.PromptTokens = r.InputLength
-	}
-	if r.OutputLength > 0 {
-		opts.Parameters = map[string]any{"max_tokens": int64(r.OutputLength)}
-	}
-	reqs, err := triton.BuildRequests(b.mt.metadata, b.mt.config, opts)
+	req, err := mooncakeRequest(b.f, b.mt, r, &b.prompts)
 	if err != nil {
 		return nil, err
 	}
-	reqs[0].Version = f.modelVersion
-	return reqs[0], nil
+	req.Version = b.f.modelVersion
+	return req, nil
 }
 
 // requestKey tells distinct requests apart: the same inputs (without
