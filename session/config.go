@@ -6,11 +6,11 @@
 //
 // A Session goes through its phases in order, one method each:
 //
-//	s, err := session.New(cfg, builder, stdout, stderr)
+//	s, err := session.New(cfg, builder, stdout, stderr) // cfg.Validate
+//	defer s.Close()      // releases the parts, whatever happened
 //	err = s.Connect(ctx) // the parts, the run file, the sinks
-//	defer s.Close()
 //	err = s.Start(ctx)   // the first request
-//	s.Wait()             // the end of the run
+//	s.Wait(ctx)          // the end of the run
 //	err = s.Finish(ctx)  // summary, plan, verdict
 //
 // Config holds the run's own settings as plain values; a Builder makes
@@ -128,7 +128,10 @@ func (c Config) Validate(builtIn bool) error {
 // that cannot be written): the command line's exit code 2.
 type UsageError struct{ Err error }
 
+// Error is the refusal's one line.
 func (e UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap is the refusal's cause.
 func (e UsageError) Unwrap() error { return e.Err }
 
 // ErrNotStarted is a run that ended before its load started (during a wait

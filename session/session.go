@@ -60,8 +60,8 @@ func New(cfg Config, b Builder, stdout, stderr io.Writer) (*Session, error) {
 func (s *Session) Started() time.Time { return s.started }
 
 // Connect builds the run's parts (it connects to the server), opens the
-// run file and wires the collector's snapshots to the sinks. After it,
-// Close must run.
+// run file and wires the collector's snapshots to the sinks. Close must
+// run after it, whether it failed or not.
 func (s *Session) Connect(ctx context.Context) error {
 	p, err := s.builder.Build(ctx, s.cfg, s.stderr)
 	if err != nil {
