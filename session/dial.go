@@ -103,8 +103,12 @@ func (d Dial) build(ctx context.Context, cfg Config, client triton.Client) (*Par
 	h.Server.Metadata, _ = record.ProtoJSON(srv)
 	h.Model.Metadata, _ = record.ProtoJSON(md)
 	h.Model.Config, _ = record.ProtoJSON(mc)
+	col := stats.NewCollector(opts)
+	// Every change of load (a step, the start of the drain) starts a new
+	// tick.
+	drv.OnLoadChange(col.LoadChanged)
 	return &Parts{
-		Drivers: []*driver.Driver{drv}, Collector: stats.NewCollector(opts), Header: h,
+		Drivers: []*driver.Driver{drv}, Collector: col, Header: h,
 		OnStart: onStart, Release: func(bool) { release() },
 	}, nil
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/session"
@@ -123,7 +125,12 @@ func TestSessionRecordsWhatTheServerCounts(t *testing.T) {
 	}
 	run := checkCounts(t, path, srv)
 	if len(run.Snapshots) < 2 {
-		t.Errorf("%d ticks in 800ms at 100ms", len(run.Snapshots))
+		t.Fatalf("%d ticks in 800ms at 100ms", len(run.Snapshots))
+	}
+	// The end of the load is a change of load: the ticks after it are the
+	// drain's, and the ticks before are not.
+	if first, last := run.Snapshots[0], run.Snapshots[len(run.Snapshots)-1]; first.Load.Drain || !last.Load.Drain {
+		t.Errorf("first tick drain %v, last tick drain %v: want the last alone marked", first.Load.Drain, last.Load.Drain)
 	}
 	if !strings.Contains(stdout.String(), model) {
 		t.Errorf("the summary on standard output does not name the model:\n%s", stdout.String())
@@ -288,5 +295,51 @@ func TestValidate(t *testing.T) {
 				t.Errorf("New: %v, want a UsageError", err)
 			}
 		})
+	}
+}
+
+// TestSessionSteppedRun gives a session a stepper (a sweep of two fixed
+// steps, as --concurrency-range 1:2 --step-duration does): the stepper
+// ends the run after its last level, each measured step reaches the run
+// file, the summary and a progress line, and the counts are still the
+// simulator's.
+func TestSessionSteppedRun(t *testing.T) {
+	srv := startSim(t)
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	cfg := session.Config{
+		URL: srv.GRPCAddr(), Model: model, Tick: 100 * time.Millisecond, Drain: 10 * time.Second,
+		Record: path, Headless: true,
+	}
+	search := plan.Sweep{Levels: []load.Target{{Mode: load.Concurrency, Concurrency: 1}, {Mode: load.Concurrency, Concurrency: 2}}}
+	b := session.BuilderFunc(func(ctx context.Context, cfg session.Config, stderr io.Writer) (*session.Parts, error) {
+		p, err := session.Dial{}.Build(ctx, cfg, stderr)
+		if err != nil {
+			return nil, err
+		}
+		p.Search = search
+		p.Stepper = func(onStep func(record.Step), onDone func(record.Search)) (*plan.Stepper, error) {
+			return plan.NewStepper(plan.Options{Search: search, Tick: cfg.Tick, Window: 300 * time.Millisecond,
+				StepDuration: 300 * time.Millisecond, Drain: cfg.Drain, OnStep: onStep, OnDone: onDone},
+				p.Drivers[0], p.Collector)
+		}
+		return p, nil
+	})
+	var stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := runSession(t, ctx, cfg, b, io.Discard, &stderr); err != nil {
+		t.Fatalf("Finish: %v", err)
+	}
+	run := checkCounts(t, path, srv)
+	if len(run.Steps) != 2 || len(run.Summary.Steps) != 2 {
+		t.Fatalf("%d steps in the run file, %d in the summary, want 2", len(run.Steps), len(run.Summary.Steps))
+	}
+	for i, st := range run.Steps {
+		if st.Load.Concurrency != i+1 || st.Client.Successes == 0 {
+			t.Errorf("step %d: load %+v, %d successes", i, st.Load, st.Client.Successes)
+		}
+	}
+	if n := strings.Count(stderr.String(), "concurrency "); n < 2 {
+		t.Errorf("want a line per step on stderr, got:\n%s", stderr.String())
 	}
 }
