@@ -179,16 +179,9 @@ func calibrateDemo(ctx context.Context, f *loadFlags, repo sim.Repository, i int
 		return 0, err
 	}
 	defer t.close()
-	prepared := make([]triton.Prepared, 0, len(t.requests))
-	for _, r := range t.requests {
-		p, err := t.client.Prepare(r)
-		if err != nil {
-			return 0, fmt.Errorf("prepare a request: %w", err)
-		}
-		prepared = append(prepared, p)
-	}
-	if len(prepared) == 0 {
-		return 0, errors.New("no request to send")
+	prepared, err := prepareAll(t)
+	if err != nil {
+		return 0, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, demoCalibWarm+demoCalibTime+5*time.Second)
 	defer cancel()
@@ -242,6 +235,22 @@ func calibrateDemo(ctx context.Context, f *loadFlags, repo sim.Repository, i int
 		return 0, errors.New("no calibration request finished")
 	}
 	return float64(n) / took.Seconds(), nil
+}
+
+// prepareAll prepares the target's requests for its client.
+func prepareAll(t *target) ([]triton.Prepared, error) {
+	prepared := make([]triton.Prepared, 0, len(t.requests))
+	for _, r := range t.requests {
+		p, err := t.client.Prepare(r)
+		if err != nil {
+			return nil, fmt.Errorf("prepare a request: %w", err)
+		}
+		prepared = append(prepared, p)
+	}
+	if len(prepared) == 0 {
+		return nil, errors.New("no request to send")
+	}
+	return prepared, nil
 }
 
 // pctText is a share as a whole percentage.

@@ -255,24 +255,33 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, needModel bool
 	if err := checkRanges(f); err != nil {
 		return nil, err
 	}
+	if err := checkTLSFlags(f); err != nil {
+		return nil, err
+	}
+	if err := checkOutputs(f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// checkTLSFlags turns TLS on when a TLS file is given, and checks the
+// files: a certificate with its key, each readable.
+func checkTLSFlags(f *loadFlags) error {
 	if f.sslCA != "" || f.sslCert != "" || f.sslKey != "" {
 		f.ssl = true
 	}
 	if (f.sslCert == "") != (f.sslKey == "") {
-		return nil, errors.New("--ssl-cert and --ssl-key go together: give both or neither")
+		return errors.New("--ssl-cert and --ssl-key go together: give both or neither")
 	}
 	for _, tf := range []struct{ flag, path string }{{"--ssl-ca", f.sslCA}, {"--ssl-cert", f.sslCert}, {"--ssl-key", f.sslKey}} {
 		if tf.path == "" {
 			continue
 		}
 		if _, err := os.Stat(tf.path); err != nil {
-			return nil, fmt.Errorf("cannot read %s %s: %v", tf.flag, tf.path, errors.Unwrap(err))
+			return fmt.Errorf("cannot read %s %s: %v", tf.flag, tf.path, errors.Unwrap(err))
 		}
 	}
-	if err := checkOutputs(f); err != nil {
-		return nil, err
-	}
-	return f, nil
+	return nil
 }
 
 // parseRange reads perf_analyzer's START[:END[:STEP]].

@@ -193,20 +193,6 @@ func absPath(path string) string {
 	return path
 }
 
-// replaceRunFile makes way for --record's run file under --force: an
-// existing file is removed just before the new one is created (the checks
-// before the run refused it without --force). The run file is streamed in
-// place, not renamed: see the rule above.
-func replaceRunFile(path string, force bool) error {
-	if path == "" || path == "-" || !force {
-		return nil
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("--force: cannot replace --record %s: %v", path, unwrapPath(err))
-	}
-	return nil
-}
-
 // startCPUProfile profiles this process's CPU until the returned func runs,
 // into a temporary file that the func then moves to path by the output
 // rule: a profile is of use only whole.

@@ -77,9 +77,15 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return exitFor(exportRun(sum, *csvPath, report.CSVOptions{Verbose: *verboseCSV}, *jsonOut, *markdown, *force, stdout), stderr)
 	}
 
+	return replayDashboard(run, file, *speed, *fps, *mouse, stdout, stderr)
+}
+
+// replayDashboard replays run in the dashboard at speed until q or a
+// signal.
+func replayDashboard(run *record.Run, file string, speed float64, fps int, mouse bool, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
-	rp := record.NewReplay(run.Snapshots, *speed)
+	rp := record.NewReplay(run.Snapshots, speed)
 	rp.HoldAtEnd(true)
 	frames := make(chan stats.Snapshot, 64)
 	go func() {
@@ -90,6 +96,19 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 			}
 		})
 	}()
+	info, models := replayHeader(run, file)
+	p := tea.NewProgram(tui.New(tui.Options{Snapshots: frames, Replay: rp, Header: info, FPS: fps, Models: models, Mouse: mouse}),
+		tea.WithContext(ctx), tea.WithOutput(stdout))
+	if _, err := p.Run(); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "tritontop: dashboard: %s\n", oneLine(err.Error()))
+		return exitFail
+	}
+	return exitOK
+}
+
+// replayHeader is what the replay's dashboard says of the run, from its
+// header.
+func replayHeader(run *record.Run, file string) (tui.HeaderInfo, []tui.ModelControl) {
 	h := run.Header
 	info := tui.HeaderInfo{
 		Server: h.Server.URL, Protocol: h.Server.Protocol, Model: h.Model.Name, Version: h.Model.Version,
@@ -108,13 +127,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		cfg, _ := kserve.ParseConfigJSON(m.Config)
 		models = append(models, modelControl(m.Name, m.Version, cfg))
 	}
-	p := tea.NewProgram(tui.New(tui.Options{Snapshots: frames, Replay: rp, Header: info, FPS: *fps, Models: models, Mouse: *mouse}),
-		tea.WithContext(ctx), tea.WithOutput(stdout))
-	if _, err := p.Run(); err != nil && ctx.Err() == nil {
-		fmt.Fprintf(stderr, "tritontop: dashboard: %s\n", oneLine(err.Error()))
-		return exitFail
-	}
-	return exitOK
+	return info, models
 }
 
 // exportRun writes a replayed run's CSV (-f, with the options o) and its

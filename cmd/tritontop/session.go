@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -19,6 +17,7 @@ import (
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
+	"github.com/tritontop/tritontop/session"
 	"github.com/tritontop/tritontop/stats"
 	"github.com/tritontop/tritontop/triton/pb"
 	"github.com/tritontop/tritontop/tui"
@@ -91,7 +90,8 @@ func exitFor(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "tritontop: %s\n", oneLine(err.Error()))
 	var ue usageError
-	if errors.As(err, &ue) {
+	var sue session.UsageError
+	if errors.As(err, &ue) || errors.As(err, &sue) {
 		return exitUsage
 	}
 	var se sloError
@@ -119,61 +119,150 @@ func protocolName(f *loadFlags) string {
 	return "gRPC"
 }
 
-// runSession runs one load run: connect, drive, measure, and show or record.
-// It is wiring: the driver feeds the collector, whose snapshots fan out to
-// the run's sinks (summary, run file, dashboard or progress line).
+// runSession runs one load run: connect, drive, measure, and show or record,
+// as a session (package session) whose parts the flags build.
 func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr io.Writer) error {
+	s, err := session.New(f.config(), &flagParts{f: f, args: args, stdout: stdout}, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.Connect(ctx); err != nil {
+		return err
+	}
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	s.Wait(ctx)
+	return s.Finish(ctx)
+}
+
+// flagParts builds a session's parts from the flags: the drivers feed the
+// collector, whose snapshots fan out to the run's sinks (summary, run file,
+// dashboard or progress line, Prometheus, the profile export, the gates).
+type flagParts struct {
+	f      *loadFlags
+	args   []string
+	stdout io.Writer
+}
+
+// releases are what a run holds, freed last first.
+type releases []func(started bool)
+
+func (r *releases) add(f func(started bool)) { *r = append(*r, f) }
+
+func (r releases) run(started bool) {
+	for i := len(r) - 1; i >= 0; i-- {
+		r[i](started)
+	}
+}
+
+// Build connects and builds the run's parts; what it took is released
+// when it fails.
+func (b *flagParts) Build(ctx context.Context, _ session.Config, stderr io.Writer) (_ *session.Parts, err error) {
+	f := b.f
+	var rel releases
+	defer func() {
+		if err != nil {
+			rel.run(false)
+		}
+	}()
 	// -f's file was made before the run to check it; a run that wrote
 	// nothing leaves no empty file.
 	if err := checkGateFlags(f); err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
 	gates := newRunGates(f)
 	sched, err := loadFromFlags(f)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	prom, err := f.dist.servePrometheus(ctx, f.modelNames(), stderr)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer prom.close()
+	rel.add(func(bool) { prom.close() })
 	if f.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(f.cpuProfile, f.out.force)
 		if err != nil {
-			return usageError{err}
+			return nil, usageError{err}
 		}
-		defer stopProfile()
+		rel.add(func(bool) { stopProfile() })
 	}
-	t, err := connect(ctx, f)
+	t, err := b.connect(ctx, &sched, &rel)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer t.close()
-	if err := checkSLOsForModel(f, t); err != nil {
-		return usageError{err}
+	drivers, col, restartCPU, err := b.measure(ctx, t, sched, &rel, stderr)
+	if err != nil {
+		return nil, err
 	}
-	planProbe(&sched, t.config)
+	header := runHeader(f, b.args, t, drivers)
+	f.dist.stamp(&header)
+	p := &session.Parts{
+		Drivers: drivers, Collector: col, Header: header,
+		Sinks:        []report.Sink{prom.sink(), f.pa.exportSink(), gates.sink()},
+		WaitForStart: func(ctx context.Context) bool { return f.dist.waitForStart(ctx, stderr) },
+		OnStart:      restartCPU,
+		Hurry:        hurryContext(ctx),
+		Dashboard: func(ctx, runCtx context.Context, stepper *plan.Stepper, frames <-chan stats.Snapshot) error {
+			return runDashboard(ctx, runCtx, f, t, drivers, col, stepper, frames, b.stdout)
+		},
+		Terminal: func() bool { return isTerminal(b.stdout) },
+		Report: func(ctx context.Context, sum record.Summary) error {
+			return reportRun(ctx, f, prom, sum, b.stdout, stderr)
+		},
+		Verdict: func(sum record.Summary) error {
+			return errors.Join(sloVerdict(f, sum), gates.verdict(sum, "tritontop "+f.model))
+		},
+		Release: rel.run,
+	}
+	if gates != nil {
+		p.OnSummary = append(p.OnSummary, gates.finish)
+		p.OnEnd = func(end func()) { gates.end = end }
+	}
+	b.stepped(p, sched, header.Server)
+	return p, nil
+}
 
+// connect dials the server(s) and reads the model(s), and checks the SLOs
+// against the model.
+func (b *flagParts) connect(ctx context.Context, sched *schedule, rel *releases) (*target, error) {
+	t, err := connect(ctx, b.f)
+	if err != nil {
+		return nil, err
+	}
+	rel.add(func(bool) { t.close() })
+	if err := checkSLOsForModel(b.f, t); err != nil {
+		return nil, usageError{err}
+	}
+	planProbe(sched, t.config)
+	return t, nil
+}
+
+// measure builds the drivers and the collector that counts their results,
+// and returns what restarts the count of the client's CPU.
+func (b *flagParts) measure(ctx context.Context, t *target, sched schedule, rel *releases, stderr io.Writer) (
+	[]*driver.Driver, *stats.Collector, func(), error) {
+	f := b.f
 	client, streams, bal, err := driverClient(f, t)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	if bal != nil {
-		defer bal.Close()
+		rel.add(func(bool) { bal.Close() })
 	}
 	drivers, err := newDrivers(f, t, sched, client, streams)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	drv := drivers[0]
 	if err := f.pa.openProfileExport(drv); err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	var started time.Time // when the drivers started
-	defer func() { f.pa.closeExport(stderr, !started.IsZero()) }()
+	rel.add(func(started bool) { f.pa.closeExport(stderr, started) })
 	col, closeCol, restartCPU := newCollector(ctx, f, t, drivers, bal, stderr)
-	defer closeCol()
+	rel.add(func(bool) { closeCol() })
 	// Every change of load, by key or by step, of any model, starts a new
 	// tick.
 	if f.several() {
@@ -183,171 +272,37 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 	} else {
 		drv.OnLoadChange(f.pa.onLoadChange(col.LoadChanged))
 	}
+	return drivers, col, restartCPU, nil
+}
 
-	header := runHeader(f, args, t, drivers)
-	f.dist.stamp(&header)
-	if err := replaceRunFile(f.record, f.out.force); err != nil {
-		return usageError{err}
+// stepped makes p a stepped run when the schedule searches (a range, a
+// capacity plan), and a plan's run a plan.
+func (b *flagParts) stepped(p *session.Parts, sched schedule, srv record.ServerInfo) {
+	if sched.search == nil {
+		return
 	}
-	rec, err := openRecord(f.record, header, stdout)
-	if err != nil {
-		return err
+	f, drv, col := b.f, p.Drivers[0], p.Collector
+	p.Search = sched.search
+	p.Stepper = func(onStep func(record.Step), onDone func(record.Search)) (*plan.Stepper, error) {
+		return newStepper(f, sched, drv, col, onStep, onDone)
 	}
-	useTUI := !f.headless && f.record != "-" && isTerminal(stdout)
-	var frames chan stats.Snapshot
-	var view report.Sink
-	switch {
-	case useTUI:
-		frames = make(chan stats.Snapshot, 64)
-		view = report.SinkFunc(func(s stats.Snapshot) {
-			select {
-			case frames <- s:
-			default: // the dashboard is behind: it shows the next one
-			}
-		})
-	case f.record != "-":
-		view = report.NewProgress(stderr, f.tick/2, stats.DiagnoseOptions{SharedProcess: f.inProcessServer})
-	}
-	var recSink report.Sink
-	if rec != nil {
-		recSink = rec
-	}
-	var (
-		outputs  *report.Outputs
-		stepper  *plan.Stepper
-		stepSink report.Sink
-	)
-	// started (above) is also a sweep's time left.
-	if sched.search != nil {
-		// Each measured step goes to the run file and the summary, and
-		// gets a line when there is no dashboard.
-		lines := &stepLines{search: sched.search}
-		onStep := func(st record.Step) {
-			if rec != nil {
-				rec.WriteStep(st)
-			}
-			outputs.Summarizer().AddStep(st)
-			if !useTUI {
-				lines.write(stderr, stepper, time.Since(started), st)
-			}
+	if f.plan != nil {
+		p.Plan = func(st *plan.Stepper, steps []record.Step) (*record.Plan, error) {
+			return makePlan(f, srv, sched.search, st, steps)
 		}
-		onDone := func(r record.Search) { outputs.Summarizer().SetSearch(&r) }
-		if stepper, err = newStepper(f, sched, drv, col, onStep, onDone); err != nil {
-			return err
-		}
-		stepSink = stepper
 	}
-	// The view before the stepper: a step's line follows its last tick's.
-	outputs = report.NewOutputs(header, recSink, view, stepSink, prom.sink(), f.pa.exportSink(), gates.sink())
-	if gates != nil {
-		outputs.OnSummary(gates.finish)
-	}
-	if !f.dist.waitForStart(ctx, stderr) {
-		outputs.Close()
-		dropUnstartedRunFile(f.record)
-		return errNotStarted
-	}
-	// The server's statistics count from before the first request.
-	col.Prime(ctx)
-	restartCPU()
-	started = time.Now()
+}
 
-	// The run ends on a signal, --duration, the end of a schedule, or q.
-	runCtx, endRun := context.WithCancel(ctx)
-	defer endRun()
-	if gates != nil {
-		gates.end = endRun
-	}
-	if f.duration > 0 {
-		time.AfterFunc(f.duration, endRun)
-	}
-	go func() {
-		<-runCtx.Done()
-		for _, d := range drivers {
-			d.Stop(f.drain)
-		}
-	}()
-
-	// The models' drivers run together: an error in one ends the run for
-	// all; so does a driver that stopped without ending by itself (a stop
-	// reaches them all anyway). Drivers that end by themselves (a load
-	// plan, a trace's schedule: in a trace over several models, each
-	// model's) end the run when the last of them has sent its last request
-	// and drained, so that no model's trace is cut by another's end.
-	var (
-		driveErr  error
-		driveOnce sync.Once
-		driveWG   sync.WaitGroup
-		selfEnded atomic.Int32
-	)
-	for _, d := range drivers {
-		if d.EndsByItself() {
-			selfEnded.Add(1)
-		}
-	}
-	for _, d := range drivers {
-		driveWG.Go(func() {
-			err := d.Run(hurryContext(ctx))
-			if err != nil {
-				driveOnce.Do(func() { driveErr = err })
-			}
-			if err != nil || !d.EndsByItself() || selfEnded.Add(-1) == 0 {
-				endRun()
-			}
-		})
-	}
-	colDone := make(chan error, 1)
-	go func() {
-		colDone <- col.Run(context.Background(), outputs.Add)
-		if frames != nil {
-			close(frames)
-		}
-	}()
-
-	var tuiErr error
-	if useTUI {
-		tuiErr = runDashboard(ctx, runCtx, f, t, drivers, col, stepper, frames, stdout)
-		endRun()
-	}
-	driveWG.Wait()
-	if err := <-colDone; err != nil && tuiErr == nil {
-		tuiErr = err
-	}
-	var planErr error
-	if stepper != nil {
-		// A level cut short by the end of the run is kept, marked.
-		stepper.Interrupt()
-		if !stepper.Progress().Done {
-			res := stepper.Result()
-			outputs.Summarizer().SetSearch(&res)
-		}
-		if f.plan != nil {
-			var p *record.Plan
-			if p, planErr = makePlan(f, header.Server, sched.search, stepper, outputs.Summary().Steps); p != nil {
-				outputs.Summarizer().SetPlan(p)
-			}
-		}
-	}
-	sum, recErr := outputs.Close()
+// reportRun prints the run's summary, writes its CSV file and ends the
+// Prometheus endpoint; the CSV file's error is the run's.
+func reportRun(ctx context.Context, f *loadFlags, prom *promEndpoint, sum record.Summary, stdout, stderr io.Writer) error {
 	printSummary(f, sum, stdout, stderr)
+	var err error
 	if f.csv != "" {
-		if err := writeCSVFile(f.csv, sum, report.CSVOptions{Verbose: f.verboseCSV}, f.out.force); err != nil && recErr == nil {
-			recErr = err
-		}
+		err = writeCSVFile(f.csv, sum, report.CSVOptions{Verbose: f.verboseCSV}, f.out.force)
 	}
 	prom.finish(ctx, stderr)
-	switch {
-	case driveErr != nil:
-		return driveErr
-	case planErr != nil:
-		return fmt.Errorf("no plan: %w", planErr)
-	case recErr != nil:
-		return fmt.Errorf("writing the run: %w", recErr)
-	case tuiErr != nil && (errors.Is(tuiErr, tea.ErrProgramPanic) ||
-		!errors.Is(tuiErr, tea.ErrProgramKilled) && !errors.Is(tuiErr, context.Canceled)):
-		return fmt.Errorf("dashboard: %w", tuiErr)
-	}
-	return errors.Join(sloVerdict(f, sum), gates.verdict(sum, "tritontop "+f.model))
+	return err
 }
 
 // newDrivers makes the run's drivers: one, or one per model of a run over
@@ -490,26 +445,6 @@ func runHeader(f *loadFlags, args []string, t *target, drivers []*driver.Driver)
 	h.Model.Metadata, _ = record.ProtoJSON(t.metadata)
 	h.Model.Config, _ = record.ProtoJSON(t.config)
 	return h
-}
-
-// openRecord opens --record's run file ("-" for standard output), nil
-// without one.
-func openRecord(path string, h record.Header, stdout io.Writer) (*record.Writer, error) {
-	switch path {
-	case "":
-		return nil, nil
-	case "-":
-		w, err := record.NewWriter(stdout, h)
-		if err != nil {
-			return nil, fmt.Errorf("writing the run to standard output: %w", err)
-		}
-		return w, nil
-	}
-	w, err := record.Create(path, h)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("cannot write --record %s: %w", path, err)}
-	}
-	return w, nil
 }
 
 // runDashboard runs the dashboard until q, a signal, or the end of the run

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,10 +13,6 @@ import (
 // runtime: the process prints every goroutine's stack and exits, for
 // debugging a hang. Unset, SIGQUIT (Ctrl-\) ends a run like Ctrl-C.
 const sigquitDumpEnv = "TRITONTOP_SIGQUIT_DUMP"
-
-// errNotStarted is a run interrupted before its load started (during
-// --start-at's wait); the message saying so is already printed.
-var errNotStarted = errors.New("the load never started, so no run file was kept")
 
 // hurryKey finds, in a run's context, the context that a second stop
 // signal cancels.
@@ -83,13 +78,4 @@ func stopSignals() []os.Signal {
 		sigs = append(sigs, syscall.SIGQUIT)
 	}
 	return sigs
-}
-
-// dropUnstartedRunFile removes --record's run file of a run interrupted
-// before its first tick: it holds a header only, which replay would refuse.
-// The file is new (an existing one was refused or, with --force, removed).
-func dropUnstartedRunFile(path string) {
-	if path != "" && path != "-" {
-		os.Remove(path)
-	}
 }

@@ -233,48 +233,76 @@ func (o *simOptions) grpcTLS() (*tls.Config, error) {
 // SIGTERM and returns the exit code (0 ok, 1 failure, 2 usage error).
 func runSim(args []string, stdout, stderr io.Writer) int {
 	var o simOptions
-	fs := newSimFlags(&o)
+	if code, done := parseSimFlags(&o, args, stdout, stderr); done {
+		return code
+	}
+	cfg, code := o.simConfig(stderr)
+	if cfg == nil {
+		return code
+	}
+	if o.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(o.cpuProfile, o.force)
+		if err != nil {
+			fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
+			return 2
+		}
+		defer stopProfile()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveSim(ctx, &o, *cfg, stdout, stderr)
+}
+
+// parseSimFlags parses the simulator's command line into o; done says the
+// command is over (help, or a bad flag), with its exit code.
+func parseSimFlags(o *simOptions, args []string, stdout, stderr io.Writer) (code int, done bool) {
+	fs := newSimFlags(o)
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, simUsage)
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
-			return 0
+			return 0, true
 		}
 		fmt.Fprintf(stderr, "tritontop sim: %v (see tritontop sim -h)\n", err)
-		return 2
+		return 2, true
 	}
 	if fs.NArg() > 0 {
 		if _, err := strconv.ParseBool(fs.Arg(0)); err == nil {
 			// Triton's boolean flags take a value ("--grpc-use-ssl true");
 			// here the value must be attached.
 			fmt.Fprintf(stderr, "tritontop sim: unexpected argument %q: give a boolean flag's value with = (--grpc-use-ssl=%s)\n", fs.Arg(0), fs.Arg(0))
-			return 2
+			return 2, true
 		}
 		fmt.Fprintf(stderr, "tritontop sim: unexpected argument %q (see tritontop sim -h)\n", fs.Arg(0))
-		return 2
+		return 2, true
 	}
 	if err := o.check(); err != nil {
 		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
-		return 2
+		return 2, true
 	}
+	return 0, false
+}
 
+// simConfig is the simulator's configuration from its flags and model
+// repository; nil with the exit code when they are refused.
+func (o *simOptions) simConfig(stderr io.Writer) (*sim.Config, int) {
 	repo, err := o.loadRepository()
 	if err != nil {
 		// A repository that cannot be read is bad input, like a bad flag.
 		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
-		return exitUsage
+		return nil, exitUsage
 	}
 	if o.slowdown != 1 {
 		if repo, err = repo.Slowed(o.slowdown); err != nil {
 			fmt.Fprintf(stderr, "tritontop sim: --%v\n", err)
-			return exitUsage
+			return nil, exitUsage
 		}
 	}
 	if err := o.checkLoadModels(repo); err != nil {
 		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
-		return 2
+		return nil, 2
 	}
 	if o.gpus > 0 {
 		repo.GPUs = make([]sim.GPUSpec, o.gpus)
@@ -282,7 +310,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	grpcTLS, err := o.grpcTLS()
 	if err != nil {
 		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
-		return 1
+		return nil, exitFail
 	}
 
 	or := func(s, def string) string {
@@ -317,17 +345,11 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 			},
 		},
 	}
+	return &cfg, 0
+}
 
-	if o.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(o.cpuProfile, o.force)
-		if err != nil {
-			fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
-			return 2
-		}
-		defer stopProfile()
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+// serveSim runs the simulator until ctx ends, printing its addresses.
+func serveSim(ctx context.Context, o *simOptions, cfg sim.Config, stdout, stderr io.Writer) int {
 	srv, err := sim.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "tritontop sim: %v\n", err)

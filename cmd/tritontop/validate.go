@@ -13,6 +13,7 @@ import (
 	"github.com/tritontop/tritontop/driver"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/plan"
+	"github.com/tritontop/tritontop/session"
 	"github.com/tritontop/tritontop/triton"
 )
 
@@ -33,13 +34,13 @@ const (
 	maxRetries     = 255
 	maxTrials      = 1000
 	maxFPS         = 60
-	// Durations.
-	minTick      = 10 * time.Millisecond
-	maxTick      = time.Hour
-	maxWindow    = 24 * time.Hour
-	maxDuration  = 30 * 24 * time.Hour
-	maxDrain     = time.Hour
-	maxTimeout   = time.Hour
+	// Durations: the session's own limits (session.Config.Validate).
+	minTick      = session.MinTick
+	maxTick      = session.MaxTick
+	maxWindow    = session.MaxWindow
+	maxDuration  = session.MaxDuration
+	maxDrain     = session.MaxDrain
+	maxTimeout   = session.MaxTimeout
 	maxThreshold = time.Hour
 )
 
