@@ -240,3 +240,50 @@ func TestDiagnoseStartsAfreshAtEachLevel(t *testing.T) {
 		t.Errorf("queue rising across a load change diagnosed %v, want queueing", v)
 	}
 }
+
+// TestDiagnoseSaturatedServerIsNotTheClient: an open loop over the server's
+// capacity sends every request on time while fewer finish and the rest wait
+// in Triton's queue. The shortfall of finished requests, and sends late
+// behind the growing backlog, are the server's limit, not the client's;
+// the same lateness with the client host near full, or without a backlog,
+// still is the client's.
+func TestDiagnoseSaturatedServerIsNotTheClient(t *testing.T) {
+	saturated := func(late int64, hostCPU float64) []Snapshot {
+		return ticks(10, func(i int, s *Snapshot) {
+			s.Load = Load{Mode: load.Rate, Rate: 1000, Distribution: load.Constant, InFlight: 200 * (i + 1)}
+			s.Tick.Late = late
+			s.Tick.SetRates()
+			s.Server.Queue = 40 * time.Millisecond
+			s.Server.Request = 48 * time.Millisecond
+			s.Tick.Latency.Mean = 49 * time.Millisecond
+			s.System.HostCPU = hostCPU
+		})
+	}
+	v := verdicts(Diagnose(saturated(0, 0.5), DiagnoseOptions{}))
+	if slices.Contains(v, FallingBehind) || !slices.Contains(v, Queueing) {
+		t.Errorf("800 of 1000 req/s finished, the other 200 queued: verdicts %v, want queueing and no falling behind", v)
+	}
+	fs := Diagnose(saturated(100, 0.5), DiagnoseOptions{})
+	if v := verdicts(fs); slices.Contains(v, FallingBehind) || !slices.Contains(v, Queueing) {
+		t.Errorf("late sends behind a growing backlog: verdicts %v, want queueing only", v)
+	}
+	for _, f := range fs {
+		if f.Verdict == Queueing && !strings.Contains(f.Message, "12% of sends late behind a backlog of 1000 more requests in flight") {
+			t.Errorf("the queueing verdict does not say the sends were late: %q", f.Message)
+		}
+	}
+	if v := verdicts(Diagnose(saturated(100, 0.97), DiagnoseOptions{})); !slices.Contains(v, ClientBound) || !slices.Contains(v, FallingBehind) {
+		t.Errorf("late sends on a full client host: verdicts %v, want client-bound and falling behind", v)
+	}
+	steady := ticks(10, func(i int, s *Snapshot) {
+		s.Load = Load{Mode: load.Rate, Rate: 800, Distribution: load.Constant, InFlight: 30}
+		s.Tick.Late = 100
+		s.Tick.SetRates()
+		s.Server.Queue = 12 * time.Millisecond
+		s.Server.Request = 20500 * time.Microsecond
+		s.Tick.Latency.Mean = 21 * time.Millisecond
+	})
+	if v := verdicts(Diagnose(steady, DiagnoseOptions{})); !slices.Contains(v, FallingBehind) {
+		t.Errorf("late sends with no backlog growing: verdicts %v, want falling behind", v)
+	}
+}
