@@ -262,3 +262,38 @@ func TestStepperWindowsHoldEnoughRequests(t *testing.T) {
 		t.Errorf("%d windows; a window of %d ticks did not close at the stretch limit", got, MaxWindowStretch)
 	}
 }
+
+// TestStepperOpenLoopStabilityReadsTheSends: a batching server finishes an
+// open loop's 200 req/s in lumps (150, 250, 150, ... a tick), with the rest
+// in flight: the sends agree and the server keeps up, so the level is stable
+// at its first three windows. The same lumps with the requests in flight
+// growing by 50 a tick are a server falling behind: never stable.
+func TestStepperOpenLoopStabilityReadsTheSends(t *testing.T) {
+	rate := load.Target{Mode: load.Rate, Rate: 200}
+	run := func(grow int) record.Step {
+		t.Helper()
+		s, f := newStepper(t, Options{Search: Sweep{Levels: []load.Target{rate}}, Window: time.Second, MaxTrials: 6})
+		inFlight := 0
+		for i := 0; len(f.steps) == 0 && i < 20; i++ {
+			n := 150
+			if i%2 == 1 {
+				n = 250
+			}
+			// Sends are 200 a tick; what did not finish is in flight.
+			inFlight += 200 - n + grow
+			n -= grow
+			f.tick(s, n, 10000, inFlight)
+		}
+		if len(f.steps) != 1 {
+			t.Fatalf("the level was not measured: %d steps", len(f.steps))
+		}
+		return f.steps[0]
+	}
+	if st := run(0); !st.Measurement.Stable || st.Measurement.Trials != StabilityWindows {
+		t.Errorf("lumpy completions of steady sends: stable %v after %d windows, want stable after %d",
+			st.Measurement.Stable, st.Measurement.Trials, StabilityWindows)
+	}
+	if st := run(50); st.Measurement.Stable {
+		t.Errorf("a quarter of the sends left in flight: stable after %d windows", st.Measurement.Trials)
+	}
+}
