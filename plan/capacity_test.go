@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -98,5 +99,28 @@ func TestMakePlanOutputTokens(t *testing.T) {
 	}
 	if p, err = MakePlan(levels, 0, opts); err != nil || p.CapacityTokensPerS != 0 {
 		t.Errorf("a level without token counts: %v tokens/s, %v", p.CapacityTokensPerS, err)
+	}
+}
+
+// TestProbeThroughputByLittlesLaw: a probe of 128 in flight whose requests
+// take 1.3 s on average serves 98.5 req/s, whatever the 85.3 req/s its
+// count of batches of 64 finished in 3 s says; without a latency, or with a
+// client whose own gaps leave the count far under it, the count stands.
+func TestProbeThroughputByLittlesLaw(t *testing.T) {
+	probe := func(perS float64, mean time.Duration) Level {
+		return Level{Target: conc(128), Step: record.Step{Client: stats.ClientStats{RequestsPerS: perS, Requests: 256,
+			Latency: stats.Latency{Count: 256, Mean: mean}}}}
+	}
+	if x := probeThroughput(probe(85.3, 1300*time.Millisecond)); math.Abs(x-98.46) > 0.01 {
+		t.Errorf("throughput %v, want 128 / 1.3 s = 98.46", x)
+	}
+	if x := probeThroughput(probe(85.3, 0)); x != 85.3 {
+		t.Errorf("without a latency: %v, want the count's 85.3", x)
+	}
+	if x := probeThroughput(probe(50, 1300*time.Millisecond)); x != 50 {
+		t.Errorf("a count far under Little's law: %v, want the count's 50", x)
+	}
+	if x := saturation([]Level{probe(85.3, 1300*time.Millisecond), probe(106.7, 2600*time.Millisecond)}); math.Abs(x-98.46) > 0.01 {
+		t.Errorf("saturation %v, want the better probe by Little's law, 98.46", x)
 	}
 }
