@@ -17,7 +17,7 @@ import (
 // probeGain (a config does not always tell how many requests a model runs
 // at once: an LLM batches in flight, an ensemble or BLS model hides its
 // steps). Then a binary search over request rates (open loop, as a service
-// receives them) from 5% to 110% of the best probe, in steps of 5%, finds
+// receives them) from 25% to 110% of the best probe, in steps of 5%, finds
 // the highest rate that meets the SLO. Rates too low to measure within a
 // level's windows (see MeasurableRate) are left out.
 //
@@ -89,6 +89,12 @@ func (c *Capacity) Repeats(done []Level) []Level {
 const (
 	rateStep = 0.05
 	rateTop  = 1.10
+	// rateBottom is the grid's lowest rate. Rates far under the
+	// saturation take long to measure (a window must hold
+	// MinWindowRequests) and seldom decide a plan: a server that misses
+	// the SLO at a quarter of its saturated throughput has an SLO under
+	// its own batch latency, which the plan says as "no level met".
+	rateBottom = 0.25
 	// probeGain: a probe at twice the concurrency that gains less
 	// throughput than this shows the server saturated.
 	probeGain = 1.10
@@ -187,7 +193,7 @@ func (c *Capacity) grid(x float64) *Binary {
 	}
 	floor := MeasurableRate(c.Window)
 	var levels []load.Target
-	for i := 1; float64(i)*rateStep <= rateTop+1e-9; i++ {
+	for i := int(math.Round(rateBottom / rateStep)); float64(i)*rateStep <= rateTop+1e-9; i++ {
 		t := c.Base
 		t.Mode = load.Rate
 		// Rates to three significant figures read well in a plan.
@@ -225,7 +231,7 @@ func (c *Capacity) Probe(t load.Target) bool { return !t.Open() }
 // from its start: the probes up to MaxProbeConcurrency, the binary search
 // over the whole grid, and the repeats.
 func (c *Capacity) Total() int {
-	n := int(math.Round(rateTop / rateStep))
+	n := int(math.Round((rateTop-rateBottom)/rateStep)) + 1
 	r := max(c.Repeat, 1)
 	return c.maxProbes() + Binary{Levels: make([]load.Target, n)}.Total() + r - 1 + MaxStepDowns*r
 }

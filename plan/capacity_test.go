@@ -124,3 +124,15 @@ func TestProbeThroughputByLittlesLaw(t *testing.T) {
 		t.Errorf("saturation %v, want the better probe by Little's law, 98.46", x)
 	}
 }
+
+// TestCapacityGridSpansAQuarterToOnePointOne: the rates run from 25% to
+// 110% of the saturated throughput in steps of 5%.
+func TestCapacityGridSpansAQuarterToOnePointOne(t *testing.T) {
+	g := (&Capacity{}).grid(1000)
+	if n := len(g.Levels); n != 18 || g.Levels[0].Rate != 250 || g.Levels[n-1].Rate != 1100 || g.Levels[1].Rate != 300 {
+		t.Errorf("grid %v, want 250/s to 1100/s in steps of 50", g.Levels)
+	}
+	if n := (&Capacity{Concurrency: 4096, Repeat: 3}).Total(); n != 1+g.Total()+2+MaxStepDowns*3 {
+		t.Errorf("Total %d, want a probe, the grid's %d steps and the repeats", n, g.Total())
+	}
+}

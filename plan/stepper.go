@@ -385,13 +385,21 @@ func (s *Stepper) stability() (throughput, latency bool) {
 	minI, maxI := math.Inf(1), 0.0
 	minL, maxL := math.Inf(1), 0.0
 	var sent, finished int64
+	p, probe := s.o.Search.(interface{ Probe(load.Target) bool })
+	probe = probe && p.Probe(s.target)
 	for _, w := range last {
 		if w.inferPerS <= 0 {
 			return false, false
 		}
 		x := w.inferPerS
-		if s.target.Open() {
+		switch {
+		case s.target.Open():
 			x = float64(w.sent) / max(w.seconds, 1e-9)
+		case probe && w.mean > 0:
+			// A capacity probe's throughput is its requests in flight
+			// over their mean latency (see probeThroughput), steadier
+			// than its count of batches finished.
+			x = float64(s.target.Concurrency) / w.mean.Seconds()
 		}
 		minI, maxI = min(minI, x), max(maxI, x)
 		l := float64(w.mean)
