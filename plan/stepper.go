@@ -392,10 +392,7 @@ func (s *Stepper) stability() (throughput, latency bool) {
 			return false, false
 		}
 		x := w.inferPerS
-		switch {
-		case s.target.Open():
-			x = float64(w.sent) / max(w.seconds, 1e-9)
-		case probe && w.mean > 0:
+		if probe && w.mean > 0 {
 			// A capacity probe's throughput is its requests in flight
 			// over their mean latency (see probeThroughput), steadier
 			// than its count of batches finished.
@@ -411,11 +408,13 @@ func (s *Stepper) stability() (throughput, latency bool) {
 		// A batching server finishes an open loop's requests a batch at a
 		// time: a short window's count of finished requests is off by a
 		// batch or so (16% of a 1 s window of 200 req/s in batches of 32),
-		// which says nothing about stability. The sends are paced, so the
-		// windows' sends must agree, and the server must keep up with
-		// them over the windows together: what it left in flight is within
-		// the stability percentage of what was sent.
-		throughput = throughput && float64(finished)*limit >= float64(sent)
+		// which says nothing about stability, and so is the count of
+		// those in flight at a tick's end. The sends are paced by the
+		// schedule; what an open loop's throughput must show is that the
+		// server keeps up with them: over the windows together, the
+		// requests it left in flight are within the stability percentage
+		// of those sent.
+		throughput = sent > 0 && float64(finished)*limit >= float64(sent)
 	}
 	return throughput, minL <= 0 || maxL/minL <= limit
 }
@@ -426,10 +425,27 @@ func (s *Stepper) stability() (throughput, latency bool) {
 // stable, and said to have unsteady latency.
 func (s *Stepper) stableAtLast() (stable, unsteady bool) {
 	t, l := s.stability()
-	if t && !l && len(s.trials) >= s.o.MaxTrials {
+	if t && !l && len(s.trials) >= s.o.MaxTrials && !s.rising() {
 		return true, true
 	}
 	return t && l, false
+}
+
+// rising reports whether an open loop's average latency rose window after
+// window over the last windows, by more than the stability percentage in
+// all: a backlog that grows (a rate over the server's capacity), not a
+// latency that is merely unsteady.
+func (s *Stepper) rising() bool {
+	if !s.target.Open() || len(s.trials) < StabilityWindows {
+		return false
+	}
+	last := s.trials[len(s.trials)-StabilityWindows:]
+	for i := 1; i < len(last); i++ {
+		if last[i].mean <= last[i-1].mean {
+			return false
+		}
+	}
+	return float64(last[len(last)-1].mean) > float64(last[0].mean)*(1+s.o.StabilityPercent/100)
 }
 
 // overThreshold is perf_analyzer's early end: the last windows all past
