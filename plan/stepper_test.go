@@ -323,3 +323,23 @@ func TestStepperRisingLatencyIsNotStable(t *testing.T) {
 			st.Measurement.Stable, st.Measurement.UnsteadyLatency)
 	}
 }
+
+// TestStepperProbeStabilityReadsLittlesLaw: a probe against a batching
+// server finishes its requests in lumps (64, then 128, then 64 a window)
+// at a steady latency: its throughput by Little's law is steady, so it is
+// stable at its first three windows.
+func TestStepperProbeStabilityReadsLittlesLaw(t *testing.T) {
+	s, f := newStepper(t, Options{Search: &Capacity{Concurrency: 128, Base: load.Target{Mode: load.Rate}},
+		Window: time.Second, MaxTrials: 6})
+	for _, n := range []int{64, 64, 128, 64, 128, 64, 128} {
+		if len(f.steps) == 0 {
+			f.tick(s, n, 1300000, 128)
+		}
+	}
+	if len(f.steps) != 1 {
+		t.Fatalf("the probe was not measured: %d steps", len(f.steps))
+	}
+	if m := f.steps[0].Measurement; !m.Stable || m.Trials != StabilityWindows {
+		t.Errorf("lumpy probe at a steady latency: %+v; want stable after %d windows", m, StabilityWindows)
+	}
+}
