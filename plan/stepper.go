@@ -433,19 +433,21 @@ func (s *Stepper) stableAtLast() (stable, unsteady bool) {
 
 // rising reports whether an open loop's average latency rose window after
 // window over the last windows, by more than the stability percentage in
-// all: a backlog that grows (a rate over the server's capacity), not a
-// latency that is merely unsteady.
+// all, while the requests in flight grew: a backlog that grows (a rate over
+// the server's capacity), not a latency that is merely unsteady.
 func (s *Stepper) rising() bool {
 	if !s.target.Open() || len(s.trials) < StabilityWindows {
 		return false
 	}
 	last := s.trials[len(s.trials)-StabilityWindows:]
-	for i := 1; i < len(last); i++ {
-		if last[i].mean <= last[i-1].mean {
+	var sent, finished int64
+	for i, w := range last {
+		if i > 0 && w.mean <= last[i-1].mean {
 			return false
 		}
+		sent, finished = sent+w.sent, finished+w.finished
 	}
-	return float64(last[len(last)-1].mean) > float64(last[0].mean)*(1+s.o.StabilityPercent/100)
+	return sent > finished && float64(last[len(last)-1].mean) > float64(last[0].mean)*(1+s.o.StabilityPercent/100)
 }
 
 // overThreshold is perf_analyzer's early end: the last windows all past

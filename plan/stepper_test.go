@@ -300,25 +300,32 @@ func TestStepperOpenLoopStabilityReadsTheSends(t *testing.T) {
 
 // TestStepperRisingLatencyIsNotStable: an open loop over the server's
 // capacity may finish nearly all it sends for a few windows while its
-// latency climbs window after window: that is a growing backlog, not a
-// level measured with unsteady latency.
+// latency climbs window after window and the requests in flight grow: that
+// is a growing backlog, not a level measured with unsteady latency. A
+// latency that rises while the backlog shrinks, or goes up and down, is
+// unsteady.
 func TestStepperRisingLatencyIsNotStable(t *testing.T) {
 	rate := load.Target{Mode: load.Rate, Rate: 200}
-	run := func(us func(i int) int64) record.Step {
+	run := func(us func(i int) int64, grow int) record.Step {
 		t.Helper()
 		s, f := newStepper(t, Options{Search: Sweep{Levels: []load.Target{rate}}, Window: time.Second, MaxTrials: 4})
 		for i := 0; len(f.steps) == 0 && i < 20; i++ {
-			f.tick(s, 195, us(i), 20)
+			f.tick(s, 195, us(i), 100+grow*i)
 		}
 		if len(f.steps) != 1 {
 			t.Fatalf("the level was not measured: %d steps", len(f.steps))
 		}
 		return f.steps[0]
 	}
-	if st := run(func(i int) int64 { return 10000 + 3000*int64(i) }); st.Measurement.Stable {
-		t.Errorf("latency rising 30%% a window: stable (unsteady %v)", st.Measurement.UnsteadyLatency)
+	climbing := func(i int) int64 { return 10000 + 3000*int64(i) }
+	if st := run(climbing, 5); st.Measurement.Stable {
+		t.Errorf("latency rising 30%% a window as the backlog grows: stable (unsteady %v)", st.Measurement.UnsteadyLatency)
 	}
-	if st := run(func(i int) int64 { return 10000 + 3000*int64(i%2) }); !st.Measurement.Stable || !st.Measurement.UnsteadyLatency {
+	if st := run(climbing, -5); !st.Measurement.Stable || !st.Measurement.UnsteadyLatency {
+		t.Errorf("latency rising as the backlog shrinks: stable %v, unsteady %v; want stable with unsteady latency",
+			st.Measurement.Stable, st.Measurement.UnsteadyLatency)
+	}
+	if st := run(func(i int) int64 { return 10000 + 3000*int64(i%2) }, 0); !st.Measurement.Stable || !st.Measurement.UnsteadyLatency {
 		t.Errorf("latency going up and down by 30%%: stable %v, unsteady %v; want stable with unsteady latency",
 			st.Measurement.Stable, st.Measurement.UnsteadyLatency)
 	}
