@@ -151,6 +151,23 @@ func probeThroughput(p Level) float64 {
 	return x
 }
 
+// queued reports whether a probe kept every instance of the model busy:
+// its requests waited in Triton's queue at least half as long as they
+// computed (and probeQueueMin). A server queues requests only while every
+// instance is busy, so twice as many in flight would only wait twice as
+// long: the next probe is left out. A server without queue statistics, or
+// one that hides its work from them (an LLM batching in flight, an
+// ensemble's steps), is probed by doubling as before.
+func queued(p Level) bool {
+	s := &p.Step.Server
+	q, c := s.Queue, s.Compute()
+	return s.Available && q >= probeQueueMin && 2*q >= c
+}
+
+// probeQueueMin is the queue time under which a probe is not called
+// queued: a dynamic batcher's own delay is a fraction of a millisecond.
+const probeQueueMin = 5 * time.Millisecond
+
 // littleSlack is how far over the probe's count of finished requests its
 // throughput by Little's law may be and still be taken: a batch per
 // instance in a few seconds' count, not the client's own gaps.
@@ -167,7 +184,7 @@ func (c *Capacity) Next(done []Level) (load.Target, bool) {
 		last := probes[len(probes)-1]
 		before := saturation(probes[:len(probes)-1])
 		next := 2 * last.Target.Concurrency
-		if x := probeThroughput(last); x > 0 && x >= probeGain*before && next <= MaxProbeConcurrency {
+		if x := probeThroughput(last); x > 0 && x >= probeGain*before && next <= MaxProbeConcurrency && !queued(last) {
 			c.probes = max(c.probes, len(probes)+1)
 			return load.Target{Mode: load.Concurrency, Concurrency: next}, true
 		}

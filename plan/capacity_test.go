@@ -136,3 +136,22 @@ func TestCapacityGridSpansAQuarterToOnePointOne(t *testing.T) {
 		t.Errorf("Total %d, want a probe, the grid's %d steps and the repeats", n, g.Total())
 	}
 }
+
+// TestCapacityStopsProbingAQueuedServer: a probe whose requests wait in
+// Triton's queue about as long as they compute kept every instance busy:
+// the search goes on to the rates without a second probe. Without queue
+// statistics it probes twice as many.
+func TestCapacityStopsProbingAQueuedServer(t *testing.T) {
+	c := &Capacity{Concurrency: 128, Base: load.Target{Mode: load.Rate}}
+	first, _ := c.Next(nil)
+	probe := Level{Target: first, Step: record.Step{Client: stats.ClientStats{RequestsPerS: 96},
+		Server: record.ServerSummary{ServerStats: stats.ServerStats{Available: true, SuccessCount: 288,
+			Queue: 600 * time.Millisecond, ComputeInfer: 650 * time.Millisecond}}}}
+	if next, ok := c.Next([]Level{probe}); !ok || !next.Open() {
+		t.Errorf("after a queued probe: %v, want the first rate", next)
+	}
+	probe.Step.Server = record.ServerSummary{}
+	if next, ok := c.Next([]Level{probe}); !ok || next != conc(256) {
+		t.Errorf("after a probe without statistics: %v, want the probe at 256", next)
+	}
+}
