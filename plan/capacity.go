@@ -17,7 +17,7 @@ import (
 // probeGain (a config does not always tell how many requests a model runs
 // at once: an LLM batches in flight, an ensemble or BLS model hides its
 // steps). Then a binary search over request rates (open loop, as a service
-// receives them) from 25% to 110% of the best probe, in steps of 5%, finds
+// receives them) from 5% to 110% of the best probe, in steps of 5%, finds
 // the highest rate that meets the SLO. Rates too low to measure within a
 // level's windows (see MeasurableRate) are left out.
 //
@@ -89,12 +89,12 @@ func (c *Capacity) Repeats(done []Level) []Level {
 const (
 	rateStep = 0.05
 	rateTop  = 1.10
-	// rateBottom is the grid's lowest rate. Rates far under the
-	// saturation take long to measure (a window must hold
-	// MinWindowRequests) and seldom decide a plan: a server that misses
-	// the SLO at a quarter of its saturated throughput has an SLO under
-	// its own batch latency, which the plan says as "no level met".
-	rateBottom = 0.25
+	// rateStart is the rate the binary search measures first, instead
+	// of the grid's lowest: rates far under the saturation take long to
+	// measure (a window must hold MinWindowRequests: 16 s for 9.6/s in
+	// 1 s windows) and seldom decide a plan, so they are measured only
+	// when this one misses the SLO.
+	rateStart = 0.25
 	// probeGain: a probe at twice the concurrency that gains less
 	// throughput than this shows the server saturated.
 	probeGain = 1.10
@@ -210,16 +210,20 @@ func (c *Capacity) grid(x float64) *Binary {
 	}
 	floor := MeasurableRate(c.Window)
 	var levels []load.Target
-	for i := int(math.Round(rateBottom / rateStep)); float64(i)*rateStep <= rateTop+1e-9; i++ {
+	start := 0
+	for i := 1; float64(i)*rateStep <= rateTop+1e-9; i++ {
 		t := c.Base
 		t.Mode = load.Rate
 		// Rates to three significant figures read well in a plan.
 		t.Rate = roundSig(float64(i)*rateStep*x, 3)
 		if t.Rate >= floor {
+			if float64(i)*rateStep < rateStart-1e-9 {
+				start = len(levels) + 1
+			}
 			levels = append(levels, t)
 		}
 	}
-	return &Binary{Levels: levels}
+	return &Binary{Levels: levels, Start: min(start, max(len(levels)-1, 0))}
 }
 
 // Unmeasurable says why the search measured no rate after its probes when
@@ -248,7 +252,7 @@ func (c *Capacity) Probe(t load.Target) bool { return !t.Open() }
 // from its start: the probes up to MaxProbeConcurrency, the binary search
 // over the whole grid, and the repeats.
 func (c *Capacity) Total() int {
-	n := int(math.Round((rateTop-rateBottom)/rateStep)) + 1
+	n := int(math.Round(rateTop / rateStep))
 	r := max(c.Repeat, 1)
 	return c.maxProbes() + Binary{Levels: make([]load.Target, n)}.Total() + r - 1 + MaxStepDowns*r
 }

@@ -125,12 +125,35 @@ func TestProbeThroughputByLittlesLaw(t *testing.T) {
 	}
 }
 
-// TestCapacityGridSpansAQuarterToOnePointOne: the rates run from 25% to
-// 110% of the saturated throughput in steps of 5%.
-func TestCapacityGridSpansAQuarterToOnePointOne(t *testing.T) {
+// TestCapacityGridStartsAtAQuarter: the rates run from 5% to 110% of the
+// saturated throughput in steps of 5%, and the search measures 25% first:
+// when it passes, the highest next; when it misses, the lowest, then
+// halving between the lowest and it.
+func TestCapacityGridStartsAtAQuarter(t *testing.T) {
 	g := (&Capacity{}).grid(1000)
-	if n := len(g.Levels); n != 18 || g.Levels[0].Rate != 250 || g.Levels[n-1].Rate != 1100 || g.Levels[1].Rate != 300 {
-		t.Errorf("grid %v, want 250/s to 1100/s in steps of 50", g.Levels)
+	if n := len(g.Levels); n != 22 || g.Levels[0].Rate != 50 || g.Levels[n-1].Rate != 1100 || g.Levels[g.Start].Rate != 250 {
+		t.Errorf("grid %v from %d, want 50/s to 1100/s in steps of 50, from 250/s", g.Levels, g.Start)
+	}
+	tried := func(capacity float64) []float64 {
+		var done []Level
+		var rates []float64
+		for {
+			next, ok := g.Next(done)
+			if !ok {
+				return rates
+			}
+			rates = append(rates, next.Rate)
+			done = append(done, Level{Target: next, Pass: next.Rate <= capacity})
+		}
+	}
+	if got := tried(730); !slices.Equal(got, []float64{250, 1100, 650, 850, 750, 700}) {
+		t.Errorf("capacity 730: tried %v", got)
+	}
+	if got := tried(120); !slices.Equal(got, []float64{250, 50, 150, 100}) {
+		t.Errorf("capacity 120: tried %v", got)
+	}
+	if got := tried(20); !slices.Equal(got, []float64{250, 50}) {
+		t.Errorf("capacity 20: tried %v", got)
 	}
 	if n := (&Capacity{Concurrency: 4096, Repeat: 3}).Total(); n != 1+g.Total()+2+MaxStepDowns*3 {
 		t.Errorf("Total %d, want a probe, the grid's %d steps and the repeats", n, g.Total())
