@@ -153,7 +153,8 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 	if offered := offeredRate(tail); last.Load.Open() && offered > 0 && c.Duration > 0 && !last.Load.Paused {
 		sent, span, backlog := sends(recent, len(recent)-len(tail))
 		switch {
-		case span > 0 && sent/span < (1-behindShare)*offered && offered*span >= behindRequests:
+		case span > 0 && sent/span < (1-behindShare)*offered && offered*span >= behindRequests &&
+			offered*span-sent > batchSlack(tail):
 			add(FallingBehind, "open loop falling behind: %s req/s sent of %s offered", num(sent/span), num(offered))
 		case c.LateShare > behindShare && queued && backlog > 0 && !clientFound(out):
 			// The server is saturated and its backlog grows: the sends wait
@@ -206,6 +207,25 @@ func sends(recent []Snapshot, from int) (sent, span float64, backlog int) {
 	}
 	backlog = recent[len(recent)-1].Load.InFlight - before
 	return float64(n + int64(backlog)), span, backlog
+}
+
+// batchSlack is how many sends the count of an open loop's sends may miss
+// by chance: a batching server answers a batch at once, and the batches
+// answered as a tick ends are out of the in-flight count before the tick
+// counts them, at either end of the span: two of the span's average batch.
+func batchSlack(tail []Snapshot) float64 {
+	var sum float64
+	n := 0
+	for i := range tail {
+		if s := &tail[i].Server; s.Available && s.AvgBatch > 0 {
+			sum += s.AvgBatch
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return 2 * sum / float64(n)
 }
 
 // clientFound reports whether the findings already name the client's CPU.

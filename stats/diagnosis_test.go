@@ -287,3 +287,29 @@ func TestDiagnoseSaturatedServerIsNotTheClient(t *testing.T) {
 		t.Errorf("late sends with no backlog growing: verdicts %v, want falling behind", v)
 	}
 }
+
+// TestDiagnoseShortfallOfABatchIsChance: an open loop of 140 req/s in
+// ticks of 500 ms against a server answering batches of 15, whose count of
+// sends over the last 5 ticks comes out 28 of 350 short (two batches
+// answered as a tick ended, out of the in-flight count but not yet
+// counted), is not falling behind; 60 short is.
+func TestDiagnoseShortfallOfABatchIsChance(t *testing.T) {
+	short := func(missing int64) []Snapshot {
+		return ticks(10, func(i int, s *Snapshot) {
+			s.Interval, s.Tick.Duration = 500*time.Millisecond, 500*time.Millisecond
+			s.Load = Load{Mode: load.Rate, Rate: 140, Distribution: load.Constant, InFlight: 30}
+			s.Tick.Requests, s.Tick.Successes, s.Tick.Latency.Count = 70, 70, 70
+			if i == 9 {
+				s.Load.InFlight -= int(missing)
+			}
+			s.Tick.SetRates()
+			s.Server.AvgBatch = 15
+		})
+	}
+	if v := verdicts(Diagnose(short(28), DiagnoseOptions{})); slices.Contains(v, FallingBehind) {
+		t.Errorf("28 of 350 sends short with batches of 15: verdicts %v", v)
+	}
+	if v := verdicts(Diagnose(short(60), DiagnoseOptions{})); !slices.Contains(v, FallingBehind) {
+		t.Errorf("60 of 350 sends short with batches of 15: verdicts %v, want falling behind", v)
+	}
+}
