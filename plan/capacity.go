@@ -89,6 +89,12 @@ func (c *Capacity) Repeats(done []Level) []Level {
 const (
 	rateStep = 0.05
 	rateTop  = 1.10
+	// rateStart is the rate the binary search measures first, instead
+	// of the grid's lowest: rates far under the saturation take long to
+	// measure (a window must hold MinWindowRequests: 16 s for 9.6/s in
+	// 1 s windows) and seldom decide a plan, so they are measured only
+	// when this one misses the SLO.
+	rateStart = 0.25
 	// probeGain: a probe at twice the concurrency that gains less
 	// throughput than this shows the server saturated.
 	probeGain = 1.10
@@ -120,10 +126,52 @@ func probed(done []Level) (probes, rates []Level) {
 func saturation(probes []Level) float64 {
 	x := 0.0
 	for _, p := range probes {
-		x = max(x, p.Step.Client.RequestsPerS)
+		x = max(x, probeThroughput(p))
 	}
 	return x
 }
+
+// probeThroughput is a closed-loop probe's throughput by Little's law: the
+// requests kept in flight over their mean latency. A batching server
+// finishes them a batch at a time, so the count of those finished in a
+// probe's few seconds is off by up to a batch per instance (64 of 288 at
+// 96 req/s in batches of 32 on two instances): the grid of rates would
+// move with it from run to run. The mean latency of hundreds of requests
+// does not. Little's law leaves out the client's time between a response
+// and the next send: when it is well over the count (a client slow between
+// requests), or without a latency, the count is the throughput.
+func probeThroughput(p Level) float64 {
+	c := p.Step.Client
+	x := c.RequestsPerS
+	if n := p.Target.Concurrency; n > 0 && c.Latency.Count >= int64(n) && c.Latency.Mean > 0 {
+		if little := float64(n) / c.Latency.Mean.Seconds(); little <= littleSlack*x {
+			return little
+		}
+	}
+	return x
+}
+
+// queued reports whether a probe kept every instance of the model busy:
+// its requests waited in Triton's queue at least half as long as they
+// computed (and probeQueueMin). A server queues requests only while every
+// instance is busy, so twice as many in flight would only wait twice as
+// long: the next probe is left out. A server without queue statistics, or
+// one that hides its work from them (an LLM batching in flight, an
+// ensemble's steps), is probed by doubling as before.
+func queued(p Level) bool {
+	s := &p.Step.Server
+	q, c := s.Queue, s.Compute()
+	return s.Available && q >= probeQueueMin && 2*q >= c
+}
+
+// probeQueueMin is the queue time under which a probe is not called
+// queued: a dynamic batcher's own delay is a fraction of a millisecond.
+const probeQueueMin = 5 * time.Millisecond
+
+// littleSlack is how far over the probe's count of finished requests its
+// throughput by Little's law may be and still be taken: a batch per
+// instance in a few seconds' count, not the client's own gaps.
+const littleSlack = 1.25
 
 // Next implements Search.
 func (c *Capacity) Next(done []Level) (load.Target, bool) {
@@ -136,7 +184,7 @@ func (c *Capacity) Next(done []Level) (load.Target, bool) {
 		last := probes[len(probes)-1]
 		before := saturation(probes[:len(probes)-1])
 		next := 2 * last.Target.Concurrency
-		if x := last.Step.Client.RequestsPerS; x > 0 && x >= probeGain*before && next <= MaxProbeConcurrency {
+		if x := probeThroughput(last); x > 0 && x >= probeGain*before && next <= MaxProbeConcurrency && !queued(last) {
 			c.probes = max(c.probes, len(probes)+1)
 			return load.Target{Mode: load.Concurrency, Concurrency: next}, true
 		}
@@ -162,16 +210,20 @@ func (c *Capacity) grid(x float64) *Binary {
 	}
 	floor := MeasurableRate(c.Window)
 	var levels []load.Target
+	start := 0
 	for i := 1; float64(i)*rateStep <= rateTop+1e-9; i++ {
 		t := c.Base
 		t.Mode = load.Rate
 		// Rates to three significant figures read well in a plan.
 		t.Rate = roundSig(float64(i)*rateStep*x, 3)
 		if t.Rate >= floor {
+			if float64(i)*rateStep < rateStart-1e-9 {
+				start = len(levels) + 1
+			}
 			levels = append(levels, t)
 		}
 	}
-	return &Binary{Levels: levels}
+	return &Binary{Levels: levels, Start: min(start, max(len(levels)-1, 0))}
 }
 
 // Unmeasurable says why the search measured no rate after its probes when

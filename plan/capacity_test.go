@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -98,5 +99,82 @@ func TestMakePlanOutputTokens(t *testing.T) {
 	}
 	if p, err = MakePlan(levels, 0, opts); err != nil || p.CapacityTokensPerS != 0 {
 		t.Errorf("a level without token counts: %v tokens/s, %v", p.CapacityTokensPerS, err)
+	}
+}
+
+// TestProbeThroughputByLittlesLaw: a probe of 128 in flight whose requests
+// take 1.3 s on average serves 98.5 req/s, whatever the 85.3 req/s its
+// count of batches of 64 finished in 3 s says; without a latency, or with a
+// client whose own gaps leave the count far under it, the count stands.
+func TestProbeThroughputByLittlesLaw(t *testing.T) {
+	probe := func(perS float64, mean time.Duration) Level {
+		return Level{Target: conc(128), Step: record.Step{Client: stats.ClientStats{RequestsPerS: perS, Requests: 256,
+			Latency: stats.Latency{Count: 256, Mean: mean}}}}
+	}
+	if x := probeThroughput(probe(85.3, 1300*time.Millisecond)); math.Abs(x-98.46) > 0.01 {
+		t.Errorf("throughput %v, want 128 / 1.3 s = 98.46", x)
+	}
+	if x := probeThroughput(probe(85.3, 0)); x != 85.3 {
+		t.Errorf("without a latency: %v, want the count's 85.3", x)
+	}
+	if x := probeThroughput(probe(50, 1300*time.Millisecond)); x != 50 {
+		t.Errorf("a count far under Little's law: %v, want the count's 50", x)
+	}
+	if x := saturation([]Level{probe(85.3, 1300*time.Millisecond), probe(106.7, 2600*time.Millisecond)}); math.Abs(x-98.46) > 0.01 {
+		t.Errorf("saturation %v, want the better probe by Little's law, 98.46", x)
+	}
+}
+
+// TestCapacityGridStartsAtAQuarter: the rates run from 5% to 110% of the
+// saturated throughput in steps of 5%, and the search measures 25% first:
+// when it passes, the highest next; when it misses, the lowest, then
+// halving between the lowest and it.
+func TestCapacityGridStartsAtAQuarter(t *testing.T) {
+	g := (&Capacity{}).grid(1000)
+	if n := len(g.Levels); n != 22 || g.Levels[0].Rate != 50 || g.Levels[n-1].Rate != 1100 || g.Levels[g.Start].Rate != 250 {
+		t.Errorf("grid %v from %d, want 50/s to 1100/s in steps of 50, from 250/s", g.Levels, g.Start)
+	}
+	tried := func(capacity float64) []float64 {
+		var done []Level
+		var rates []float64
+		for {
+			next, ok := g.Next(done)
+			if !ok {
+				return rates
+			}
+			rates = append(rates, next.Rate)
+			done = append(done, Level{Target: next, Pass: next.Rate <= capacity})
+		}
+	}
+	if got := tried(730); !slices.Equal(got, []float64{250, 1100, 650, 850, 750, 700}) {
+		t.Errorf("capacity 730: tried %v", got)
+	}
+	if got := tried(120); !slices.Equal(got, []float64{250, 50, 150, 100}) {
+		t.Errorf("capacity 120: tried %v", got)
+	}
+	if got := tried(20); !slices.Equal(got, []float64{250, 50}) {
+		t.Errorf("capacity 20: tried %v", got)
+	}
+	if n := (&Capacity{Concurrency: 4096, Repeat: 3}).Total(); n != 1+g.Total()+2+MaxStepDowns*3 {
+		t.Errorf("Total %d, want a probe, the grid's %d steps and the repeats", n, g.Total())
+	}
+}
+
+// TestCapacityStopsProbingAQueuedServer: a probe whose requests wait in
+// Triton's queue about as long as they compute kept every instance busy:
+// the search goes on to the rates without a second probe. Without queue
+// statistics it probes twice as many.
+func TestCapacityStopsProbingAQueuedServer(t *testing.T) {
+	c := &Capacity{Concurrency: 128, Base: load.Target{Mode: load.Rate}}
+	first, _ := c.Next(nil)
+	probe := Level{Target: first, Step: record.Step{Client: stats.ClientStats{RequestsPerS: 96},
+		Server: record.ServerSummary{ServerStats: stats.ServerStats{Available: true, SuccessCount: 288,
+			Queue: 600 * time.Millisecond, ComputeInfer: 650 * time.Millisecond}}}}
+	if next, ok := c.Next([]Level{probe}); !ok || !next.Open() {
+		t.Errorf("after a queued probe: %v, want the first rate", next)
+	}
+	probe.Step.Server = record.ServerSummary{}
+	if next, ok := c.Next([]Level{probe}); !ok || next != conc(256) {
+		t.Errorf("after a probe without statistics: %v, want the probe at 256", next)
 	}
 }

@@ -62,48 +62,55 @@ func (s Sweep) Total() int { return len(s.Levels) }
 // halving the interval between the highest passing and the lowest failing
 // level. It bisects the levels' indices, not their values, so that it lands
 // on the same levels a linear sweep of the range measures and, for latency
-// that grows with load, returns the same answer.
+// that grows with load, returns the same answer. With Start above 0 it
+// measures Levels[Start] first instead: when that passes it goes on to the
+// highest, and when it fails to the lowest, halving between them as
+// before, so that the slow lowest levels are measured only when the plan
+// needs them.
 type Binary struct {
 	Levels []load.Target
+	Start  int
 }
 
 // Next implements Search.
 func (b Binary) Next(done []Level) (load.Target, bool) {
 	n := len(b.Levels)
-	switch {
-	case n == 0:
+	if n == 0 {
 		return load.Target{}, false
-	case len(done) == 0:
-		return b.Levels[0], true
-	case len(done) == 1:
-		if !done[0].Pass || n == 1 {
-			return load.Target{}, false
-		}
-		return b.Levels[n-1], true
 	}
-	lo, hi, ok := b.bounds(done)
-	if !ok || hi-lo <= 1 {
+	if len(done) == 0 {
+		return b.Levels[min(max(b.Start, 0), n-1)], true
+	}
+	lo, hi := b.bounds(done)
+	switch {
+	case hi-lo <= 1:
 		return load.Target{}, false
+	case lo < 0:
+		// Nothing passed yet: the lowest level says whether any will.
+		return b.Levels[0], true
+	case hi == n:
+		// Nothing failed yet: the highest level may be the answer.
+		return b.Levels[n-1], true
 	}
 	return b.Levels[(lo+hi)/2], true
 }
 
-// bounds is the index of the highest passing level and the lowest failing
-// one measured; ok is false when the highest level passed.
-func (b Binary) bounds(done []Level) (lo, hi int, ok bool) {
-	lo, hi = 0, len(b.Levels)-1
-	if done[1].Pass {
-		return lo, hi, false
-	}
-	for _, l := range done[2:] {
+// bounds is the index of the highest passing level measured (-1 when none
+// passed) and of the lowest failing one (len(b.Levels) when none failed).
+func (b Binary) bounds(done []Level) (lo, hi int) {
+	lo, hi = -1, len(b.Levels)
+	for _, l := range done {
 		i := b.index(l.Target)
+		if i < 0 {
+			continue
+		}
 		if l.Pass {
 			lo = max(lo, i)
 		} else {
 			hi = min(hi, i)
 		}
 	}
-	return lo, hi, true
+	return lo, hi
 }
 
 func (b Binary) index(t load.Target) int {
@@ -112,7 +119,7 @@ func (b Binary) index(t load.Target) int {
 			return i
 		}
 	}
-	return 0
+	return -1
 }
 
 // Mode implements Search.

@@ -103,6 +103,10 @@ type Stepper struct {
 	// warmup counts the level's ticks still to skip (the ramp after a
 	// settle); warmedUp those skipped.
 	warmup, warmedUp int
+	// inFlight is the requests in flight at the end of the last tick
+	// seen, and curBefore at the start of the window being filled: what an
+	// open-loop window's sends are counted from.
+	inFlight, curBefore int
 
 	slos []SLO // SLO and SLOs
 
@@ -116,6 +120,11 @@ type window struct {
 	inferPerS float64
 	mean      time.Duration
 	latency   []time.Duration
+	// An open loop's window: the requests sent (those finished or
+	// cancelled and the growth of those in flight) and finished, and its
+	// seconds of load.
+	sent, finished int64
+	seconds        float64
 }
 
 // Progress is where a stepped run stands.
@@ -220,6 +229,7 @@ type settling struct {
 // the next level is being set), of the drain, or paused are not measured; a
 // pause also drops the window it interrupts.
 func (s *Stepper) Add(snap stats.Snapshot) {
+	defer func() { s.inFlight = snap.Load.InFlight }()
 	if st := s.settle; st != nil {
 		s.settled(snap, st)
 		return
@@ -245,6 +255,9 @@ func (s *Stepper) Add(snap stats.Snapshot) {
 	if s.fixed != nil {
 		s.fixed.Add(snap)
 		s.preschedule()
+	}
+	if len(s.cur) == 0 {
+		s.curBefore = s.inFlight
 	}
 	s.cur = append(s.cur, snap)
 	if s.windowFull() {
@@ -327,6 +340,13 @@ func (s *Stepper) measure(ticks []stats.Snapshot) window {
 	}
 	st := b.Step()
 	w := window{inferPerS: st.Client.InferPerS, mean: sloLatency(st, SLO{})}
+	if len(ticks) > 0 {
+		for _, t := range ticks {
+			w.finished += t.Tick.Requests + t.Tick.Cancelled
+			w.seconds += t.Tick.Duration.Seconds()
+		}
+		w.sent = w.finished + int64(ticks[len(ticks)-1].Load.InFlight-s.curBefore)
+	}
 	for _, slo := range s.slos {
 		w.latency = append(w.latency, sloLatency(st, slo))
 	}
@@ -364,15 +384,39 @@ func (s *Stepper) stability() (throughput, latency bool) {
 	limit := 1 + s.o.StabilityPercent/100
 	minI, maxI := math.Inf(1), 0.0
 	minL, maxL := math.Inf(1), 0.0
+	var sent, finished int64
+	p, probe := s.o.Search.(interface{ Probe(load.Target) bool })
+	probe = probe && p.Probe(s.target)
 	for _, w := range last {
 		if w.inferPerS <= 0 {
 			return false, false
 		}
-		minI, maxI = min(minI, w.inferPerS), max(maxI, w.inferPerS)
+		x := w.inferPerS
+		if probe && w.mean > 0 {
+			// A capacity probe's throughput is its requests in flight
+			// over their mean latency (see probeThroughput), steadier
+			// than its count of batches finished.
+			x = float64(s.target.Concurrency) / w.mean.Seconds()
+		}
+		minI, maxI = min(minI, x), max(maxI, x)
 		l := float64(w.mean)
 		minL, maxL = min(minL, l), max(maxL, l)
+		sent, finished = sent+w.sent, finished+w.finished
 	}
-	return maxI/minI <= limit, minL <= 0 || maxL/minL <= limit
+	throughput = maxI/minI <= limit
+	if s.target.Open() {
+		// A batching server finishes an open loop's requests a batch at a
+		// time: a short window's count of finished requests is off by a
+		// batch or so (16% of a 1 s window of 200 req/s in batches of 32),
+		// which says nothing about stability, and so is the count of
+		// those in flight at a tick's end. The sends are paced by the
+		// schedule; what an open loop's throughput must show is that the
+		// server keeps up with them: over the windows together, the
+		// requests it left in flight are within the stability percentage
+		// of those sent.
+		throughput = sent > 0 && float64(finished)*limit >= float64(sent)
+	}
+	return throughput, minL <= 0 || maxL/minL <= limit
 }
 
 // stableAtLast is the verdict once a level has run all its trials: like
@@ -381,10 +425,29 @@ func (s *Stepper) stability() (throughput, latency bool) {
 // stable, and said to have unsteady latency.
 func (s *Stepper) stableAtLast() (stable, unsteady bool) {
 	t, l := s.stability()
-	if t && !l && len(s.trials) >= s.o.MaxTrials {
+	if t && !l && len(s.trials) >= s.o.MaxTrials && !s.rising() {
 		return true, true
 	}
 	return t && l, false
+}
+
+// rising reports whether an open loop's average latency rose window after
+// window over the last windows, by more than the stability percentage in
+// all, while the requests in flight grew: a backlog that grows (a rate over
+// the server's capacity), not a latency that is merely unsteady.
+func (s *Stepper) rising() bool {
+	if !s.target.Open() || len(s.trials) < StabilityWindows {
+		return false
+	}
+	last := s.trials[len(s.trials)-StabilityWindows:]
+	var sent, finished int64
+	for i, w := range last {
+		if i > 0 && w.mean <= last[i-1].mean {
+			return false
+		}
+		sent, finished = sent+w.sent, finished+w.finished
+	}
+	return sent > finished && float64(last[len(last)-1].mean) > float64(last[0].mean)*(1+s.o.StabilityPercent/100)
 }
 
 // overThreshold is perf_analyzer's early end: the last windows all past

@@ -262,3 +262,91 @@ func TestStepperWindowsHoldEnoughRequests(t *testing.T) {
 		t.Errorf("%d windows; a window of %d ticks did not close at the stretch limit", got, MaxWindowStretch)
 	}
 }
+
+// TestStepperOpenLoopStabilityReadsTheSends: a batching server finishes an
+// open loop's 200 req/s in lumps (150, 250, 150, ... a tick), with the rest
+// in flight: the sends agree and the server keeps up, so the level is stable
+// at its first three windows. The same lumps with the requests in flight
+// growing by 50 a tick are a server falling behind: never stable.
+func TestStepperOpenLoopStabilityReadsTheSends(t *testing.T) {
+	rate := load.Target{Mode: load.Rate, Rate: 200}
+	run := func(grow int) record.Step {
+		t.Helper()
+		s, f := newStepper(t, Options{Search: Sweep{Levels: []load.Target{rate}}, Window: time.Second, MaxTrials: 6})
+		inFlight := 0
+		for i := 0; len(f.steps) == 0 && i < 20; i++ {
+			n := 150
+			if i%2 == 1 {
+				n = 250
+			}
+			// Sends are 200 a tick; what did not finish is in flight.
+			inFlight += 200 - n + grow
+			n -= grow
+			f.tick(s, n, 10000, inFlight)
+		}
+		if len(f.steps) != 1 {
+			t.Fatalf("the level was not measured: %d steps", len(f.steps))
+		}
+		return f.steps[0]
+	}
+	if st := run(0); !st.Measurement.Stable || st.Measurement.Trials != StabilityWindows {
+		t.Errorf("lumpy completions of steady sends: stable %v after %d windows, want stable after %d",
+			st.Measurement.Stable, st.Measurement.Trials, StabilityWindows)
+	}
+	if st := run(50); st.Measurement.Stable {
+		t.Errorf("a quarter of the sends left in flight: stable after %d windows", st.Measurement.Trials)
+	}
+}
+
+// TestStepperRisingLatencyIsNotStable: an open loop over the server's
+// capacity may finish nearly all it sends for a few windows while its
+// latency climbs window after window and the requests in flight grow: that
+// is a growing backlog, not a level measured with unsteady latency. A
+// latency that rises while the backlog shrinks, or goes up and down, is
+// unsteady.
+func TestStepperRisingLatencyIsNotStable(t *testing.T) {
+	rate := load.Target{Mode: load.Rate, Rate: 200}
+	run := func(us func(i int) int64, grow int) record.Step {
+		t.Helper()
+		s, f := newStepper(t, Options{Search: Sweep{Levels: []load.Target{rate}}, Window: time.Second, MaxTrials: 4})
+		for i := 0; len(f.steps) == 0 && i < 20; i++ {
+			f.tick(s, 195, us(i), 100+grow*i)
+		}
+		if len(f.steps) != 1 {
+			t.Fatalf("the level was not measured: %d steps", len(f.steps))
+		}
+		return f.steps[0]
+	}
+	climbing := func(i int) int64 { return 10000 + 3000*int64(i) }
+	if st := run(climbing, 5); st.Measurement.Stable {
+		t.Errorf("latency rising 30%% a window as the backlog grows: stable (unsteady %v)", st.Measurement.UnsteadyLatency)
+	}
+	if st := run(climbing, -5); !st.Measurement.Stable || !st.Measurement.UnsteadyLatency {
+		t.Errorf("latency rising as the backlog shrinks: stable %v, unsteady %v; want stable with unsteady latency",
+			st.Measurement.Stable, st.Measurement.UnsteadyLatency)
+	}
+	if st := run(func(i int) int64 { return 10000 + 3000*int64(i%2) }, 0); !st.Measurement.Stable || !st.Measurement.UnsteadyLatency {
+		t.Errorf("latency going up and down by 30%%: stable %v, unsteady %v; want stable with unsteady latency",
+			st.Measurement.Stable, st.Measurement.UnsteadyLatency)
+	}
+}
+
+// TestStepperProbeStabilityReadsLittlesLaw: a probe against a batching
+// server finishes its requests in lumps (64, then 128, then 64 a window)
+// at a steady latency: its throughput by Little's law is steady, so it is
+// stable at its first three windows.
+func TestStepperProbeStabilityReadsLittlesLaw(t *testing.T) {
+	s, f := newStepper(t, Options{Search: &Capacity{Concurrency: 128, Base: load.Target{Mode: load.Rate}},
+		Window: time.Second, MaxTrials: 6})
+	for _, n := range []int{64, 64, 128, 64, 128, 64, 128} {
+		if len(f.steps) == 0 {
+			f.tick(s, n, 1300000, 128)
+		}
+	}
+	if len(f.steps) != 1 {
+		t.Fatalf("the probe was not measured: %d steps", len(f.steps))
+	}
+	if m := f.steps[0].Measurement; !m.Stable || m.Trials != StabilityWindows {
+		t.Errorf("lumpy probe at a steady latency: %+v; want stable after %d windows", m, StabilityWindows)
+	}
+}

@@ -149,18 +149,25 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 		out = append(out, f)
 	}
 
+	q, queued := queueing(recent)
 	if offered := offeredRate(tail); last.Load.Open() && offered > 0 && c.Duration > 0 && !last.Load.Paused {
-		achieved := float64(c.Requests+c.Cancelled) / c.Duration.Seconds()
+		sent, span, backlog := sends(recent, len(recent)-len(tail))
 		switch {
-		case achieved < (1-behindShare)*offered && offered*c.Duration.Seconds() >= behindRequests:
-			add(FallingBehind, "open loop falling behind: %s req/s sent of %s offered", num(achieved), num(offered))
+		case span > 0 && sent/span < (1-behindShare)*offered && offered*span >= behindRequests &&
+			offered*span-sent > batchSlack(tail):
+			add(FallingBehind, "open loop falling behind: %s req/s sent of %s offered", num(sent/span), num(offered))
+		case c.LateShare > behindShare && queued && backlog > 0 && !clientFound(out):
+			// The server is saturated and its backlog grows: the sends wait
+			// behind it (an in-flight cap, or, in one process, the
+			// backlog's own work), so the lateness is the server's.
+			q.Message += fmt.Sprintf("; %s of sends late behind a backlog of %d more requests in flight", pct(c.LateShare), backlog)
 		case c.LateShare > behindShare:
 			add(FallingBehind, "open loop falling behind: %s of sends late", pct(c.LateShare))
 		}
 	}
 
-	if f, ok := queueing(recent); ok {
-		out = append(out, f)
+	if queued {
+		out = append(out, q)
 	}
 
 	for i, g := range last.Metrics.GPUs {
@@ -174,6 +181,61 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// sends is how many requests an open loop sent per second over the ticks
+// of recent from index from on: those that finished (or were cancelled)
+// and the growth of those in flight, since a request sent and not yet
+// answered was sent all the same. Counting only the finished ones would
+// blame the client for a saturated server's growing backlog. The in-flight
+// count before the first tick is the tick before it; without one, the first
+// tick only gives it. span is the seconds of load counted, backlog the
+// growth of the requests in flight.
+func sends(recent []Snapshot, from int) (sent, span float64, backlog int) {
+	if from == 0 {
+		from = 1
+	}
+	if from >= len(recent) {
+		return 0, 0, 0
+	}
+	before := recent[from-1].Load.InFlight
+	var n int64
+	for i := from; i < len(recent); i++ {
+		t := &recent[i].Tick
+		n += t.Requests + t.Cancelled
+		span += t.Duration.Seconds()
+	}
+	backlog = recent[len(recent)-1].Load.InFlight - before
+	return float64(n + int64(backlog)), span, backlog
+}
+
+// batchSlack is how many sends the count of an open loop's sends may miss
+// by chance: a batching server answers a batch at once, and the batches
+// answered as a tick ends are out of the in-flight count before the tick
+// counts them, at either end of the span: two of the span's average batch.
+func batchSlack(tail []Snapshot) float64 {
+	var sum float64
+	n := 0
+	for i := range tail {
+		if s := &tail[i].Server; s.Available && s.AvgBatch > 0 {
+			sum += s.AvgBatch
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return 2 * sum / float64(n)
+}
+
+// clientFound reports whether the findings already name the client's CPU.
+func clientFound(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Verdict == ClientBound {
+			return true
+		}
+	}
+	return false
 }
 
 // sameLevel reports whether two ticks ran the same load: the same step,

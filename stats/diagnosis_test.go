@@ -240,3 +240,76 @@ func TestDiagnoseStartsAfreshAtEachLevel(t *testing.T) {
 		t.Errorf("queue rising across a load change diagnosed %v, want queueing", v)
 	}
 }
+
+// TestDiagnoseSaturatedServerIsNotTheClient: an open loop over the server's
+// capacity sends every request on time while fewer finish and the rest wait
+// in Triton's queue. The shortfall of finished requests, and sends late
+// behind the growing backlog, are the server's limit, not the client's;
+// the same lateness with the client host near full, or without a backlog,
+// still is the client's.
+func TestDiagnoseSaturatedServerIsNotTheClient(t *testing.T) {
+	saturated := func(late int64, hostCPU float64) []Snapshot {
+		return ticks(10, func(i int, s *Snapshot) {
+			s.Load = Load{Mode: load.Rate, Rate: 1000, Distribution: load.Constant, InFlight: 200 * (i + 1)}
+			s.Tick.Late = late
+			s.Tick.SetRates()
+			s.Server.Queue = 40 * time.Millisecond
+			s.Server.Request = 48 * time.Millisecond
+			s.Tick.Latency.Mean = 49 * time.Millisecond
+			s.System.HostCPU = hostCPU
+		})
+	}
+	v := verdicts(Diagnose(saturated(0, 0.5), DiagnoseOptions{}))
+	if slices.Contains(v, FallingBehind) || !slices.Contains(v, Queueing) {
+		t.Errorf("800 of 1000 req/s finished, the other 200 queued: verdicts %v, want queueing and no falling behind", v)
+	}
+	fs := Diagnose(saturated(100, 0.5), DiagnoseOptions{})
+	if v := verdicts(fs); slices.Contains(v, FallingBehind) || !slices.Contains(v, Queueing) {
+		t.Errorf("late sends behind a growing backlog: verdicts %v, want queueing only", v)
+	}
+	for _, f := range fs {
+		if f.Verdict == Queueing && !strings.Contains(f.Message, "12% of sends late behind a backlog of 1000 more requests in flight") {
+			t.Errorf("the queueing verdict does not say the sends were late: %q", f.Message)
+		}
+	}
+	if v := verdicts(Diagnose(saturated(100, 0.97), DiagnoseOptions{})); !slices.Contains(v, ClientBound) || !slices.Contains(v, FallingBehind) {
+		t.Errorf("late sends on a full client host: verdicts %v, want client-bound and falling behind", v)
+	}
+	steady := ticks(10, func(i int, s *Snapshot) {
+		s.Load = Load{Mode: load.Rate, Rate: 800, Distribution: load.Constant, InFlight: 30}
+		s.Tick.Late = 100
+		s.Tick.SetRates()
+		s.Server.Queue = 12 * time.Millisecond
+		s.Server.Request = 20500 * time.Microsecond
+		s.Tick.Latency.Mean = 21 * time.Millisecond
+	})
+	if v := verdicts(Diagnose(steady, DiagnoseOptions{})); !slices.Contains(v, FallingBehind) {
+		t.Errorf("late sends with no backlog growing: verdicts %v, want falling behind", v)
+	}
+}
+
+// TestDiagnoseShortfallOfABatchIsChance: an open loop of 140 req/s in
+// ticks of 500 ms against a server answering batches of 15, whose count of
+// sends over the last 5 ticks comes out 28 of 350 short (two batches
+// answered as a tick ended, out of the in-flight count but not yet
+// counted), is not falling behind; 60 short is.
+func TestDiagnoseShortfallOfABatchIsChance(t *testing.T) {
+	short := func(missing int64) []Snapshot {
+		return ticks(10, func(i int, s *Snapshot) {
+			s.Interval, s.Tick.Duration = 500*time.Millisecond, 500*time.Millisecond
+			s.Load = Load{Mode: load.Rate, Rate: 140, Distribution: load.Constant, InFlight: 30}
+			s.Tick.Requests, s.Tick.Successes, s.Tick.Latency.Count = 70, 70, 70
+			if i == 9 {
+				s.Load.InFlight -= int(missing)
+			}
+			s.Tick.SetRates()
+			s.Server.AvgBatch = 15
+		})
+	}
+	if v := verdicts(Diagnose(short(28), DiagnoseOptions{})); slices.Contains(v, FallingBehind) {
+		t.Errorf("28 of 350 sends short with batches of 15: verdicts %v", v)
+	}
+	if v := verdicts(Diagnose(short(60), DiagnoseOptions{})); !slices.Contains(v, FallingBehind) {
+		t.Errorf("60 of 350 sends short with batches of 15: verdicts %v, want falling behind", v)
+	}
+}

@@ -131,14 +131,16 @@ func TestQuietPlanRepeatable(t *testing.T) {
 	var caps []float64
 	var reps []int
 	for i := range 3 {
+		begin := time.Now()
 		code, stdout, stderr := planRun(t, bin, cache, "plan", "--demo", "--slo", "p99:500ms", "--target-rate", "1000",
 			"-p", "1000", "--json")
+		took := time.Since(begin).Round(time.Second)
 		if code != 0 {
 			t.Fatalf("run %d: exit %d: %s", i+1, code, lastLines(stderr, 8))
 		}
 		sum := planSummary(t, stdout, stderr)
 		p := sum.Plan
-		t.Logf("run %d: %.1f req/s (%s), %d replicas; %s; limit %s", i+1, p.Capacity, p.CapacityBasis, p.Replicas, p.DemoGPU, p.Limit)
+		t.Logf("run %d in %v: %.1f req/s (%s), %d replicas; %s; limit %s", i+1, took, p.Capacity, p.CapacityBasis, p.Replicas, p.DemoGPU, p.Limit)
 		if ok, why := serverLimited(sum); !ok {
 			t.Errorf("run %d: the limit is not the server's: %s", i+1, why)
 		}
