@@ -117,11 +117,15 @@ func serverLimited(sum record.Summary) (bool, string) {
 	return server, strings.Join(why, "; ")
 }
 
-// TestQuietPlanRepeatable is the issue's must-show: plan --demo three times
+// TestQuietPlanRepeatable is issue 20's must-show: plan --demo three times
 // on this machine, as a user runs it (the first run calibrates the demo GPU
 // to the host, the others reuse it): capacities within ±10% of their
 // median, replica counts within 1, the limit the server's, and every
-// output says the server was simulated.
+// output says the server was simulated. Each plan is held to what it
+// prints (checkDemoPlan), and the first one's capacity, driven as a steady
+// open loop on the same GPU, holds the SLO where 1.3 times it does not
+// (checkSteady). On a host loaded by others the client's lateness bends
+// every latency, so CI's quiet pass runs it alone.
 func TestQuietPlanRepeatable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three plans of about a minute each")
@@ -158,6 +162,10 @@ func TestQuietPlanRepeatable(t *testing.T) {
 		}
 		if strings.Contains(stderr, "client host near full") {
 			t.Errorf("run %d: the client host was near full:\n%s", i+1, lastLines(stderr, 20))
+		}
+		checkDemoPlan(t, sum, 1000, 500*time.Millisecond)
+		if i == 0 {
+			checkSteady(t, bin, cache, sum, 500*time.Millisecond)
 		}
 		caps, reps = append(caps, p.Capacity), append(reps, p.Replicas)
 	}

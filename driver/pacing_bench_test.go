@@ -1,0 +1,58 @@
+package driver
+
+import (
+	"context"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tritontop/tritontop/load"
+	"github.com/tritontop/tritontop/triton"
+)
+
+// BenchmarkOpenLoopPaced runs an open loop at 2,000 requests a second
+// against a client that answers at once, so that the pacer waits between
+// every two sends: it reports the process's CPU time per request
+// (cpu-µs/req) and how late the sends were against their schedule
+// (late-p50-µs, late-p99-µs). The pacer waits on Go timers, which wake
+// through the runtime's network poller: its epoll timeout counts whole
+// milliseconds, so on an idle Linux host a wait of a few hundred
+// microseconds ends up to a millisecond late. BENCHMARKS.md has what a
+// nanosleep or a timerfd instead would cost and buy.
+func BenchmarkOpenLoopPaced(b *testing.B) {
+	d, err := New(Options{Client: &nopClient{}, Requests: []*triton.InferRequest{{Model: "identity"}},
+		Load: load.Target{Mode: load.Rate, Rate: 2000}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	late := make([]time.Duration, 0, b.N)
+	var before, after syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+	b.ResetTimer()
+	go func() { done <- d.Run(ctx) }()
+	for batch := range d.Results() {
+		for _, r := range batch {
+			late = append(late, r.Sent-r.Scheduled)
+		}
+		if len(late) >= b.N {
+			d.Stop(time.Second)
+			break
+		}
+	}
+	b.StopTimer()
+	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+	for range d.Results() {
+	}
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	cpu := time.Duration(after.Utime.Nano()+after.Stime.Nano()-before.Utime.Nano()-before.Stime.Nano()) * time.Nanosecond
+	slices.Sort(late)
+	b.ReportMetric(float64(cpu.Microseconds())/float64(len(late)), "cpu-µs/req")
+	b.ReportMetric(float64(late[len(late)/2].Microseconds()), "late-p50-µs")
+	b.ReportMetric(float64(late[len(late)*99/100].Microseconds()), "late-p99-µs")
+}
