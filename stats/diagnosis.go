@@ -154,7 +154,11 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 		sent, span, backlog := sends(recent, len(recent)-len(tail))
 		switch {
 		case span > 0 && sent/span < (1-behindShare)*offered && offered*span >= behindRequests &&
-			offered*span-sent > batchSlack(tail):
+			offered*span-sent > batchSlack(tail) && c.LateShare >= behindShare/2:
+			// The count of sends is finished requests and the growth of
+			// those in flight: a batching server's answers make it lumpy
+			// (batchSlack), and a driver that saw few of its sends late
+			// (LateShare) did send them.
 			add(FallingBehind, "open loop falling behind: %s req/s sent of %s offered", num(sent/span), num(offered))
 		case c.LateShare > behindShare && queued && backlog > 0 && !clientFound(out):
 			// The server is saturated and its backlog grows: the sends wait
