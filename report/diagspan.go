@@ -32,7 +32,7 @@ func DiagnosisSpans(findings []stats.Finding, recent []stats.Snapshot, ofLoad bo
 	if len(recent) > 2*stats.DiagnoseTicks {
 		recent = recent[len(recent)-2*stats.DiagnoseTicks:]
 	}
-	tail, cut := diagnosisTail(recent)
+	tail, cut := stats.DiagnosisTail(recent)
 	out := make([]string, len(findings))
 	for i, f := range findings {
 		switch f.Verdict {
@@ -47,24 +47,6 @@ func DiagnosisSpans(findings []stats.Finding, recent []stats.Snapshot, ofLoad bo
 		}
 	}
 	return out
-}
-
-// diagnosisTail is the ticks most verdicts read, as stats.Diagnose picks
-// them: the last stats.DiagnoseTicks of recent, from the first at the last
-// tick's load level (step, target, pause); cut reports whether a change of
-// load made it shorter.
-func diagnosisTail(recent []stats.Snapshot) (tail []stats.Snapshot, cut bool) {
-	if len(recent) == 0 {
-		return nil, false
-	}
-	tail = recent[max(0, len(recent)-stats.DiagnoseTicks):]
-	last := &tail[len(tail)-1].Load
-	for i := len(tail) - 1; i > 0; i-- {
-		if p := &tail[i-1].Load; p.Step != last.Step || p.Paused != last.Paused || p.Target() != last.Target() {
-			return tail[i:], true
-		}
-	}
-	return tail, false
 }
 
 // ticksTime is the time ticks cover.

@@ -109,13 +109,7 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 	add := func(v Verdict, format string, args ...any) {
 		out = append(out, Finding{Verdict: v, Message: fmt.Sprintf(format, args...)})
 	}
-	tail := recent[max(0, len(recent)-DiagnoseTicks):]
-	for i := len(tail) - 1; i > 0; i-- {
-		if !sameLevel(&tail[i-1].Load, &last.Load) {
-			tail = tail[i:]
-			break
-		}
-	}
+	tail, _ := DiagnosisTail(recent)
 
 	switch {
 	case !last.Server.Available && !last.Metrics.Available && last.Tick.Successes == 0 && last.Interval > 0:
@@ -240,6 +234,24 @@ func clientFound(fs []Finding) bool {
 		}
 	}
 	return false
+}
+
+// DiagnosisTail is the ticks most of Diagnose's verdicts read: the last
+// DiagnoseTicks of recent, from the first at the last tick's load level
+// (step, target, pause). cut reports whether a change of load made it
+// shorter. The dashboard and the summaries name a finding's span from it.
+func DiagnosisTail(recent []Snapshot) (tail []Snapshot, cut bool) {
+	if len(recent) == 0 {
+		return nil, false
+	}
+	tail = recent[max(0, len(recent)-DiagnoseTicks):]
+	last := &tail[len(tail)-1].Load
+	for i := len(tail) - 1; i > 0; i-- {
+		if !sameLevel(&tail[i-1].Load, last) {
+			return tail[i:], true
+		}
+	}
+	return tail, false
 }
 
 // sameLevel reports whether two ticks ran the same load: the same step,

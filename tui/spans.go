@@ -30,24 +30,6 @@ type avgSplit struct {
 	span, short, tag string
 }
 
-// diagTail is the ticks most verdicts read, as stats.Diagnose picks them:
-// the last stats.DiagnoseTicks of recent, from the first at the last tick's
-// load level (step, target, pause). cut reports whether a change of load
-// made it shorter.
-func diagTail(recent []stats.Snapshot) (tail []stats.Snapshot, cut bool) {
-	if len(recent) == 0 {
-		return nil, false
-	}
-	tail = recent[max(0, len(recent)-stats.DiagnoseTicks):]
-	last := &tail[len(tail)-1].Load
-	for i := len(tail) - 1; i > 0; i-- {
-		if p := &tail[i-1].Load; p.Step != last.Step || p.Paused != last.Paused || p.Target() != last.Target() {
-			return tail[i:], true
-		}
-	}
-	return tail, false
-}
-
 // spanName names a span of ticks by the time they cover: "last 5 s", and
 // "last 2 s at this load" where a change of load cut it short.
 func spanName(ticks []stats.Snapshot, cut bool) string {
@@ -106,7 +88,7 @@ func findingSpans(findings []stats.Finding, recent []stats.Snapshot) []string {
 	if len(findings) == 0 {
 		return nil
 	}
-	tail, cut := diagTail(recent)
+	tail, cut := stats.DiagnosisTail(recent)
 	base := spanName(tail, cut)
 	out := make([]string, len(findings))
 	for i, f := range findings {

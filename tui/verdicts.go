@@ -21,7 +21,7 @@ func (b *board) diagnose() {
 	}
 	b.findings = stats.Diagnose(recent, stats.DiagnoseOptions{SharedProcess: b.header.SharedProcess})
 	b.spans = findingSpans(b.findings, recent)
-	tail, cut := diagTail(recent)
+	tail, cut := stats.DiagnosisTail(recent)
 	b.avg = splitOver(tail, cut)
 	b.diagnosed++
 }
