@@ -86,8 +86,13 @@ func TestOpenLoopHoldsRate(t *testing.T) {
 		t.Logf("%.1f%% of sends late, %v requests in %v (%.0f due), but %.1f%% of bare timer wake-ups late too: machine overloaded",
 			100*frac, got, stopAt, want, 100*machineLate)
 	default:
-		if frac >= 0.01 {
-			t.Errorf("%.1f%% of sends were late (bare timers: %.1f%%), want under 1%%", 100*frac, 100*machineLate)
+		// Two wake-ups a send make its lateness about twice the bare
+		// timers'; a busy host's bare share just under the overload mark
+		// (0.5%) then puts the sends' own at about 1%: they may be up to
+		// three times the bare share, and never past 1% where the timers
+		// are on time.
+		if limit := max(0.01, 3*machineLate); frac >= limit {
+			t.Errorf("%.1f%% of sends were late (bare timers: %.1f%%), want under %.1f%%", 100*frac, 100*machineLate, 100*limit)
 		}
 		if got < want*0.98-1 || got > want*1.02+1 {
 			t.Errorf("%v requests in %v at %d/s, want %.0f ±2%%", got, stopAt, rate, want)
