@@ -91,6 +91,10 @@ type Options struct {
 	// (--async) workers are goroutines that the Go scheduler multiplexes
 	// on GOMAXPROCS threads, resumed when their response arrives.
 	LockThreads bool
+	// CoarseTimer makes the open-loop pacer wait on Go timers, which on
+	// Linux wake up to a millisecond late, instead of a timerfd (for
+	// comparison: BenchmarkOpenLoopPaced).
+	CoarseTimer bool
 	// Plan, when set, runs a load plan (load.Plan: --stages) instead of
 	// Load: its clock starts with Run, each stage is a step of the state
 	// (Step is the stage's index, the target the stage's), a rate plan's

@@ -75,8 +75,12 @@ func burstyTrace(n int) []time.Duration {
 // in order of schedule.
 func runSchedule(t *testing.T, s *Schedule, sizes ...int64) ([]Result, uint64) {
 	t.Helper()
-	sm := startSim(t)
-	c := dial(t, sm, "grpc", 1)
+	return runScheduleOn(t, dial(t, startSim(t), "grpc", 1), s, sizes...)
+}
+
+// runScheduleOn is runSchedule against the server c is connected to.
+func runScheduleOn(t *testing.T, c triton.Client, s *Schedule, sizes ...int64) ([]Result, uint64) {
+	t.Helper()
 	var reqs []*triton.InferRequest
 	for _, n := range sizes {
 		reqs = append(reqs, requests(t, c, "identity", triton.InputOptions{Shapes: map[string][]int64{"INPUT0": {n}}})...)

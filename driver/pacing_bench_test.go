@@ -15,14 +15,24 @@ import (
 // against a client that answers at once, so that the pacer waits between
 // every two sends: it reports the process's CPU time per request
 // (cpu-µs/req) and how late the sends were against their schedule
-// (late-p50-µs, late-p99-µs). The pacer waits on Go timers, which wake
-// through the runtime's network poller: its epoll timeout counts whole
-// milliseconds, so on an idle Linux host a wait of a few hundred
-// microseconds ends up to a millisecond late. BENCHMARKS.md has what a
-// nanosleep or a timerfd instead would cost and buy.
+// (late-p50-µs, late-p99-µs), with the pacer's waits on a timerfd (as
+// built, on Linux) and on Go timers alone (Options.CoarseTimer). Go timers
+// wake through the runtime's network poller, whose epoll timeout counts
+// whole milliseconds, so on an idle Linux host a wait of a few hundred
+// microseconds ends up to a millisecond late. BENCHMARKS.md has the
+// numbers.
 func BenchmarkOpenLoopPaced(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		coarse bool
+	}{{"timerfd", false}, {"go-timers", true}} {
+		b.Run(c.name, func(b *testing.B) { benchmarkOpenLoopPaced(b, c.coarse) })
+	}
+}
+
+func benchmarkOpenLoopPaced(b *testing.B, coarse bool) {
 	d, err := New(Options{Client: &nopClient{}, Requests: []*triton.InferRequest{{Model: "identity"}},
-		Load: load.Target{Mode: load.Rate, Rate: 2000}})
+		Load: load.Target{Mode: load.Rate, Rate: 2000}, CoarseTimer: coarse})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -107,6 +107,10 @@ func (r *run) pace(ctx context.Context) time.Duration {
 	d := r.d
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	fine := newFineTimer()
+	if fine != nil {
+		defer fine.close()
+	}
 	seg := segment{gen: ^uint64(0)}
 	wasPaused := false // a pause since the last segment began
 	for {
@@ -159,18 +163,33 @@ func (r *run) pace(ctx context.Context) time.Duration {
 		if planWait >= 0 && (wait < 0 || planWait < wait) {
 			wait = planWait
 		}
+		// A wait is on the timerfd (fineTimer), which wakes on time on an
+		// idle host, and on a Go timer as well: the runtime looks at its
+		// poller only when a P runs out of work, and at its timers at
+		// every switch, so on a busy host the Go timer is the one on time.
 		var tick <-chan time.Time
+		var fineTick <-chan struct{}
 		if wait >= 0 {
 			timer.Reset(wait)
 			tick = timer.C
+			if fine != nil && !d.opts.CoarseTimer {
+				fine.reset(wait)
+				fineTick = fine.C
+			}
 		}
+		fineFired := false
 		select {
 		case <-st.wake:
 		case <-tick:
+		case <-fineTick:
+			fineFired = true
 		case <-d.stopReq:
 		case <-ctx.Done():
 		}
 		timer.Stop()
+		if fineTick != nil && !fineFired {
+			fine.stop()
+		}
 	}
 }
 
