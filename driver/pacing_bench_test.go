@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"syscall"
 	"testing"
@@ -31,8 +32,14 @@ func BenchmarkOpenLoopPaced(b *testing.B) {
 }
 
 func benchmarkOpenLoopPaced(b *testing.B, coarse bool) {
-	d, err := New(Options{Client: &nopClient{}, Requests: []*triton.InferRequest{{Model: "identity"}},
+	benchmarkPaced(b, Options{Client: &nopClient{}, Requests: []*triton.InferRequest{{Model: "identity"}},
 		Load: load.Target{Mode: load.Rate, Rate: 2000}, CoarseTimer: coarse})
+}
+
+// benchmarkPaced runs opts until b.N results and reports the process's CPU
+// per request and the sends' lateness.
+func benchmarkPaced(b *testing.B, opts Options) {
+	d, err := New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,4 +72,31 @@ func benchmarkOpenLoopPaced(b *testing.B, coarse bool) {
 	b.ReportMetric(float64(cpu.Microseconds())/float64(len(late)), "cpu-µs/req")
 	b.ReportMetric(float64(late[len(late)/2].Microseconds()), "late-p50-µs")
 	b.ReportMetric(float64(late[len(late)*99/100].Microseconds()), "late-p99-µs")
+}
+
+// BenchmarkOpenLoopPacedServer is BenchmarkOpenLoopPaced against the
+// simulator's identity model over gRPC, the simulator in a process of its
+// own: the CPU per request of this process (the driver and its gRPC
+// client) and the sends' lateness, at 1,000, 2,000 and 3,000 req/s, with
+// the pacer's waits on a timerfd and on Go timers alone. b.N is the
+// number of requests: -benchtime 3000x.
+func BenchmarkOpenLoopPacedServer(b *testing.B) {
+	addr := startSimProcess(b)
+	c, err := triton.Dial(context.Background(), addr, triton.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	reqs := requests(b, c, "identity", triton.InputOptions{Shapes: map[string][]int64{"INPUT0": {16}}})
+	for _, rate := range []float64{1000, 2000, 3000} {
+		for _, c2 := range []struct {
+			name   string
+			coarse bool
+		}{{"timerfd", false}, {"go-timers", true}} {
+			b.Run(fmt.Sprintf("rate=%v/%s", rate, c2.name), func(b *testing.B) {
+				benchmarkPaced(b, Options{Client: c, Requests: reqs, CoarseTimer: c2.coarse,
+					Load: load.Target{Mode: load.Rate, Rate: rate}})
+			})
+		}
+	}
 }

@@ -48,7 +48,7 @@ func dial(t *testing.T, s *sim.Server, protocol string, connections int) triton.
 
 // requests builds the requests for a model from what the server says about
 // it, as the CLI does.
-func requests(t *testing.T, c triton.Client, model string, opts triton.InputOptions) []*triton.InferRequest {
+func requests(t testing.TB, c triton.Client, model string, opts triton.InputOptions) []*triton.InferRequest {
 	t.Helper()
 	ctx := context.Background()
 	md, err := c.ModelMetadata(ctx, model, "")

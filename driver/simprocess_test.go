@@ -23,7 +23,7 @@ const simProcessEnv = "TRITONTOP_DRIVER_TEST_SIM"
 // shares no Go runtime (scheduler, collector) with it, only the host's
 // cores. It returns the simulator's gRPC address; the process ends with
 // the test.
-func startSimProcess(t *testing.T) string {
+func startSimProcess(t testing.TB) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSimProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), simProcessEnv+"=1")

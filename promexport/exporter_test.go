@@ -221,7 +221,8 @@ func TestAgainstSimulator(t *testing.T) {
 
 	s := sumTicks(snaps)
 	if s.successes == 0 || s.errors == 0 {
-		t.Fatalf("run had %d successes and %d errors; the test needs both", s.successes, s.errors)
+		t.Fatalf("run had %d successes and %d errors (%d requests, %d cancelled, %d late, in %d ticks); the test needs both",
+			s.successes, s.errors, s.requests, s.cancelled, s.late, len(snaps))
 	}
 	if s.byCode["INTERNAL"] == 0 {
 		t.Fatalf("no INTERNAL errors from the simulator's error rate: %v", s.byCode)
