@@ -114,8 +114,9 @@ func checkSteady(t *testing.T, bin, cache string, sum record.Summary, slo time.D
 		return s.Client.Latency.P99
 	}
 	rate := p.CapacityLevel.Rate
+	begin := time.Now()
 	at, over := steady(rate), steady(1.3*rate)
-	t.Logf("steady at %.1f req/s: p99 %v; at %.1f: p99 %v", rate, p99(at), 1.3*rate, p99(over))
+	t.Logf("steady at %.1f req/s: p99 %v; at %.1f: p99 %v (both in %v)", rate, p99(at), 1.3*rate, p99(over), time.Since(begin).Round(time.Second))
 	if p99(at) >= slo || at.Client.Errors > 0 {
 		t.Errorf("the planned capacity %.1f req/s missed the SLO as a steady run: p99 %v, %d errors", rate, p99(at), at.Client.Errors)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,12 +22,7 @@ func TestSimCommandServesAndStopsOnSignals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "tritontop")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = os.Environ()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	t.Run("SIGINT", func(t *testing.T) {
 		cmd, addrs, stderr := startSimCommand(t, bin)
 		for _, proto := range []string{"grpc", "http"} {
