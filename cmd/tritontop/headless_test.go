@@ -51,8 +51,13 @@ func TestHeadlessRecord(t *testing.T) {
 	var succ, queueNS, computeNS, inferences, executions float64
 	gpuSeen := false
 	for i, s := range run.Snapshots {
-		if s.Tick.RequestsPerS <= 0 && i < len(run.Snapshots)-1 && !s.Load.Drain {
-			t.Errorf("tick %d: no throughput", s.Seq)
+		// The last tick, the drain's, and the sliver between the last whole
+		// tick and the stop (on a busy host the stop comes up to a few
+		// tens of ms after the 5 s tick, shorter than a request here) may
+		// see no request finish.
+		sliver := i >= len(run.Snapshots)-2 && s.Interval < 500*time.Millisecond
+		if s.Tick.RequestsPerS <= 0 && i < len(run.Snapshots)-1 && !s.Load.Drain && !sliver {
+			t.Errorf("tick %d of %d: no throughput (ends at %v, %v long, load %+v)", s.Seq, len(run.Snapshots), s.Elapsed, s.Interval, s.Load)
 		}
 		if !s.Server.Available {
 			t.Errorf("tick %d: server statistics unavailable: %s", s.Seq, s.Server.Err)
