@@ -69,7 +69,7 @@ func hostBusyFraction(d time.Duration) (float64, bool) {
 // 180 µs nanosleeps on a thread of its own sees a few dozen wake-ups a
 // millisecond or more late in 4 s, and some of 3 to 9 ms (docs/load-shapes.md);
 // two such stalls in a burst put a run's p99 past 2 ms. So the trace is
-// replayed until three runs on an idle host (below),, and the host's stalls during each are
+// replayed until three runs on an idle host (below), and the host's stalls during each are
 // measured beside it (startHostStalls); the target holds when one run
 // meets it. A run during which the host stalled a bare thread more than
 // maxIdleStalls times was not on an idle host and does not count (up to
