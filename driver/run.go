@@ -107,9 +107,11 @@ func (r *run) pace(ctx context.Context) time.Duration {
 	d := r.d
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	fine := newFineTimer()
-	if fine != nil {
-		defer fine.close()
+	var fine *fineTimer
+	if !d.opts.CoarseTimer {
+		if fine = newFineTimer(); fine != nil {
+			defer fine.close()
+		}
 	}
 	seg := segment{gen: ^uint64(0)}
 	wasPaused := false // a pause since the last segment began
@@ -172,7 +174,7 @@ func (r *run) pace(ctx context.Context) time.Duration {
 		if wait >= 0 {
 			timer.Reset(wait)
 			tick = timer.C
-			if fine != nil && !d.opts.CoarseTimer {
+			if fine != nil {
 				fine.reset(wait)
 				fineTick = fine.C
 			}
