@@ -104,6 +104,29 @@ type ModelSpec struct {
 	// LLM makes a decoupled model generate tokens with in-flight
 	// batching instead of executing batches; nil for other models.
 	LLM *LLMSpec `json:"llm,omitempty"`
+	// EnsembleScheduling makes the model an ensemble (Platform
+	// "ensemble"): its steps run other models of the repository, each
+	// scheduled by its own batcher and instances; nil for other models.
+	EnsembleScheduling *EnsembleSpec `json:"ensemble_scheduling,omitempty"`
+}
+
+// EnsembleSpec is Triton's ensemble_scheduling: the steps of a pipeline,
+// joined by the tensors named in their maps.
+type EnsembleSpec struct {
+	Steps []EnsembleStepSpec `json:"step"`
+}
+
+// EnsembleStepSpec is one step of an ensemble: a composing model, and how
+// its inputs and outputs map to the ensemble's tensors.
+type EnsembleStepSpec struct {
+	ModelName string `json:"model_name"`
+	// ModelVersion is the composing model's version; -1 (or 0) is its
+	// latest.
+	ModelVersion int64 `json:"model_version"`
+	// InputMap maps the composing model's input names to ensemble
+	// tensors; OutputMap its output names to ensemble tensors.
+	InputMap  map[string]string `json:"input_map"`
+	OutputMap map[string]string `json:"output_map"`
 }
 
 // TensorSpec is one model input or output.
