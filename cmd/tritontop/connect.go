@@ -32,7 +32,7 @@ type target struct {
 	// model sees (flags); nil with one model, whose metadata, config and
 	// requests are this target's own.
 	models []*target
-	flags  *loadFlags
+	flags  *Config
 	// shm holds the regions of --shared-memory system (shmflags.go).
 	shm *triton.SharedMemorySet
 }
@@ -48,31 +48,31 @@ func (t *target) each() []*target {
 // connect dials the server, reads the model's metadata and config, and
 // builds the requests; in a run over several models, each model's. Errors
 // name what was wrong and what to do.
-func connect(ctx context.Context, f *loadFlags) (*target, error) {
-	conns := f.connections
-	if f.protocol == "http" && !f.set["connections"] {
+func connect(ctx context.Context, f *Config) (*target, error) {
+	conns := f.Connections
+	if f.Protocol == "http" && !f.Given["connections"] {
 		// HTTP/1.1 carries one request at a time per connection: a cap
 		// of one would serialize every request in flight.
 		conns = 0
 	}
 	opts := triton.Options{
-		Protocol:       f.protocol,
+		Protocol:       f.Protocol,
 		Connections:    conns,
-		Headers:        headerMap(f.headers),
-		ConnectTimeout: f.connectTimeout,
+		Headers:        headerMap(f.Headers),
+		ConnectTimeout: f.ConnectTimeout,
 	}
-	f.endpoint.options(&opts)
-	if f.ssl {
-		opts.TLS = &triton.TLSOptions{CAFile: f.sslCA, CertFile: f.sslCert, KeyFile: f.sslKey}
+	f.Endpoint.options(&opts)
+	if f.SSL {
+		opts.TLS = &triton.TLSOptions{CAFile: f.SSLCA, CertFile: f.SSLCert, KeyFile: f.SSLKey}
 	}
-	client, err := triton.Dial(ctx, f.url, opts)
+	client, err := triton.Dial(ctx, f.URL, opts)
 	if err != nil {
 		return nil, err
 	}
 	t := &target{client: client}
 	fail := func(err error) (*target, error) { t.close(); return nil, err }
 	if t.server, err = client.ServerMetadata(ctx); err != nil {
-		return fail(fmt.Errorf("server metadata from %s: %w", f.url, err))
+		return fail(fmt.Errorf("server metadata from %s: %w", f.URL, err))
 	}
 	textsafe.Sanitize(t.server) // the server's strings reach the terminal
 	t.simulated = slices.Contains(t.server.GetExtensions(), sim.SimulatorExtension)
@@ -102,51 +102,51 @@ func connect(ctx context.Context, f *loadFlags) (*target, error) {
 
 // describeModel reads the model's metadata and config from the first
 // server and checks that every replica serves it alike.
-func (t *target) describeModel(ctx context.Context, f *loadFlags) error {
+func (t *target) describeModel(ctx context.Context, f *Config) error {
 	client := t.client
 	var err error
-	if t.metadata, err = client.ModelMetadata(ctx, f.model, f.modelVersion); err != nil {
+	if t.metadata, err = client.ModelMetadata(ctx, f.Model, f.ModelVersion); err != nil {
 		code := triton.ErrorCode(err)
-		if f.modelVersion != "" && (code == codes.NotFound || code == codes.Unavailable || code == codes.InvalidArgument) {
-			if versions, ok := modelVersions(ctx, client, f.model); ok {
+		if f.ModelVersion != "" && (code == codes.NotFound || code == codes.Unavailable || code == codes.InvalidArgument) {
+			if versions, ok := modelVersions(ctx, client, f.Model); ok {
 				return usageError{fmt.Errorf("model %q has no ready version %q: it has %s (use -x VERSION, or leave -x out for the server's choice)",
-					f.model, f.modelVersion, orNone(versions))}
+					f.Model, f.ModelVersion, orNone(versions))}
 			}
 		}
 		if code == codes.NotFound {
-			return usageError{unknownModel(ctx, client, f.model, err)}
+			return usageError{unknownModel(ctx, client, f.Model, err)}
 		}
-		return fmt.Errorf("metadata of model %q: %w", f.model, err)
+		return fmt.Errorf("metadata of model %q: %w", f.Model, err)
 	}
-	if t.config, err = client.ModelConfig(ctx, f.model, f.modelVersion); err != nil {
-		return fmt.Errorf("config of model %q: %w", f.model, err)
+	if t.config, err = client.ModelConfig(ctx, f.Model, f.ModelVersion); err != nil {
+		return fmt.Errorf("config of model %q: %w", f.Model, err)
 	}
 	textsafe.Sanitize(t.metadata)
 	textsafe.Sanitize(t.config)
-	if t.config.GetModelTransactionPolicy().GetDecoupled() && !f.streaming && !f.endpoint.text() {
+	if t.config.GetModelTransactionPolicy().GetDecoupled() && !f.Streaming && !f.Endpoint.text() {
 		how := "add --streaming"
-		if f.loadFile != "" {
+		if f.LoadFile != "" {
 			how = "add streaming: true to the model in --load-file, or --streaming"
 		}
-		return usageError{fmt.Errorf("model %q is decoupled: Triton serves it over streaming only; %s", f.model, how)}
+		return usageError{fmt.Errorf("model %q is decoupled: Triton serves it over streaming only; %s", f.Model, how)}
 	}
 	return checkReplicasServe(ctx, f, t)
 }
 
 // buildRequests builds the model's requests, which may take limit bytes.
-func (t *target) buildRequests(f *loadFlags, limit int64) error {
+func (t *target) buildRequests(f *Config, limit int64) error {
 	if traceHasInputs(f) {
 		return nil // the trace's requests carry their own (scheduleFor)
 	}
-	shapes, err := triton.ParseShapes(f.shapes)
+	shapes, err := triton.ParseShapes(f.Shapes)
 	if err != nil {
 		return usageError{err}
 	}
-	inputs := triton.InputOptions{Data: f.inputData, Shapes: shapes, BatchSize: f.batch, MaxBytes: limit, StringLength: f.pa.stringLength}
-	if err := f.llm.apply(&inputs, t.metadata, f.streaming); err != nil {
+	inputs := triton.InputOptions{Data: f.InputData, Shapes: shapes, BatchSize: f.BatchSize, MaxBytes: limit, StringLength: f.PerfAnalyzer.StringLength}
+	if err := f.LLM.apply(&inputs, t.metadata, f.Streaming); err != nil {
 		return usageError{err}
 	}
-	if err := f.endpoint.applyTokens(&inputs, t.metadata, f.set, f.several()); err != nil {
+	if err := f.Endpoint.applyTokens(&inputs, t.metadata, f.Given, f.several()); err != nil {
 		return usageError{err}
 	}
 	t.requests, err = triton.BuildRequests(t.metadata, t.config, inputs)
@@ -154,7 +154,7 @@ func (t *target) buildRequests(f *loadFlags, limit int64) error {
 		return usageError{err}
 	}
 	for _, r := range t.requests {
-		r.Version = f.modelVersion
+		r.Version = f.ModelVersion
 	}
 	return nil
 }
@@ -164,8 +164,8 @@ func (t *target) buildRequests(f *loadFlags, limit int64) error {
 // the models they fit (a shape to the models with that input, the sequence
 // flags to stateful models, the prompt to LLMs); one that fits none is
 // refused, as it would be in a run of one model.
-func connectModels(ctx context.Context, f *loadFlags, t *target, limit int64) error {
-	runShapes, err := triton.ParseShapes(f.shapes)
+func connectModels(ctx context.Context, f *Config, t *target, limit int64) error {
+	runShapes, err := triton.ParseShapes(f.Shapes)
 	if err != nil {
 		return usageError{err}
 	}
@@ -181,18 +181,18 @@ func connectModels(ctx context.Context, f *loadFlags, t *target, limit int64) er
 		if len(spec.shapes) == 0 {
 			// The run's shapes of this model's inputs (ParseShapes takes
 			// the name before the last colon).
-			mf.shapes = nil
-			for _, sh := range f.shapes {
+			mf.Shapes = nil
+			for _, sh := range f.Shapes {
 				name := sh[:strings.LastIndexByte(sh, ':')]
 				if slices.ContainsFunc(mt.metadata.GetInputs(), func(in *pb.ModelMetadataResponse_TensorMetadata) bool { return in.GetName() == name }) {
-					mf.shapes = append(mf.shapes, sh)
+					mf.Shapes = append(mf.Shapes, sh)
 					usedShapes[name] = true
 				}
 			}
 		}
 		if mt.config.GetSequenceBatching() == nil {
 			for _, name := range sequenceFlagNames {
-				delete(mf.set, name)
+				delete(mf.Given, name)
 			}
 		} else {
 			stateful = true
@@ -200,7 +200,7 @@ func connectModels(ctx context.Context, f *loadFlags, t *target, limit int64) er
 		if hasTextInput(mt.metadata) {
 			llm = true
 		} else {
-			mf.llm.promptTokens = 0
+			mf.LLM.PromptTokens = 0
 		}
 		if err := mt.buildRequests(mf, limit); err != nil {
 			return err
@@ -208,16 +208,16 @@ func connectModels(ctx context.Context, f *loadFlags, t *target, limit int64) er
 	}
 	for name := range runShapes {
 		if !usedShapes[name] {
-			return usageError{fmt.Errorf("--shape names input '%s', which none of the models (%s) has", name, f.model)}
+			return usageError{fmt.Errorf("--shape names input '%s', which none of the models (%s) has", name, f.Model)}
 		}
 	}
 	for _, name := range sequenceFlagNames {
-		if f.set[name] && !stateful {
-			return usageError{fmt.Errorf("--%s is for stateful models, and none of the models (%s) has sequence batching in its config: drop it", name, f.model)}
+		if f.Given[name] && !stateful {
+			return usageError{fmt.Errorf("--%s is for stateful models, and none of the models (%s) has sequence batching in its config: drop it", name, f.Model)}
 		}
 	}
-	if f.llm.promptTokens > 0 && !llm {
-		return usageError{fmt.Errorf("--prompt-tokens fills an LLM's BYTES input %q, which none of the models (%s) has", triton.LLMTextInput, f.model)}
+	if f.LLM.PromptTokens > 0 && !llm {
+		return usageError{fmt.Errorf("--prompt-tokens fills an LLM's BYTES input %q, which none of the models (%s) has", triton.LLMTextInput, f.Model)}
 	}
 	return nil
 }

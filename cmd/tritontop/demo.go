@@ -21,16 +21,16 @@ const (
 // models, and the dashboard driving load against it. Every load flag of a
 // normal run works; -m and -u default to the simulator's resnet50.
 func runDemo(args []string, stdout, stderr io.Writer) int {
-	var df demoFlags
+	var df DemoConfig
 	f, err := parseLoadFlags("tritontop demo", args, stderr, false, func(fs *flag.FlagSet) { registerDemoFlags(fs, &df) })
 	if err != nil {
 		return flagExit("tritontop demo", err, stderr)
 	}
-	if f.model == "" {
-		f.model = demoModel
+	if f.Model == "" {
+		f.Model = demoModel
 	}
-	if !f.set["concurrency"] && !f.set["request-rate"] && f.concRange == "" && f.rateRange == "" {
-		f.concurrency = demoConcurrency
+	if !f.Given["concurrency"] && !f.Given["request-rate"] && f.ConcurrencyRange == "" && f.RequestRateRange == "" {
+		f.Concurrency = demoConcurrency
 	}
 	ctx, stop := stopContext(stderr)
 	defer stop()
@@ -48,17 +48,17 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 // tritontop demo and tritontop plan --demo run against. Its GPUs are sized
 // to what this host's client drives (see sizeDemoRepository), said in a
 // line on stderr and in the run's header.
-func startDemoSimulator(ctx context.Context, f *loadFlags, df demoFlags, stderr io.Writer) (*sim.Server, error) {
+func startDemoSimulator(ctx context.Context, f *Config, df DemoConfig, stderr io.Writer) (*sim.Server, error) {
 	repo := sim.DemoRepository()
-	if !f.set["u"] {
+	if !f.Given["u"] {
 		sized, sz, ok, err := sizeDemoRepository(ctx, f, df, repo)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
 			repo = sized
-			f.demoGPU = sz.String()
-			fmt.Fprintf(stderr, "tritontop: %s\n", f.demoGPU)
+			f.DemoGPU = sz.String()
+			fmt.Fprintf(stderr, "tritontop: %s\n", f.DemoGPU)
 		}
 	}
 	srv, err := sim.Start(ctx, sim.Config{
@@ -71,13 +71,13 @@ func startDemoSimulator(ctx context.Context, f *loadFlags, df demoFlags, stderr 
 	if err != nil {
 		return nil, fmt.Errorf("start the simulator: %w", err)
 	}
-	if !f.set["u"] {
-		f.url = srv.GRPCAddr()
-		if f.protocol == "http" {
-			f.url = srv.HTTPAddr()
+	if !f.Given["u"] {
+		f.URL = srv.GRPCAddr()
+		if f.Protocol == "http" {
+			f.URL = srv.HTTPAddr()
 		}
 	}
-	f.inProcessServer = true
+	f.SharedProcess = true
 	if f.metricsURL == "" {
 		f.metricsURL = "http://" + srv.MetricsAddr() + "/metrics"
 	}

@@ -25,8 +25,8 @@ type demoCalibration struct {
 
 // demoCacheKey names the requests a calibration measured: the model, the
 // protocol, the batch size and the cores the process may use.
-func demoCacheKey(f *loadFlags) string {
-	return fmt.Sprintf("%s/%s/b%d/%dcpu", f.model, f.protocol, f.batch, runtime.NumCPU())
+func demoCacheKey(f *Config) string {
+	return fmt.Sprintf("%s/%s/b%d/%dcpu", f.Model, f.Protocol, f.BatchSize, runtime.NumCPU())
 }
 
 // demoCachePath is the cache file, "" when the user has no cache directory.

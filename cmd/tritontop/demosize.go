@@ -18,33 +18,33 @@ import (
 
 // demoFlags are the flags of tritontop demo and plan --demo that size the
 // simulated GPU.
-type demoFlags struct {
+type DemoConfig struct {
 	// gpuRate is --demo-gpu-rate: the requests/s the demo GPU serves the
 	// model at full batches; 0 sizes it to the host (from the cached
 	// calibration, or a new one), "full" (-1) keeps the simulator's own
 	// profile.
-	gpuRate float64
+	GPURate float64
 	// recalibrate is --demo-gpu-rate auto: calibrate even with a cached
 	// calibration.
-	recalibrate bool
+	Recalibrate bool
 }
 
 // registerDemoFlags adds the demo's sizing flag to fs.
-func registerDemoFlags(fs *flag.FlagSet, d *demoFlags) {
+func registerDemoFlags(fs *flag.FlagSet, d *DemoConfig) {
 	fs.Func("demo-gpu-rate", "the demo GPU's speed: requests/s it serves the model at full batches; by default sized to what this host's client drives (calibrated once, then cached), auto calibrates again, full keeps the simulator's H100-like profile", func(s string) error {
 		switch s {
 		case "auto":
-			d.gpuRate, d.recalibrate = 0, true
+			d.GPURate, d.Recalibrate = 0, true
 			return nil
 		case "full":
-			d.gpuRate = -1
+			d.GPURate = -1
 			return nil
 		}
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return fmt.Errorf("--demo-gpu-rate %q: give requests per second above 0, auto or full", s)
 		}
-		d.gpuRate = v
+		d.GPURate = v
 		return nil
 	})
 }
@@ -115,21 +115,21 @@ func demoRateStep(rate float64) float64 {
 // sizeDemoRepository sizes repo's GPUs for the demo of f's model: to
 // --demo-gpu-rate, or to the host by a calibration. ok is false when the
 // model is not one the sizing applies to (no GPU, decoupled, or full).
-func sizeDemoRepository(ctx context.Context, f *loadFlags, d demoFlags, repo sim.Repository) (sim.Repository, demoSizing, bool, error) {
+func sizeDemoRepository(ctx context.Context, f *Config, d DemoConfig, repo sim.Repository) (sim.Repository, demoSizing, bool, error) {
 	i := -1
 	for j, m := range repo.Models {
-		if m.Name == f.model {
+		if m.Name == f.Model {
 			i = j
 		}
 	}
-	if d.gpuRate < 0 || i < 0 || sim.FullBatchRate(repo.Models[i]) == 0 || f.streaming {
+	if d.GPURate < 0 || i < 0 || sim.FullBatchRate(repo.Models[i]) == 0 || f.Streaming {
 		return repo, demoSizing{}, false, nil
 	}
-	sz := demoSizing{Model: f.model, Rate: d.gpuRate}
+	sz := demoSizing{Model: f.Model, Rate: d.GPURate}
 	if sz.Rate == 0 {
 		key := demoCacheKey(f)
 		c, ok := loadDemoCalibration(key)
-		if !ok || d.recalibrate {
+		if !ok || d.Recalibrate {
 			host, err := calibrateDemo(ctx, f, repo, i)
 			if err != nil {
 				return repo, demoSizing{}, false, fmt.Errorf("size the demo GPU to this host: %w (give --demo-gpu-rate N to size it yourself)", err)
@@ -143,7 +143,7 @@ func sizeDemoRepository(ctx context.Context, f *loadFlags, d demoFlags, repo sim
 		sz.HostRate = host
 		sz.Rate = max(demoRateStep(demoHostShare*host), demoCalibFloor)
 	}
-	out, factor, err := sim.SizeDemoGPU(repo, f.model, sz.Rate)
+	out, factor, err := sim.SizeDemoGPU(repo, f.Model, sz.Rate)
 	if err != nil {
 		return repo, demoSizing{}, false, err
 	}
@@ -151,7 +151,7 @@ func sizeDemoRepository(ctx context.Context, f *loadFlags, d demoFlags, repo sim
 	sz.Rate = min(sz.Rate, sim.FullBatchRate(out.Models[i]))
 	// The dashboard's GPU pane shows the name: it says what was sized.
 	for j := range out.GPUs {
-		out.GPUs[j].Name = fmt.Sprintf("%s: %s req/s of %s", sim.DemoGPUName, rateText(sz.Rate), f.model)
+		out.GPUs[j].Name = fmt.Sprintf("%s: %s req/s of %s", sim.DemoGPUName, rateText(sz.Rate), f.Model)
 	}
 	return out, sz, true, nil
 }
@@ -160,7 +160,7 @@ func sizeDemoRepository(ctx context.Context, f *loadFlags, d demoFlags, repo sim
 // model i against the simulator in this process with no compute time: a
 // closed loop of demoCalibFlight requests in flight (at least two per
 // core), counted over demoCalibTime after a warm-up.
-func calibrateDemo(ctx context.Context, f *loadFlags, repo sim.Repository, i int) (float64, error) {
+func calibrateDemo(ctx context.Context, f *Config, repo sim.Repository, i int) (float64, error) {
 	instant := sim.Repository{GPUs: repo.GPUs, Models: []sim.ModelSpec{repo.Models[i]}}
 	instant.Models[0].Latency = sim.LatencySpec{}
 	srv, err := sim.Start(ctx, sim.Config{GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", Repository: instant})
@@ -169,11 +169,11 @@ func calibrateDemo(ctx context.Context, f *loadFlags, repo sim.Repository, i int
 	}
 	defer srv.Close()
 	cf := *f
-	cf.url = srv.GRPCAddr()
-	if f.protocol == "http" {
-		cf.url = srv.HTTPAddr()
+	cf.URL = srv.GRPCAddr()
+	if f.Protocol == "http" {
+		cf.URL = srv.HTTPAddr()
 	}
-	cf.urls, cf.models = nil, nil
+	cf.URLs, cf.models = nil, nil
 	t, err := connect(ctx, &cf)
 	if err != nil {
 		return 0, err

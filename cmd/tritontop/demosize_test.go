@@ -24,7 +24,7 @@ func TestDemoRateStep(t *testing.T) {
 // read back; another model's is not mistaken for it.
 func TestDemoCalibrationCache(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	f := &loadFlags{model: "resnet50", protocol: "grpc", batch: 1}
+	f := &Config{Model: "resnet50", Protocol: "grpc", BatchSize: 1}
 	if _, ok := loadDemoCalibration(demoCacheKey(f)); ok {
 		t.Fatal("a calibration in an empty cache")
 	}
@@ -33,7 +33,7 @@ func TestDemoCalibrationCache(t *testing.T) {
 		t.Errorf("read back %+v, %v", c, ok)
 	}
 	g := *f
-	g.batch = 4
+	g.BatchSize = 4
 	if _, ok := loadDemoCalibration(demoCacheKey(&g)); ok {
 		t.Error("batch 4 read batch 1's calibration")
 	}

@@ -24,7 +24,7 @@ import (
 // this file, so it sees the real flag set. After adding a flag:
 // go test ./cmd/tritontop -run TestLoadFlags -update.
 func TestLoadFlags(t *testing.T) {
-	fs := newLoadFlagSet("tritontop", &loadFlags{}, io.Discard)
+	fs := newLoadFlagSet("tritontop", &Config{}, io.Discard)
 	var lines []string
 	fs.VisitAll(func(fl *flag.Flag) {
 		kind := "value"

@@ -100,13 +100,13 @@ func quotable(a []any) []any {
 // a plan's time-to-first-token or inter-token SLO on a model that is not
 // decoupled: it sends one response per request, so the SLO could never be
 // measured, and the plan would run its probes first.
-func checkSLOsForModel(f *loadFlags, t *target) error {
-	if f.plan == nil || t.config == nil || t.decoupled() {
+func checkSLOsForModel(f *Config, t *target) error {
+	if f.Plan == nil || t.config == nil || t.decoupled() {
 		return nil
 	}
-	for _, slo := range append([]plan.SLO{f.plan.parsed}, f.plan.more...) {
+	for _, slo := range append([]plan.SLO{f.Plan.parsed}, f.Plan.more...) {
 		if slo.Metric == plan.MetricTTFT || slo.Metric == plan.MetricITL {
-			return fmt.Errorf("--slo %s needs a decoupled (streaming) model, and %s is not: give an SLO on its request latency, such as p99:100ms", slo, f.model)
+			return fmt.Errorf("--slo %s needs a decoupled (streaming) model, and %s is not: give an SLO on its request latency, such as p99:100ms", slo, f.Model)
 		}
 	}
 	return nil

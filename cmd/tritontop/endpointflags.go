@@ -12,9 +12,9 @@ import (
 // endpointFlags choose the HTTP API the requests go to: KServe's infer, or
 // an LLM's text through Triton's generate extension or its
 // OpenAI-compatible frontend.
-type endpointFlags struct {
-	name string
-	url  string
+type EndpointConfig struct {
+	Name string
+	URL  string
 	kind triton.Endpoint // name, parsed by check
 	// stream is whether the endpoint's answers stream (generate_stream,
 	// or chat and completions with --streaming); every text endpoint's
@@ -22,24 +22,24 @@ type endpointFlags struct {
 	stream bool
 	// genai-perf's lengths: of the prompts, in tokens, and of the outputs
 	// (sent as max_tokens and min_tokens); numPrompts different requests.
-	inputMean, outputMean     int
-	inputStdDev, outputStdDev float64
-	numPrompts                int
+	InputTokensMean, OutputTokensMean     int
+	InputTokensStdDev, OutputTokensStdDev float64
+	NumPrompts                int
 }
 
 // registerEndpointFlags adds the endpoint flags to fs.
-func registerEndpointFlags(fs *flag.FlagSet, f *endpointFlags) {
-	fs.StringVar(&f.name, "endpoint", string(triton.EndpointInfer),
+func registerEndpointFlags(fs *flag.FlagSet, f *EndpointConfig) {
+	fs.StringVar(&f.Name, "endpoint", string(triton.EndpointInfer),
 		"with -i http: infer (KServe tensors), generate or generate_stream (Triton's generate extension), "+
 			"chat or completions (OpenAI-compatible /v1/chat/completions, /v1/completions; add --streaming to stream tokens)")
-	fs.StringVar(&f.url, "endpoint-url", "",
+	fs.StringVar(&f.URL, "endpoint-url", "",
 		"server of the chat and completions endpoints when it is not -u's, e.g. localhost:9000 (Triton's OpenAI frontend listens on its own port)")
-	fs.IntVar(&f.inputMean, "synthetic-input-tokens-mean", 0,
+	fs.IntVar(&f.InputTokensMean, "synthetic-input-tokens-mean", 0,
 		fmt.Sprintf("an LLM's prompts: mean length in tokens of the embedded tokenizer, %s (default %d; same as --prompt-tokens)", tokenizer.Name, triton.DefaultPromptTokens))
-	fs.Float64Var(&f.inputStdDev, "synthetic-input-tokens-stddev", 0, "standard deviation of the prompts' length in tokens (0: all of the mean)")
-	fs.IntVar(&f.outputMean, "output-tokens-mean", 0, "an LLM's output length in tokens, asked with max_tokens and min_tokens (0: the model decides, up to max_tokens)")
-	fs.Float64Var(&f.outputStdDev, "output-tokens-stddev", 0, "standard deviation of the output length in tokens")
-	fs.IntVar(&f.numPrompts, "num-prompts", 0, fmt.Sprintf("number of different LLM requests (prompts and output lengths) sent in turn (default 1, or %d with a standard deviation)", triton.DefaultPrompts))
+	fs.Float64Var(&f.InputTokensStdDev, "synthetic-input-tokens-stddev", 0, "standard deviation of the prompts' length in tokens (0: all of the mean)")
+	fs.IntVar(&f.OutputTokensMean, "output-tokens-mean", 0, "an LLM's output length in tokens, asked with max_tokens and min_tokens (0: the model decides, up to max_tokens)")
+	fs.Float64Var(&f.OutputTokensStdDev, "output-tokens-stddev", 0, "standard deviation of the output length in tokens")
+	fs.IntVar(&f.NumPrompts, "num-prompts", 0, fmt.Sprintf("number of different LLM requests (prompts and output lengths) sent in turn (default 1, or %d with a standard deviation)", triton.DefaultPrompts))
 }
 
 // maxPromptTokens bounds the tokens of all the prompts built for a run
@@ -49,16 +49,16 @@ const maxPromptTokens = 2_000_000
 // applyTokens puts the length flags into the options the requests are
 // built with, for a model with metadata md (one of several when several:
 // then a model without text takes none). Errors are one line each.
-func (f *endpointFlags) applyTokens(opts *triton.InputOptions, md *pb.ModelMetadataResponse, set map[string]bool, several bool) error {
+func (f *EndpointConfig) applyTokens(opts *triton.InputOptions, md *pb.ModelMetadataResponse, set map[string]bool, several bool) error {
 	for _, c := range []struct {
 		flag string
 		bad  bool
 	}{
-		{"--synthetic-input-tokens-mean", f.inputMean < 0},
-		{"--synthetic-input-tokens-stddev", f.inputStdDev < 0},
-		{"--output-tokens-mean", f.outputMean < 0},
-		{"--output-tokens-stddev", f.outputStdDev < 0},
-		{"--num-prompts", f.numPrompts < 0},
+		{"--synthetic-input-tokens-mean", f.InputTokensMean < 0},
+		{"--synthetic-input-tokens-stddev", f.InputTokensStdDev < 0},
+		{"--output-tokens-mean", f.OutputTokensMean < 0},
+		{"--output-tokens-stddev", f.OutputTokensStdDev < 0},
+		{"--num-prompts", f.NumPrompts < 0},
 	} {
 		if c.bad {
 			return fmt.Errorf("%s must not be negative", c.flag)
@@ -75,16 +75,16 @@ func (f *endpointFlags) applyTokens(opts *triton.InputOptions, md *pb.ModelMetad
 		}
 		return fmt.Errorf("the token length flags fill an LLM's BYTES input %q, which model %q does not have", triton.LLMTextInput, md.GetName())
 	}
-	if f.inputMean > 0 {
+	if f.InputTokensMean > 0 {
 		if set["prompt-tokens"] {
 			return fmt.Errorf("--synthetic-input-tokens-mean and --prompt-tokens both set the prompt length: give one")
 		}
-		opts.PromptTokens = f.inputMean
+		opts.PromptTokens = f.InputTokensMean
 	}
-	prompts := f.numPrompts
+	prompts := f.NumPrompts
 	if prompts == 0 {
 		prompts = 1
-		if f.inputStdDev > 0 || f.outputStdDev > 0 {
+		if f.InputTokensStdDev > 0 || f.OutputTokensStdDev > 0 {
 			prompts = triton.DefaultPrompts
 		}
 	}
@@ -92,59 +92,59 @@ func (f *endpointFlags) applyTokens(opts *triton.InputOptions, md *pb.ModelMetad
 	if mean <= 0 {
 		mean = triton.DefaultPromptTokens
 	}
-	if tokens := float64(prompts) * (float64(mean) + 3*f.inputStdDev); tokens > maxPromptTokens {
+	if tokens := float64(prompts) * (float64(mean) + 3*f.InputTokensStdDev); tokens > maxPromptTokens {
 		return fmt.Errorf("%d prompts of about %d tokens make %.0f tokens to build: at most %d; use fewer (--num-prompts) or shorter ones",
 			prompts, mean, tokens, maxPromptTokens)
 	}
-	if f.outputStdDev > 0 && f.outputMean == 0 {
+	if f.OutputTokensStdDev > 0 && f.OutputTokensMean == 0 {
 		return fmt.Errorf("--output-tokens-stddev needs --output-tokens-mean")
 	}
-	opts.PromptTokensStdDev = f.inputStdDev
-	opts.OutputTokens, opts.OutputTokensStdDev = float64(f.outputMean), f.outputStdDev
-	opts.Prompts = f.numPrompts
+	opts.PromptTokensStdDev = f.InputTokensStdDev
+	opts.OutputTokens, opts.OutputTokensStdDev = float64(f.OutputTokensMean), f.OutputTokensStdDev
+	opts.Prompts = f.NumPrompts
 	return nil
 }
 
 // text reports whether the requests go to a text endpoint.
-func (f *endpointFlags) text() bool { return f.kind.Text() }
+func (f *EndpointConfig) text() bool { return f.kind.Text() }
 
 // check validates the flags against the rest of the run's, and makes
 // generate_stream a streaming run. Errors are one line, for a usage error.
-func (f *endpointFlags) check(lf *loadFlags) error {
-	kind, err := triton.ParseEndpoint(f.name)
+func (f *EndpointConfig) check(lf *Config) error {
+	kind, err := triton.ParseEndpoint(f.Name)
 	if err != nil {
 		return fmt.Errorf("--endpoint: %w", err)
 	}
 	f.kind = kind
 	if !kind.Text() {
-		if f.url != "" {
+		if f.URL != "" {
 			return fmt.Errorf("--endpoint-url is where chat or completions requests go: add --endpoint chat or completions")
 		}
 		return nil
 	}
-	if lf.protocol != "http" {
+	if lf.Protocol != "http" {
 		return fmt.Errorf("--endpoint %s is Triton's HTTP API: add -i http", kind)
 	}
-	if kind == triton.EndpointGenerate && lf.streaming {
+	if kind == triton.EndpointGenerate && lf.Streaming {
 		return fmt.Errorf("--endpoint generate answers in one body: use --endpoint generate_stream to stream")
 	}
-	f.stream = lf.streaming || kind == triton.EndpointGenerateStream
-	lf.streaming = true
-	if f.url != "" && kind != triton.EndpointChat && kind != triton.EndpointCompletions {
+	f.stream = lf.Streaming || kind == triton.EndpointGenerateStream
+	lf.Streaming = true
+	if f.URL != "" && kind != triton.EndpointChat && kind != triton.EndpointCompletions {
 		return fmt.Errorf("--endpoint-url is for chat and completions; %s goes to -u", kind)
 	}
 	return nil
 }
 
 // options puts the endpoint into the client's options.
-func (f *endpointFlags) options(o *triton.Options) {
-	o.Endpoint, o.EndpointURL, o.Stream = f.kind, f.url, f.stream
+func (f *EndpointConfig) options(o *triton.Options) {
+	o.Endpoint, o.EndpointURL, o.Stream = f.kind, f.URL, f.stream
 }
 
 // protocolName is how the header names a text endpoint's transport and
 // the tokenizer its prompts are measured with, e.g. "HTTP chat stream,
 // tokenizer tiktoken cl100k_base".
-func (f *endpointFlags) protocolName() string {
+func (f *EndpointConfig) protocolName() string {
 	name := "HTTP " + string(f.kind)
 	if f.stream && f.kind != triton.EndpointGenerateStream {
 		name += " stream"

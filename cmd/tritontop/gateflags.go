@@ -14,14 +14,14 @@ import (
 // gateFlags are the flags that make a run a CI gate: thresholds that fail
 // it with exit code 99, an early end at a lasting breach, a JUnit file,
 // and repeats of the same load.
-type gateFlags struct {
-	thresholds  []string
-	perStep     bool
-	abortOnFail bool
-	junit       string
-	repeat      int
-	repeatPause time.Duration
-	stepSummary string
+type GatesConfig struct {
+	Thresholds  []string
+	PerStep     bool
+	AbortOnFail bool
+	JUnit       string
+	Repeat      int
+	RepeatPause time.Duration
+	StepSummary string
 
 	// gates are the parsed thresholds, the run's and each model's.
 	gates gate.Gates
@@ -32,27 +32,27 @@ type gateFlags struct {
 const maxRepeats = 100
 
 // registerGateFlags adds the CI gate flags to fs.
-func registerGateFlags(fs *flag.FlagSet, f *gateFlags) {
-	fs.Var(repeated{&f.thresholds}, "threshold",
+func registerGateFlags(fs *flag.FlagSet, f *GatesConfig) {
+	fs.Var(repeated{&f.Thresholds}, "threshold",
 		"fail the run (exit 99) unless METRIC<LIMIT holds over it, e.g. 'p99<100ms', 'errors<1%', 'throughput>500', 'ttft-p99<500ms', 'queue<5ms' (repeatable; metrics: "+gate.MetricNames()+")")
-	fs.BoolVar(&f.perStep, "threshold-per-step", false, "check each --threshold over every step of the run too, not only over the whole run")
-	fs.BoolVar(&f.abortOnFail, "abort-on-fail", false, "end the run early when a --threshold fails over the sliding --window at every tick for a whole window")
-	fs.StringVar(&f.junit, "junit", "", "write the thresholds' checks to FILE as JUnit XML, one testcase each, for a CI system's test view")
-	fs.IntVar(&f.repeat, "repeat", 1, "run the same load N times (fresh connections, --repeat-pause between) and record every repeat; the summary gives each figure's median and spread")
-	fs.DurationVar(&f.repeatPause, "repeat-pause", 2*time.Second, "with --repeat: the pause between repeats, so one repeat's queue does not spill into the next")
-	fs.StringVar(&f.stepSummary, "step-summary", "", "append the summary as Markdown to FILE at the end, e.g. --step-summary \"$GITHUB_STEP_SUMMARY\" for a GitHub Actions job summary")
+	fs.BoolVar(&f.PerStep, "threshold-per-step", false, "check each --threshold over every step of the run too, not only over the whole run")
+	fs.BoolVar(&f.AbortOnFail, "abort-on-fail", false, "end the run early when a --threshold fails over the sliding --window at every tick for a whole window")
+	fs.StringVar(&f.JUnit, "junit", "", "write the thresholds' checks to FILE as JUnit XML, one testcase each, for a CI system's test view")
+	fs.IntVar(&f.Repeat, "repeat", 1, "run the same load N times (fresh connections, --repeat-pause between) and record every repeat; the summary gives each figure's median and spread")
+	fs.DurationVar(&f.RepeatPause, "repeat-pause", 2*time.Second, "with --repeat: the pause between repeats, so one repeat's queue does not spill into the next")
+	fs.StringVar(&f.StepSummary, "step-summary", "", "append the summary as Markdown to FILE at the end, e.g. --step-summary \"$GITHUB_STEP_SUMMARY\" for a GitHub Actions job summary")
 }
 
 // checkGateFlags parses the thresholds (the run's and each --load-file
 // model's) and checks the gate flags against each other and the files they
 // write. Every error is one line naming the bad part.
-func checkGateFlags(f *loadFlags) error {
-	g := &f.gate
-	ts, err := gate.ParseAll(g.thresholds)
+func checkGateFlags(f *Config) error {
+	g := &f.Gates
+	ts, err := gate.ParseAll(g.Thresholds)
 	if err != nil {
 		return fmt.Errorf("--threshold: %w", err)
 	}
-	g.gates = gate.Gates{Run: ts, PerStep: g.perStep}
+	g.gates = gate.Gates{Run: ts, PerStep: g.PerStep}
 	for _, m := range f.models {
 		if len(m.thresholds) == 0 {
 			continue
@@ -68,32 +68,32 @@ func checkGateFlags(f *loadFlags) error {
 	}
 	if g.gates.Empty() {
 		switch {
-		case g.perStep:
+		case g.PerStep:
 			return errors.New("--threshold-per-step needs a --threshold to check")
-		case g.abortOnFail:
+		case g.AbortOnFail:
 			return errors.New("--abort-on-fail needs a --threshold to watch")
-		case g.junit != "":
+		case g.JUnit != "":
 			return errors.New("--junit writes the thresholds' checks: give a --threshold")
 		}
 	}
-	if g.repeat < 1 || g.repeat > maxRepeats {
-		return fmt.Errorf("--repeat %d is out of range: use 1 to %d", g.repeat, maxRepeats)
+	if g.Repeat < 1 || g.Repeat > maxRepeats {
+		return fmt.Errorf("--repeat %d is out of range: use 1 to %d", g.Repeat, maxRepeats)
 	}
 	// runRepeats runs each repeat as a run of one; anything else with
 	// --repeat is tritontop demo (tritontop plan's --repeat is its own).
-	if g.repeat > 1 {
+	if g.Repeat > 1 {
 		return errors.New("--repeat repeats a load run (tritontop -m MODEL ...); tritontop demo runs once (in tritontop plan, --repeat repeats the capacity measurement)")
 	}
-	if g.repeatPause < 0 {
-		return fmt.Errorf("--repeat-pause %s is negative", g.repeatPause)
+	if g.RepeatPause < 0 {
+		return fmt.Errorf("--repeat-pause %s is negative", g.RepeatPause)
 	}
-	if g.junit != "" {
-		if err := checkOutputPath("--junit", g.junit); err != nil {
+	if g.JUnit != "" {
+		if err := checkOutputPath("--junit", g.JUnit); err != nil {
 			return err
 		}
 	}
-	if g.stepSummary != "" {
-		if err := checkOutputPath("--step-summary", g.stepSummary); err != nil {
+	if g.StepSummary != "" {
+		if err := checkOutputPath("--step-summary", g.StepSummary); err != nil {
 			return err
 		}
 	}

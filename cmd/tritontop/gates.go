@@ -24,7 +24,7 @@ func (e sloError) Unwrap() error { return e.err }
 // runGates are a run's thresholds at work: checked into the summary at the
 // end, watched tick by tick with --abort-on-fail, written as JUnit.
 type runGates struct {
-	flags *gateFlags
+	flags *GatesConfig
 	// end ends the run; set before the collector starts, read on its
 	// goroutine.
 	end     func()
@@ -35,16 +35,16 @@ type runGates struct {
 
 // newRunGates are f's gates, nil when the run has no threshold and
 // writes no job summary.
-func newRunGates(f *loadFlags) *runGates {
-	if f.gate.gates.Empty() && f.gate.stepSummary == "" {
+func newRunGates(f *Config) *runGates {
+	if f.Gates.gates.Empty() && f.Gates.StepSummary == "" {
 		return nil
 	}
-	g := &runGates{flags: &f.gate}
-	if f.gate.abortOnFail {
+	g := &runGates{flags: &f.Gates}
+	if f.Gates.AbortOnFail {
 		// The breach must hold at every tick for the length of the
 		// sliding window.
-		ticks := int((f.window + f.tick - 1) / f.tick)
-		g.watcher = gate.NewWatcher(f.gate.gates, ticks, g.aborted)
+		ticks := int((f.Window + f.Tick - 1) / f.Tick)
+		g.watcher = gate.NewWatcher(f.Gates.gates, ticks, g.aborted)
 	}
 	return g
 }
@@ -81,15 +81,15 @@ func (g *runGates) verdict(sum record.Summary, suite string) error {
 	if g == nil {
 		return nil
 	}
-	if g.flags.stepSummary != "" {
-		if err := appendStepSummary(g.flags.stepSummary, func(w io.Writer) error { return report.WriteMarkdown(w, sum) }); err != nil {
+	if g.flags.StepSummary != "" {
+		if err := appendStepSummary(g.flags.StepSummary, func(w io.Writer) error { return report.WriteMarkdown(w, sum) }); err != nil {
 			return err
 		}
 	}
-	if g.flags.junit != "" {
+	if g.flags.JUnit != "" {
 		js := gate.ThresholdSuite(suite, sum.Thresholds, sum.Duration)
 		js.Properties = [][2]string{{"model", sum.Model}, {"server", sum.URL}, {"protocol", sum.Protocol}, {"load", sum.Load.String()}}
-		if err := writeJUnitFile(g.flags.junit, js); err != nil {
+		if err := writeJUnitFile(g.flags.JUnit, js); err != nil {
 			return err
 		}
 	}

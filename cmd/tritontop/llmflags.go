@@ -11,30 +11,30 @@ import (
 // llmFlags are the flags for LLMs and other decoupled models: request
 // parameters (perf_analyzer's --request-parameter) and the length of a
 // generated prompt.
-type llmFlags struct {
-	requestParameters []string
-	promptTokens      int
+type LLMConfig struct {
+	RequestParameters []string
+	PromptTokens      int
 }
 
 // registerLLMFlags adds the flags for LLMs and decoupled models to fs.
-func registerLLMFlags(fs *flag.FlagSet, f *llmFlags) {
-	fs.Var(repeated{&f.requestParameters}, "request-parameter",
+func registerLLMFlags(fs *flag.FlagSet, f *LLMConfig) {
+	fs.Var(repeated{&f.RequestParameters}, "request-parameter",
 		"request parameter NAME:VALUE:TYPE sent with every request, TYPE string, int or bool, e.g. max_tokens:256:int (repeatable)")
-	fs.IntVar(&f.promptTokens, "prompt-tokens", 0,
+	fs.IntVar(&f.PromptTokens, "prompt-tokens", 0,
 		fmt.Sprintf("length in words (approximating tokens) of the prompt generated for an LLM's text_input (default %d)", triton.DefaultPromptTokens))
 }
 
 // apply puts the flags into the options the requests are built with, for
 // a model with metadata md; streaming is --streaming, which also sets an
 // LLM's stream input. Errors are one line each, for a usage error.
-func (f *llmFlags) apply(opts *triton.InputOptions, md *pb.ModelMetadataResponse, streaming bool) error {
-	if f.promptTokens < 0 {
-		return fmt.Errorf("--prompt-tokens %d must not be negative", f.promptTokens)
+func (f *LLMConfig) apply(opts *triton.InputOptions, md *pb.ModelMetadataResponse, streaming bool) error {
+	if f.PromptTokens < 0 {
+		return fmt.Errorf("--prompt-tokens %d must not be negative", f.PromptTokens)
 	}
-	if f.promptTokens > 0 && !hasTextInput(md) {
+	if f.PromptTokens > 0 && !hasTextInput(md) {
 		return fmt.Errorf("--prompt-tokens fills an LLM's BYTES input %q, which model %q does not have", triton.LLMTextInput, md.GetName())
 	}
-	for _, s := range f.requestParameters {
+	for _, s := range f.RequestParameters {
 		name, value, err := triton.ParseRequestParameter(s)
 		if err != nil {
 			return err
@@ -44,7 +44,7 @@ func (f *llmFlags) apply(opts *triton.InputOptions, md *pb.ModelMetadataResponse
 		}
 		opts.Parameters[name] = value
 	}
-	opts.PromptTokens = f.promptTokens
+	opts.PromptTokens = f.PromptTokens
 	opts.Streaming = streaming
 	return nil
 }
@@ -64,7 +64,7 @@ func hasTextInput(md *pb.ModelMetadataResponse) bool {
 // requests are timed so too, streaming or not (an answer in one body is
 // one response with all its tokens).
 func (t *target) decoupled() bool {
-	if f := t.flags; f != nil && f.endpoint.text() {
+	if f := t.flags; f != nil && f.Endpoint.text() {
 		return true
 	}
 	return t.config.GetModelTransactionPolicy().GetDecoupled()

@@ -23,63 +23,63 @@ type schedule struct {
 // range, its search: every level in order, until the first past
 // --latency-threshold, or --binary-search. With --workers, it is this
 // worker's share of them.
-func loadFromFlags(f *loadFlags) (sc schedule, err error) {
+func loadFromFlags(f *Config) (sc schedule, err error) {
 	defer func() {
 		if err == nil {
-			sc, err = f.dist.share(sc)
+			sc, err = f.Workers.share(sc)
 		}
 	}()
 	dist := load.Constant
-	if f.distribution == "poisson" {
+	if f.Distribution == "poisson" {
 		dist = load.Poisson
 	}
-	if f.latencyThreshold > 0 {
-		sc.slo = &plan.SLO{Percentile: f.percentile, Threshold: time.Duration(f.latencyThreshold * float64(time.Millisecond))}
+	if f.LatencyThreshold > 0 {
+		sc.slo = &plan.SLO{Percentile: f.Percentile, Threshold: time.Duration(f.LatencyThreshold * float64(time.Millisecond))}
 	}
-	if f.plan != nil {
+	if f.Plan != nil {
 		// The probe's concurrency follows the model's config, known once
 		// connected (see planProbe).
-		sc.slo, sc.slos = &f.plan.parsed, f.plan.more
-		sc.search = &plan.Capacity{Base: load.Target{Mode: load.Rate, Distribution: dist, MaxInFlight: f.maxInflight},
-			Window: time.Duration(f.intervalMS) * time.Millisecond, Repeat: f.plan.budget.repeat}
+		sc.slo, sc.slos = &f.Plan.parsed, f.Plan.more
+		sc.search = &plan.Capacity{Base: load.Target{Mode: load.Rate, Distribution: dist, MaxInFlight: f.MaxInflight},
+			Window: time.Duration(f.MeasurementIntervalMS) * time.Millisecond, Repeat: f.Plan.Budget.Repeat}
 		return sc, nil
 	}
 	var levels []load.Target
 	switch {
-	case f.concRange != "":
-		start, end, step, err := parseRange("--concurrency-range", f.concRange)
+	case f.ConcurrencyRange != "":
+		start, end, step, err := parseRange("--concurrency-range", f.ConcurrencyRange)
 		if err != nil {
 			return sc, usageError{err}
 		}
-		if err := wholeRange("--concurrency-range", f.concRange, start, end, step); err != nil {
+		if err := wholeRange("--concurrency-range", f.ConcurrencyRange, start, end, step); err != nil {
 			return sc, usageError{err}
 		}
 		if levels, err = plan.Levels(load.Target{Mode: load.Concurrency}, start, end, step); err != nil {
-			return sc, usageError{fmt.Errorf("bad --concurrency-range %q: %w", f.concRange, err)}
+			return sc, usageError{fmt.Errorf("bad --concurrency-range %q: %w", f.ConcurrencyRange, err)}
 		}
-	case f.rateRange != "":
-		start, end, step, err := parseRange("--request-rate-range", f.rateRange)
+	case f.RequestRateRange != "":
+		start, end, step, err := parseRange("--request-rate-range", f.RequestRateRange)
 		if err != nil {
 			return sc, usageError{err}
 		}
 		if start < minRate {
-			return sc, usageError{fmt.Errorf("bad --request-rate-range %q: START %v is below the least rate, %v requests per second", f.rateRange, start, minRate)}
+			return sc, usageError{fmt.Errorf("bad --request-rate-range %q: START %v is below the least rate, %v requests per second", f.RequestRateRange, start, minRate)}
 		}
-		base := load.Target{Mode: load.Rate, Distribution: dist, MaxInFlight: f.maxInflight}
+		base := load.Target{Mode: load.Rate, Distribution: dist, MaxInFlight: f.MaxInflight}
 		if levels, err = plan.Levels(base, start, end, step); err != nil {
-			return sc, usageError{fmt.Errorf("bad --request-rate-range %q: %w", f.rateRange, err)}
+			return sc, usageError{fmt.Errorf("bad --request-rate-range %q: %w", f.RequestRateRange, err)}
 		}
-	case f.rate > 0:
-		sc.initial = load.Target{Mode: load.Rate, Rate: f.rate, Distribution: dist, MaxInFlight: f.maxInflight}
+	case f.RequestRate > 0:
+		sc.initial = load.Target{Mode: load.Rate, Rate: f.RequestRate, Distribution: dist, MaxInFlight: f.MaxInflight}
 		return sc, nil
 	default:
-		sc.initial = load.Target{Mode: load.Concurrency, Concurrency: max(f.concurrency, 1)}
+		sc.initial = load.Target{Mode: load.Concurrency, Concurrency: max(f.Concurrency, 1)}
 		return sc, nil
 	}
 	switch {
-	case f.binarySearch && sc.slo == nil:
+	case f.BinarySearch && sc.slo == nil:
 		return sc, usageError{errors.New("--binary-search needs --latency-threshold MS: it searches for the highest level under it")}
-	case f.binarySearch:
+	case f.BinarySearch:
 		sc.search = plan.Binary{Levels: levels}
 	default:
 		sc.search = plan.Sweep{Levels: levels, StopAtSLO: sc.slo != nil}

@@ -64,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case "help", "-h", "--help", "-help":
 			fmt.Fprint(stdout, usageText)
 			fmt.Fprintln(stdout, "\nFlags of a load run (tritontop, tritontop demo):")
-			fs := newLoadFlagSet("tritontop", &loadFlags{}, stdout)
+			fs := newLoadFlagSet("tritontop", &Config{}, stdout)
 			fs.PrintDefaults()
 			return exitOK
 		}

@@ -218,21 +218,21 @@ func readLoadFile(path string) ([]modelSpec, error) {
 // its @load takes the place of the run's load flags. Several are a run
 // over several models (f.models), each with its own driver: the run's
 // flags apply to each, and each model's own settings take their place.
-func takeModels(f *loadFlags) error {
+func takeModels(f *Config) error {
 	var specs []modelSpec
-	for _, arg := range f.modelArgs {
+	for _, arg := range f.ModelArgs {
 		m, err := parseModelArg(arg)
 		if err != nil {
 			return err
 		}
 		specs = append(specs, m)
 	}
-	if f.loadFile != "" {
+	if f.LoadFile != "" {
 		if len(specs) > 0 {
-			return fmt.Errorf("--load-file %s lists the run's models: drop -m", f.loadFile)
+			return fmt.Errorf("--load-file %s lists the run's models: drop -m", f.LoadFile)
 		}
 		var err error
-		if specs, err = readLoadFile(f.loadFile); err != nil {
+		if specs, err = readLoadFile(f.LoadFile); err != nil {
 			return err
 		}
 	}
@@ -243,7 +243,7 @@ func takeModels(f *loadFlags) error {
 		}
 		seen[m.name] = m.where
 	}
-	ranged := f.concRange != "" || f.rateRange != ""
+	ranged := f.ConcurrencyRange != "" || f.RequestRateRange != ""
 	for _, m := range specs {
 		if (m.hasLoad() || len(specs) > 1) && ranged {
 			what := "--concurrency-range and --request-rate-range step one model's load"
@@ -254,7 +254,7 @@ func takeModels(f *loadFlags) error {
 		}
 	}
 	for _, m := range specs {
-		if m.streaming != nil && *m.streaming && f.protocol != "grpc" {
+		if m.streaming != nil && *m.streaming && f.Protocol != "grpc" {
 			return fmt.Errorf("%s streams, which needs gRPC: drop -i http", m.where)
 		}
 	}
@@ -268,80 +268,80 @@ func takeModels(f *loadFlags) error {
 	if len(specs) > maxModels {
 		return fmt.Errorf("%d models given: at most %d per run", len(specs), maxModels)
 	}
-	if f.dist.distributed() {
+	if f.Workers.distributed() {
 		return errors.New("--workers shares one model's load among processes: run several models without --workers")
 	}
 	names := make([]string, len(specs))
 	for i, m := range specs {
 		names[i] = m.name
 	}
-	f.model = strings.Join(names, ",")
+	f.Model = strings.Join(names, ",")
 	return nil
 }
 
 // takeOneModel makes a single model's spec the run's flags.
-func takeOneModel(f *loadFlags, m modelSpec) error {
-	f.model = m.name
+func takeOneModel(f *Config, m modelSpec) error {
+	f.Model = m.name
 	if m.version != "" {
-		if f.modelVersion != "" && f.modelVersion != m.version {
-			return fmt.Errorf("-x %s and %s give two versions: give one", f.modelVersion, m.where)
+		if f.ModelVersion != "" && f.ModelVersion != m.version {
+			return fmt.Errorf("-x %s and %s give two versions: give one", f.ModelVersion, m.where)
 		}
-		f.modelVersion = m.version
+		f.ModelVersion = m.version
 	}
 	f.applySpec(m)
 	return nil
 }
 
 // applySpec puts a model's own settings in place of the run's flags.
-func (f *loadFlags) applySpec(m modelSpec) {
+func (f *Config) applySpec(m modelSpec) {
 	switch m.load.Mode {
 	case load.Concurrency:
-		f.concurrency, f.rate = m.load.Concurrency, 0
-		f.set["concurrency"], f.set["request-rate"] = true, false
+		f.Concurrency, f.RequestRate = m.load.Concurrency, 0
+		f.Given["concurrency"], f.Given["request-rate"] = true, false
 	case load.Rate:
-		f.rate, f.concurrency = m.load.Rate, 0
-		f.set["request-rate"], f.set["concurrency"] = true, false
+		f.RequestRate, f.Concurrency = m.load.Rate, 0
+		f.Given["request-rate"], f.Given["concurrency"] = true, false
 		if m.load.Distribution != "" {
-			f.distribution = string(m.load.Distribution)
+			f.Distribution = string(m.load.Distribution)
 		}
 	}
 	if m.batch > 0 {
-		f.batch = m.batch
+		f.BatchSize = m.batch
 	}
 	if len(m.shapes) > 0 {
-		f.shapes = m.shapes
+		f.Shapes = m.shapes
 	}
 	if m.inputData != "" {
-		f.inputData = m.inputData
+		f.InputData = m.inputData
 	}
 	if m.streaming != nil {
-		f.streaming = *m.streaming
+		f.Streaming = *m.streaming
 	}
 	if m.stages != nil {
-		f.loadShape.plan = m.stages
+		f.Shape.plan = m.stages
 	}
 }
 
 // forModel is the run's flags as one model of a run over several sees
 // them: its own settings in place of the run's.
-func (f *loadFlags) forModel(m modelSpec) *loadFlags {
+func (f *Config) forModel(m modelSpec) *Config {
 	mf := *f
-	mf.set = maps.Clone(f.set)
-	mf.model, mf.models = m.name, nil
+	mf.Given = maps.Clone(f.Given)
+	mf.Model, mf.models = m.name, nil
 	if m.version != "" {
-		mf.modelVersion = m.version
+		mf.ModelVersion = m.version
 	}
 	mf.applySpec(m)
 	return &mf
 }
 
 // several reports whether the run is over several models.
-func (f *loadFlags) several() bool { return len(f.models) > 1 }
+func (f *Config) several() bool { return len(f.models) > 1 }
 
 // modelNames are the names of the run's models, in the order given.
-func (f *loadFlags) modelNames() []string {
+func (f *Config) modelNames() []string {
 	if !f.several() {
-		return []string{f.model}
+		return []string{f.Model}
 	}
 	names := make([]string, len(f.models))
 	for i, m := range f.models {

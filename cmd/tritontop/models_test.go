@@ -80,15 +80,15 @@ models:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !f.several() || f.model != "resnet50,bert" {
+	if !f.several() || f.Model != "resnet50,bert" {
 		t.Fatalf("flags: %+v", f)
 	}
 	ra, be := f.forModel(f.models[0]), f.forModel(f.models[1])
-	if ra.model != "resnet50" || ra.concurrency != 8 || ra.batch != 4 || ra.modelVersion != "1" {
-		t.Errorf("resnet50's flags: concurrency %d batch %d version %q", ra.concurrency, ra.batch, ra.modelVersion)
+	if ra.Model != "resnet50" || ra.Concurrency != 8 || ra.BatchSize != 4 || ra.ModelVersion != "1" {
+		t.Errorf("resnet50's flags: concurrency %d batch %d version %q", ra.Concurrency, ra.BatchSize, ra.ModelVersion)
 	}
-	if be.model != "bert" || be.rate != 200 || be.distribution != "poisson" || be.batch != 2 || be.inputData != "zero" {
-		t.Errorf("bert's flags: rate %v %s batch %d input %s", be.rate, be.distribution, be.batch, be.inputData)
+	if be.Model != "bert" || be.RequestRate != 200 || be.Distribution != "poisson" || be.BatchSize != 2 || be.InputData != "zero" {
+		t.Errorf("bert's flags: rate %v %s batch %d input %s", be.RequestRate, be.Distribution, be.BatchSize, be.InputData)
 	}
 	if sc, err := loadFromFlags(be); err != nil || sc.initial != (load.Target{Mode: load.Rate, Rate: 200, Distribution: load.Poisson, MaxInFlight: defaultMaxInflight}) {
 		t.Errorf("bert's load: %+v %v", sc.initial, err)
@@ -98,7 +98,7 @@ models:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if one.several() || one.model != "bert" || one.rate != 50 || one.distribution != "poisson" {
+	if one.several() || one.Model != "bert" || one.RequestRate != 50 || one.Distribution != "poisson" {
 		t.Errorf("one model with its load: %+v", one)
 	}
 	if got := csvPathFor("/tmp/out.csv", "bert"); got != "/tmp/out.bert.csv" {

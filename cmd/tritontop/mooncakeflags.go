@@ -11,23 +11,23 @@ import (
 )
 
 // mooncakeFlags are the flags of a Mooncake trace's replay.
-type mooncakeFlags struct {
+type MooncakeConfig struct {
 	// blockTokens is the tokens of a hash id's prompt block.
-	blockTokens int
+	BlockTokens int
 }
 
 // registerMooncakeFlags adds the flags of a Mooncake trace's replay to fs.
-func registerMooncakeFlags(fs *flag.FlagSet, f *mooncakeFlags) {
-	fs.IntVar(&f.blockTokens, "isl-block-size", triton.DefaultBlockTokens,
+func registerMooncakeFlags(fs *flag.FlagSet, f *MooncakeConfig) {
+	fs.IntVar(&f.BlockTokens, "isl-block-size", triton.DefaultBlockTokens,
 		"tokens of the prompt block each hash id of a Mooncake --trace stands for (AIPerf's --isl-block-size): requests sharing hash ids share those blocks of their prompts")
 }
 
 // checkMooncakeFlags refuses a block size that cannot be.
-func checkMooncakeFlags(f *loadFlags) error {
+func checkMooncakeFlags(f *Config) error {
 	switch {
-	case f.mooncake.blockTokens <= 0:
-		return usageError{fmt.Errorf("--isl-block-size %d must be above 0 (Mooncake's traces use 512)", f.mooncake.blockTokens)}
-	case f.set["isl-block-size"] && (f.loadShape.trace == nil || f.loadShape.trace.Format != trace.Mooncake):
+	case f.Mooncake.BlockTokens <= 0:
+		return usageError{fmt.Errorf("--isl-block-size %d must be above 0 (Mooncake's traces use 512)", f.Mooncake.BlockTokens)}
+	case f.Given["isl-block-size"] && (f.Shape.trace == nil || f.Shape.trace.Format != trace.Mooncake):
 		return usageError{errors.New("--isl-block-size sets the prompt blocks of a Mooncake trace: add --trace FILE.jsonl")}
 	}
 	return nil
@@ -40,9 +40,9 @@ func checkMooncakeFlags(f *loadFlags) error {
 // (the model's max_tokens input too, where it has one), as
 // --output-tokens-mean asks; the --request-parameters along. prompts keeps
 // the blocks built so far.
-func mooncakeRequest(f *loadFlags, mt *target, r *trace.Request, prompts **triton.BlockPrompts) (*triton.InferRequest, error) {
-	opts := triton.InputOptions{Data: f.inputData, BatchSize: f.batch, Prompts: 1}
-	if err := f.llm.apply(&opts, mt.metadata, f.streaming); err != nil {
+func mooncakeRequest(f *Config, mt *target, r *trace.Request, prompts **triton.BlockPrompts) (*triton.InferRequest, error) {
+	opts := triton.InputOptions{Data: f.InputData, BatchSize: f.BatchSize, Prompts: 1}
+	if err := f.LLM.apply(&opts, mt.metadata, f.Streaming); err != nil {
 		return nil, err
 	}
 	switch {
@@ -63,7 +63,7 @@ func mooncakeRequest(f *loadFlags, mt *target, r *trace.Request, prompts **trito
 	prompt := r.TextInput
 	if prompt == "" && len(r.HashIDs) > 0 {
 		if *prompts == nil {
-			*prompts = &triton.BlockPrompts{BlockTokens: f.mooncake.blockTokens}
+			*prompts = &triton.BlockPrompts{BlockTokens: f.Mooncake.BlockTokens}
 		}
 		if prompt, err = (*prompts).Prompt(r.InputLength, r.HashIDs, nil); err != nil {
 			return nil, err
@@ -84,5 +84,5 @@ func mooncakeRequest(f *loadFlags, mt *target, r *trace.Request, prompts **trito
 		req.Inputs[i].Data = kserve.EncodeBytes(elems)
 		return req, nil
 	}
-	return nil, fmt.Errorf("model %q has no BYTES input %q to send the trace's prompt in", f.model, triton.LLMTextInput)
+	return nil, fmt.Errorf("model %q has no BYTES input %q to send the trace's prompt in", f.Model, triton.LLMTextInput)
 }

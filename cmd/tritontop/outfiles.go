@@ -29,16 +29,16 @@ import (
 const outputFileMode fs.FileMode = 0o644
 
 // outputFlags hold --force.
-type outputFlags struct {
-	force bool
+type OutputConfig struct {
+	Force bool
 }
 
 // forceUsage is --force's help, shared by the commands that write files.
 const forceUsage = "overwrite output files that already exist (-f, --record, --cpuprofile, -o); without it an existing file is refused before the run"
 
 // registerOutputFlags adds --force to fs.
-func registerOutputFlags(fs *flag.FlagSet, f *outputFlags) {
-	fs.BoolVar(&f.force, "force", false, forceUsage)
+func registerOutputFlags(fs *flag.FlagSet, f *OutputConfig) {
+	fs.BoolVar(&f.Force, "force", false, forceUsage)
 }
 
 // namedOutput is one output file of a command and the flag that names it.

@@ -16,29 +16,29 @@ import (
 // what perf_analyzer's does, or is accepted with a note printed on stderr,
 // or is refused with one line saying why and what to use instead.
 // docs/perf-analyzer.md has the table of every perf_analyzer flag.
-type paFlags struct {
+type PerfAnalyzerConfig struct {
 	// serviceKind is --service-kind; only triton is served.
-	serviceKind string
+	ServiceKind string
 	// verbose counts -v (perf_analyzer's -v -v is extra verbose).
-	verbose int
+	Verbose int
 	// sync is --sync: one blocking request per worker thread; --async and
 	// -a (the default) keep requests in flight over callbacks.
-	sync bool
+	Sync bool
 	// maxThreads is --max-threads (0: not given).
-	maxThreads int
+	MaxThreads int
 	// measurementMode is time_windows or count_windows;
 	// measurementRequestCount the requests of a count window.
-	measurementMode         string
-	measurementRequestCount int
+	MeasurementMode         string
+	MeasurementRequestCount int
 	// sharedMemory is none or system; outputSharedMemorySize the bytes of
 	// each output's region (--output-shared-memory-size).
-	sharedMemory           string
-	outputSharedMemorySize int
+	SharedMemory           string
+	OutputSharedMemorySize int
 	// profileExport is --profile-export-file; export writes it.
-	profileExport string
+	ProfileExportFile string
 	export        *report.ProfileExport
 	// stringLength is --string-length (0: the default).
-	stringLength int
+	StringLength int
 	// notes are the notes printed for flags accepted without an effect.
 	notes io.Writer
 	// refusal is the reason a perf_analyzer flag or value was refused,
@@ -61,38 +61,38 @@ const (
 // registerPerfAnalyzerFlags adds perf_analyzer's flags to fs. Aliases of
 // tritontop's own flags write f's fields; notes go to stderr when the flag
 // is parsed.
-func registerPerfAnalyzerFlags(fs *flag.FlagSet, f *loadFlags, stderr io.Writer) {
-	p := &f.pa
+func registerPerfAnalyzerFlags(fs *flag.FlagSet, f *Config, stderr io.Writer) {
+	p := &f.PerfAnalyzer
 	p.notes = stderr
 	p.refusal = new(error)
-	p.serviceKind = "triton"
-	p.measurementMode = timeWindows
-	p.measurementRequestCount = defaultMeasurementRequestCount
-	p.sharedMemory = "none"
-	p.outputSharedMemorySize = defaultOutputShmSize
+	p.ServiceKind = "triton"
+	p.MeasurementMode = timeWindows
+	p.MeasurementRequestCount = defaultMeasurementRequestCount
+	p.SharedMemory = "none"
+	p.OutputSharedMemorySize = defaultOutputShmSize
 
-	fs.Var(&choice{seen: p.refusal, to: &p.serviceKind, flag: "--service-kind", ok: []string{"triton"}, refused: map[string]string{
+	fs.Var(&choice{seen: p.refusal, to: &p.ServiceKind, flag: "--service-kind", ok: []string{"triton"}, refused: map[string]string{
 		"triton_c_api": "tritontop talks to a server over gRPC or HTTP; it does not load Triton's in-process C API",
 		"tfserving":    "tritontop speaks Triton's KServe v2 protocol, not TensorFlow Serving's",
 		"torchserve":   "tritontop speaks Triton's KServe v2 protocol, not TorchServe's",
 		"dynamic_grpc": "tritontop calls Triton's gRPC service, not arbitrary gRPC methods",
 		"openai":       "tritontop speaks Triton's KServe v2 protocol, not OpenAI's API; for an LLM on Triton use -m MODEL --streaming",
 	}}, "service-kind", "perf_analyzer's --service-kind: only triton (KServe v2 over gRPC or HTTP) is supported")
-	fs.Var(counter{&p.verbose}, "v", "verbose (perf_analyzer's -v): a progress line per tick goes to stderr in headless runs anyway")
-	fs.BoolFunc("async", "requests in flight over callbacks (the default; perf_analyzer's --async)", func(string) error { p.sync = false; return nil })
-	fs.BoolFunc("a", "same as --async", func(string) error { p.sync = false; return nil })
-	fs.BoolVar(&p.sync, "sync", false, "perf_analyzer's synchronous mode: each request in flight has its own OS thread, blocked until its response")
-	fs.IntVar(&p.maxThreads, "max-threads", 0, "with --sync, the most threads, so the most requests in flight (perf_analyzer's default 16); with --async, accepted and unused: requests in flight take no thread each")
-	fs.Var(&choice{seen: p.refusal, to: &p.measurementMode, flag: "--measurement-mode", ok: []string{timeWindows, countWindows}}, "measurement-mode",
+	fs.Var(counter{&p.Verbose}, "v", "verbose (perf_analyzer's -v): a progress line per tick goes to stderr in headless runs anyway")
+	fs.BoolFunc("async", "requests in flight over callbacks (the default; perf_analyzer's --async)", func(string) error { p.Sync = false; return nil })
+	fs.BoolFunc("a", "same as --async", func(string) error { p.Sync = false; return nil })
+	fs.BoolVar(&p.Sync, "sync", false, "perf_analyzer's synchronous mode: each request in flight has its own OS thread, blocked until its response")
+	fs.IntVar(&p.MaxThreads, "max-threads", 0, "with --sync, the most threads, so the most requests in flight (perf_analyzer's default 16); with --async, accepted and unused: requests in flight take no thread each")
+	fs.Var(&choice{seen: p.refusal, to: &p.MeasurementMode, flag: "--measurement-mode", ok: []string{timeWindows, countWindows}}, "measurement-mode",
 		"time_windows: windows of --measurement-interval ms; count_windows: windows of --measurement-request-count requests")
-	fs.IntVar(&p.measurementRequestCount, "measurement-request-count", defaultMeasurementRequestCount, "with --measurement-mode count_windows: finished requests per measurement window")
-	fs.Var(&choice{seen: p.refusal, to: &p.sharedMemory, flag: "--shared-memory", ok: []string{"none", "system"}, refused: map[string]string{
+	fs.IntVar(&p.MeasurementRequestCount, "measurement-request-count", defaultMeasurementRequestCount, "with --measurement-mode count_windows: finished requests per measurement window")
+	fs.Var(&choice{seen: p.refusal, to: &p.SharedMemory, flag: "--shared-memory", ok: []string{"none", "system"}, refused: map[string]string{
 		"cuda": "tritontop's client has no CUDA: use --shared-memory system (a server on this host) or none",
 	}}, "shared-memory", "none (tensors over the network) or system (POSIX shared memory, for a server on this host only: inputs written once, outputs written by the server)")
-	fs.IntVar(&p.outputSharedMemorySize, "output-shared-memory-size", defaultOutputShmSize, "bytes of each output's shared-memory region (only with --shared-memory)")
-	fs.StringVar(&p.profileExport, "profile-export-file", "", "write every request's send and response timestamps to FILE, in perf_analyzer's profile-export JSON (an experiment per load level)")
-	fs.StringVar(&f.csv, "latency-report-file", "", "same as -f (the name Model Analyzer gives perf_analyzer's -f)")
-	fs.IntVar(&p.stringLength, "string-length", 0, "length of generated BYTES elements (perf_analyzer's default 128)")
+	fs.IntVar(&p.OutputSharedMemorySize, "output-shared-memory-size", defaultOutputShmSize, "bytes of each output's shared-memory region (only with --shared-memory)")
+	fs.StringVar(&p.ProfileExportFile, "profile-export-file", "", "write every request's send and response timestamps to FILE, in perf_analyzer's profile-export JSON (an experiment per load level)")
+	fs.StringVar(&f.CSV, "latency-report-file", "", "same as -f (the name Model Analyzer gives perf_analyzer's -f)")
+	fs.IntVar(&p.StringLength, "string-length", 0, "length of generated BYTES elements (perf_analyzer's default 128)")
 
 	registerPAAliases(fs, f, p)
 	registerPANoted(fs, p, stderr)
@@ -100,14 +100,14 @@ func registerPerfAnalyzerFlags(fs *flag.FlagSet, f *loadFlags, stderr io.Writer)
 }
 
 // registerPAAliases registers perf_analyzer's names of tritontop's flags.
-func registerPAAliases(fs *flag.FlagSet, f *loadFlags, p *paFlags) {
-	fs.BoolVar(&f.ssl, "ssl-grpc-use-ssl", false, "same as --ssl")
-	fs.StringVar(&f.sslCA, "ssl-grpc-root-certifications-file", "", "same as --ssl-ca")
-	fs.StringVar(&f.sslKey, "ssl-grpc-private-key-file", "", "same as --ssl-key")
-	fs.StringVar(&f.sslCert, "ssl-grpc-certificate-chain-file", "", "same as --ssl-cert")
-	fs.StringVar(&f.sslCA, "ssl-https-ca-certificates-file", "", "same as --ssl-ca")
-	fs.StringVar(&f.sslCert, "ssl-https-client-certificate-file", "", "same as --ssl-cert")
-	fs.StringVar(&f.sslKey, "ssl-https-private-key-file", "", "same as --ssl-key")
+func registerPAAliases(fs *flag.FlagSet, f *Config, p *PerfAnalyzerConfig) {
+	fs.BoolVar(&f.SSL, "ssl-grpc-use-ssl", false, "same as --ssl")
+	fs.StringVar(&f.SSLCA, "ssl-grpc-root-certifications-file", "", "same as --ssl-ca")
+	fs.StringVar(&f.SSLKey, "ssl-grpc-private-key-file", "", "same as --ssl-key")
+	fs.StringVar(&f.SSLCert, "ssl-grpc-certificate-chain-file", "", "same as --ssl-cert")
+	fs.StringVar(&f.SSLCA, "ssl-https-ca-certificates-file", "", "same as --ssl-ca")
+	fs.StringVar(&f.SSLCert, "ssl-https-client-certificate-file", "", "same as --ssl-cert")
+	fs.StringVar(&f.SSLKey, "ssl-https-private-key-file", "", "same as --ssl-key")
 	pem := func(name string) {
 		fs.Var(&choice{seen: p.refusal, flag: "--" + name, ok: []string{"PEM"}, refused: map[string]string{"DER": "tritontop reads PEM files: convert with openssl x509 -inform DER (or openssl pkey -inform DER)"}},
 			name, "PEM (the only one read)")
@@ -120,14 +120,14 @@ func registerPAAliases(fs *flag.FlagSet, f *loadFlags, p *paFlags) {
 		"0": "tritontop always checks that the certificate names the server",
 		"1": "tritontop always checks that the certificate names the server"}},
 		"ssl-https-verify-host", "2 (the certificate must name the server)")
-	fs.Func("data-directory", "same as --input-data DIR (deprecated in perf_analyzer)", func(s string) error { f.inputData = s; return nil })
-	fs.BoolFunc("z", "same as --input-data zero", func(string) error { f.inputData = "zero"; return nil })
-	fs.Func("t", "same as --concurrency-range N (deprecated in perf_analyzer)", func(s string) error { f.concRange = s; return nil })
+	fs.Func("data-directory", "same as --input-data DIR (deprecated in perf_analyzer)", func(s string) error { f.InputData = s; return nil })
+	fs.BoolFunc("z", "same as --input-data zero", func(string) error { f.InputData = "zero"; return nil })
+	fs.Func("t", "same as --concurrency-range N (deprecated in perf_analyzer)", func(s string) error { f.ConcurrencyRange = s; return nil })
 }
 
 // registerPANoted registers perf_analyzer's flags that are accepted with a
 // note: they change nothing tritontop measures.
-func registerPANoted(fs *flag.FlagSet, p *paFlags, stderr io.Writer) {
+func registerPANoted(fs *flag.FlagSet, p *PerfAnalyzerConfig, stderr io.Writer) {
 	note := func(name, usage, why string, isBool bool) {
 		fs.Var(noted{name: name, why: why, out: stderr, isBool: isBool}, name, usage)
 	}
@@ -147,7 +147,7 @@ func registerPANoted(fs *flag.FlagSet, p *paFlags, stderr io.Writer) {
 
 // registerPARefused registers perf_analyzer's flags that are refused: what
 // they ask for is not there.
-func registerPARefused(fs *flag.FlagSet, p *paFlags) {
+func registerPARefused(fs *flag.FlagSet, p *PerfAnalyzerConfig) {
 	for _, r := range []struct {
 		name, why string
 		isBool    bool
@@ -174,28 +174,28 @@ func registerPARefused(fs *flag.FlagSet, p *paFlags) {
 
 // check validates the combination of perf_analyzer's flags once they are
 // all parsed; set is the flags given.
-func (p *paFlags) check(f *loadFlags) error {
-	if p.maxThreads < 0 || (f.set["max-threads"] && p.maxThreads == 0) {
-		return fmt.Errorf("--max-threads %d: the value must be > 0", p.maxThreads)
+func (p *PerfAnalyzerConfig) check(f *Config) error {
+	if p.MaxThreads < 0 || (f.Given["max-threads"] && p.MaxThreads == 0) {
+		return fmt.Errorf("--max-threads %d: the value must be > 0", p.MaxThreads)
 	}
-	if p.measurementRequestCount <= 0 {
-		return fmt.Errorf("--measurement-request-count %d: the value must be > 0", p.measurementRequestCount)
+	if p.MeasurementRequestCount <= 0 {
+		return fmt.Errorf("--measurement-request-count %d: the value must be > 0", p.MeasurementRequestCount)
 	}
-	if f.set["measurement-request-count"] && p.measurementMode != countWindows {
+	if f.Given["measurement-request-count"] && p.MeasurementMode != countWindows {
 		fmt.Fprintln(p.notes, "note: --measurement-request-count is used only with --measurement-mode count_windows")
 	}
-	if p.outputSharedMemorySize < 0 {
-		return fmt.Errorf("--output-shared-memory-size %d must not be negative", p.outputSharedMemorySize)
+	if p.OutputSharedMemorySize < 0 {
+		return fmt.Errorf("--output-shared-memory-size %d must not be negative", p.OutputSharedMemorySize)
 	}
-	if p.sync && f.set["max-threads"] {
-		most := float64(f.concurrency)
-		if f.concRange != "" {
-			if _, end, _, err := parseRange("--concurrency-range", f.concRange); err == nil {
+	if p.Sync && f.Given["max-threads"] {
+		most := float64(f.Concurrency)
+		if f.ConcurrencyRange != "" {
+			if _, end, _, err := parseRange("--concurrency-range", f.ConcurrencyRange); err == nil {
 				most = end
 			}
 		}
-		if most > float64(p.maxThreads) {
-			return fmt.Errorf("--sync sends one request per thread: concurrency %v needs --max-threads %v or more (given %d)", most, most, p.maxThreads)
+		if most > float64(p.MaxThreads) {
+			return fmt.Errorf("--sync sends one request per thread: concurrency %v needs --max-threads %v or more (given %d)", most, most, p.MaxThreads)
 		}
 	}
 	if err := p.checkProfileExport(f); err != nil {
@@ -204,10 +204,10 @@ func (p *paFlags) check(f *loadFlags) error {
 	if err := p.checkSharedMemory(f); err != nil {
 		return err
 	}
-	if p.stringLength < 0 {
-		return fmt.Errorf("--string-length %d must not be negative", p.stringLength)
+	if p.StringLength < 0 {
+		return fmt.Errorf("--string-length %d must not be negative", p.StringLength)
 	}
-	if f.set["sync"] && (f.set["async"] || f.set["a"]) {
+	if f.Given["sync"] && (f.Given["async"] || f.Given["a"]) {
 		return fmt.Errorf("--sync and --async both given: pick one")
 	}
 	return nil
@@ -304,11 +304,11 @@ func (n noted) IsBoolFlag() bool { return n.isBool }
 
 // countWindow is the requests of a count window with --measurement-mode
 // count_windows, 0 in time windows.
-func (p *paFlags) countWindow() int {
-	if p.measurementMode != countWindows {
+func (p *PerfAnalyzerConfig) countWindow() int {
+	if p.MeasurementMode != countWindows {
 		return 0
 	}
-	return p.measurementRequestCount
+	return p.MeasurementRequestCount
 }
 
 // keep notes err as the refusal to report, if there is a place for it.
@@ -321,7 +321,7 @@ func keep(seen *error, err error) error {
 
 // parseError is the error to report for a failed parse: a refused
 // perf_analyzer flag's own line, without the flag package's prefix.
-func (p *paFlags) parseError(err error) error {
+func (p *PerfAnalyzerConfig) parseError(err error) error {
 	if p.refusal != nil && *p.refusal != nil {
 		return *p.refusal
 	}

@@ -11,15 +11,15 @@ import (
 )
 
 // planFlags are tritontop plan's own flags.
-type planFlags struct {
-	slo        []string
-	targetRate float64
-	gpuTarget  float64
-	deployment string
-	namespace  string
-	demo       bool
-	demoSize   demoFlags
-	budget     planBudgetFlags
+type PlanConfig struct {
+	SLO        []string
+	TargetRate float64
+	GPUUtilizationTarget  float64
+	Deployment string
+	Namespace  string
+	Demo       bool
+	DemoSize   DemoConfig
+	Budget     PlanBudget
 	parsed     plan.SLO   // the first --slo
 	more       []plan.SLO // the others
 }
@@ -38,41 +38,41 @@ const (
 // HorizontalPodAutoscaler. On a terminal the dashboard shows the search as
 // it goes (its sweep pane); --headless prints a line per level instead.
 func runPlan(args []string, stdout, stderr io.Writer) int {
-	pf := &planFlags{}
+	pf := &PlanConfig{}
 	f, err := parseLoadFlags("tritontop plan", args, stderr, false, func(fs *flag.FlagSet) {
-		registerDemoFlags(fs, &pf.demoSize)
-		registerPlanBudgetFlags(fs, &pf.budget)
-		fs.Float64Var(&pf.targetRate, "target-rate", 0, "the load to plan for, requests per second (required)")
-		fs.Float64Var(&pf.gpuTarget, "gpu-utilization-target", 0, "no GPU above this utilization (0..1) at a passing level, and the autoscaler's target")
-		fs.StringVar(&pf.deployment, "deployment", "triton", "the Triton Deployment the autoscaler scales")
-		fs.StringVar(&pf.namespace, "namespace", "default", "its namespace")
-		fs.BoolVar(&pf.demo, "demo", false, "plan against the simulator in this process, as tritontop demo runs")
+		registerDemoFlags(fs, &pf.DemoSize)
+		registerPlanBudgetFlags(fs, &pf.Budget)
+		fs.Float64Var(&pf.TargetRate, "target-rate", 0, "the load to plan for, requests per second (required)")
+		fs.Float64Var(&pf.GPUUtilizationTarget, "gpu-utilization-target", 0, "no GPU above this utilization (0..1) at a passing level, and the autoscaler's target")
+		fs.StringVar(&pf.Deployment, "deployment", "triton", "the Triton Deployment the autoscaler scales")
+		fs.StringVar(&pf.Namespace, "namespace", "default", "its namespace")
+		fs.BoolVar(&pf.Demo, "demo", false, "plan against the simulator in this process, as tritontop demo runs")
 	})
 	if err != nil {
 		return flagExit("tritontop plan", err, stderr)
 	}
-	pf.slo = f.slos.specs // --slo is the load flags' (sloflags.go)
+	pf.SLO = f.SLO.Specs // --slo is the load flags' (sloflags.go)
 	if err := pf.check(f); err != nil {
 		fmt.Fprintf(stderr, "tritontop: %v\n", err)
 		return exitUsage
 	}
-	f.plan = pf
-	if !f.set["measurement-interval"] && !f.set["p"] {
-		f.intervalMS = planMeasurementMS
+	f.Plan = pf
+	if !f.Given["measurement-interval"] && !f.Given["p"] {
+		f.MeasurementIntervalMS = planMeasurementMS
 	}
-	if !f.set["tick"] {
-		f.tick = min(mustDuration(planTick), f.tick)
+	if !f.Given["tick"] {
+		f.Tick = min(mustDuration(planTick), f.Tick)
 	}
-	if !f.set["max-trials"] && !f.set["r"] {
-		f.maxTrials = planMaxTrials
+	if !f.Given["max-trials"] && !f.Given["r"] {
+		f.MaxTrials = planMaxTrials
 	}
 	ctx, stop := stopContext(stderr)
 	defer stop()
-	if pf.demo {
-		if f.model == "" {
-			f.model = demoModel
+	if pf.Demo {
+		if f.Model == "" {
+			f.Model = demoModel
 		}
-		srv, err := startDemoSimulator(ctx, f, pf.demoSize, stderr)
+		srv, err := startDemoSimulator(ctx, f, pf.DemoSize, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "tritontop: %s\n", oneLine(err.Error()))
 			return exitFail
@@ -83,39 +83,39 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 }
 
 // check validates the plan flags.
-func (pf *planFlags) check(f *loadFlags) error {
+func (pf *PlanConfig) check(f *Config) error {
 	switch {
-	case f.model == "" && !pf.demo:
+	case f.Model == "" && !pf.Demo:
 		return errors.New("no model given: use -m MODEL (or --demo to plan against the simulator)")
 	case f.several():
 		return errors.New("tritontop plan searches one model's capacity: give -m once (plan each model on its own)")
 	case len(f.models) == 1 && f.models[0].hasLoad():
 		return fmt.Errorf("tritontop plan chooses the load itself: drop the @load of %s", f.models[0].where)
-	case len(pf.slo) == 0:
+	case len(pf.SLO) == 0:
 		return errors.New("no SLO given: use --slo p99:100ms (a percentile and a latency) or --slo avg:20ms")
-	case !(pf.targetRate > 0) || pf.targetRate > 1e9:
-		return fmt.Errorf("--target-rate %v: give the requests per second to plan for, above 0", pf.targetRate)
-	case pf.gpuTarget < 0 || pf.gpuTarget > 1 || pf.gpuTarget != pf.gpuTarget:
-		return fmt.Errorf("--gpu-utilization-target %v: give a fraction between 0 and 1, such as 0.85", pf.gpuTarget)
-	case f.concRange != "" || f.rateRange != "" || f.set["concurrency"] || f.set["request-rate"]:
+	case !(pf.TargetRate > 0) || pf.TargetRate > 1e9:
+		return fmt.Errorf("--target-rate %v: give the requests per second to plan for, above 0", pf.TargetRate)
+	case pf.GPUUtilizationTarget < 0 || pf.GPUUtilizationTarget > 1 || pf.GPUUtilizationTarget != pf.GPUUtilizationTarget:
+		return fmt.Errorf("--gpu-utilization-target %v: give a fraction between 0 and 1, such as 0.85", pf.GPUUtilizationTarget)
+	case f.ConcurrencyRange != "" || f.RequestRateRange != "" || f.Given["concurrency"] || f.Given["request-rate"]:
 		return errors.New("tritontop plan chooses the load itself: drop --concurrency, --request-rate and the ranges")
 	}
-	if err := pf.budget.check(pf.targetRate); err != nil {
+	if err := pf.Budget.check(pf.TargetRate); err != nil {
 		return err
 	}
-	if err := checkSLOsAgree(pf.slo); err != nil {
+	if err := checkSLOsAgree(pf.SLO); err != nil {
 		return err
 	}
-	if err := plan.CheckHPANames(pf.deployment, pf.namespace); err != nil {
+	if err := plan.CheckHPANames(pf.Deployment, pf.Namespace); err != nil {
 		return fmt.Errorf("--deployment/--namespace: %w", err)
 	}
-	for i, text := range pf.slo {
+	for i, text := range pf.SLO {
 		slo, err := plan.ParseSLO(text)
 		if err != nil {
 			return fmt.Errorf("--slo: %w", err)
 		}
 		if i == 0 {
-			slo.GPUTarget = pf.gpuTarget
+			slo.GPUTarget = pf.GPUUtilizationTarget
 			pf.parsed = slo
 		} else {
 			pf.more = append(pf.more, slo)

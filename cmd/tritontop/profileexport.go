@@ -13,30 +13,30 @@ import (
 
 // checkProfileExport refuses --profile-export-file where it cannot be
 // written, before anything is dialed.
-func (p *paFlags) checkProfileExport(f *loadFlags) error {
-	if p.profileExport == "" {
+func (p *PerfAnalyzerConfig) checkProfileExport(f *Config) error {
+	if p.ProfileExportFile == "" {
 		return nil
 	}
 	if f.several() {
 		return errors.New("--profile-export-file exports one model's requests: give one -m")
 	}
-	if p.profileExport == f.record || p.profileExport == f.csv {
-		return fmt.Errorf("--profile-export-file %s is also another output of the run: give it a file of its own", p.profileExport)
+	if p.ProfileExportFile == f.Record || p.ProfileExportFile == f.CSV {
+		return fmt.Errorf("--profile-export-file %s is also another output of the run: give it a file of its own", p.ProfileExportFile)
 	}
-	w, err := os.OpenFile(p.profileExport, os.O_WRONLY|os.O_CREATE, 0o644)
+	w, err := os.OpenFile(p.ProfileExportFile, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("cannot write --profile-export-file %s: %v", p.profileExport, errors.Unwrap(err))
+		return fmt.Errorf("cannot write --profile-export-file %s: %v", p.ProfileExportFile, errors.Unwrap(err))
 	}
 	return w.Close()
 }
 
 // openProfileExport creates the export of --profile-export-file for the
 // run of drv; nil without the flag.
-func (p *paFlags) openProfileExport(drv *driver.Driver) error {
-	if p.profileExport == "" {
+func (p *PerfAnalyzerConfig) openProfileExport(drv *driver.Driver) error {
+	if p.ProfileExportFile == "" {
 		return nil
 	}
-	exp, err := report.CreateProfileExport(p.profileExport, drv.Epoch(), drv.State().Target, version)
+	exp, err := report.CreateProfileExport(p.ProfileExportFile, drv.Epoch(), drv.State().Target, version)
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (p *paFlags) openProfileExport(drv *driver.Driver) error {
 
 // tapResults is the results channel the collector reads: in, through the
 // export when there is one.
-func (p *paFlags) tapResults(in <-chan []driver.Result) <-chan []driver.Result {
+func (p *PerfAnalyzerConfig) tapResults(in <-chan []driver.Result) <-chan []driver.Result {
 	if p.export == nil {
 		return in
 	}
@@ -54,7 +54,7 @@ func (p *paFlags) tapResults(in <-chan []driver.Result) <-chan []driver.Result {
 }
 
 // onLoadChange tells the export, then next, of every change of load.
-func (p *paFlags) onLoadChange(next func(load.Change)) func(load.Change) {
+func (p *PerfAnalyzerConfig) onLoadChange(next func(load.Change)) func(load.Change) {
 	if p.export == nil {
 		return next
 	}
@@ -66,7 +66,7 @@ func (p *paFlags) onLoadChange(next func(load.Change)) func(load.Change) {
 
 // exportSink is the export as a sink of the run's ticks (its window
 // boundaries), or nil.
-func (p *paFlags) exportSink() report.Sink {
+func (p *PerfAnalyzerConfig) exportSink() report.Sink {
 	if p.export == nil {
 		return nil
 	}
@@ -75,12 +75,12 @@ func (p *paFlags) exportSink() report.Sink {
 
 // closeExport finishes the export once the run has ended (ran: its drivers
 // ran and closed their results); a run that never started leaves no file.
-func (p *paFlags) closeExport(stderr io.Writer, ran bool) {
+func (p *PerfAnalyzerConfig) closeExport(stderr io.Writer, ran bool) {
 	if p.export == nil {
 		return
 	}
 	if !ran {
-		os.Remove(p.profileExport)
+		os.Remove(p.ProfileExportFile)
 		return
 	}
 	if err := p.export.Close(); err != nil {

@@ -18,20 +18,20 @@ import (
 // checkRepeatFlags refuses what --repeat cannot do: a dashboard or a run
 // file on standard output would mix the repeats, and -f's CSV comes from
 // the run file afterwards (tritontop replay FILE -f out.csv).
-func checkRepeatFlags(f *loadFlags) error {
+func checkRepeatFlags(f *Config) error {
 	switch {
-	case f.record == "-":
+	case f.Record == "-":
 		return errors.New("--repeat writes one run file after the repeats: give --record FILE, not -")
-	case f.csv != "":
+	case f.CSV != "":
 		return errors.New("--repeat and -f: write the CSV from the run file afterwards (tritontop replay FILE -f out.csv)")
-	case f.dist.distributed():
+	case f.Workers.distributed():
 		return errors.New("--repeat and --workers: repeat the distributed run from the coordinating script instead")
 	}
-	if f.record != "" {
-		if fi, err := os.Stat(f.record); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
-			return fmt.Errorf("cannot write --record %s: it already exists and is not empty; choose another name or remove it", f.record)
+	if f.Record != "" {
+		if fi, err := os.Stat(f.Record); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+			return fmt.Errorf("cannot write --record %s: it already exists and is not empty; choose another name or remove it", f.Record)
 		}
-		if err := checkOutputPath("--record", f.record); err != nil {
+		if err := checkOutputPath("--record", f.Record); err != nil {
 			return err
 		}
 	}
@@ -46,8 +46,8 @@ func checkRepeatFlags(f *loadFlags) error {
 // checked over the pooled run (and, with --threshold-per-step, each
 // repeat's steps). A signal ends the repeat under way and keeps the
 // repeats done.
-func runRepeats(ctx context.Context, f *loadFlags, args []string, stdout, stderr io.Writer) error {
-	n := f.gate.repeat
+func runRepeats(ctx context.Context, f *Config, args []string, stdout, stderr io.Writer) error {
+	n := f.Gates.Repeat
 	if n < 1 || n > maxRepeats {
 		return usageError{fmt.Errorf("--repeat %d is out of range: use 1 to %d", n, maxRepeats)}
 	}
@@ -55,34 +55,34 @@ func runRepeats(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		return usageError{err}
 	}
 	// Each repeat is a run of one.
-	f.gate.repeat = 1
+	f.Gates.Repeat = 1
 	if err := checkGateFlags(f); err != nil {
 		return usageError{err}
 	}
 	// Parts live beside the run file, so a killed series leaves them.
-	dir, err := os.MkdirTemp(filepath.Dir(orTemp(f.record)), "."+filepath.Base(orDefault(f.record, "tritontop"))+".repeats-")
+	dir, err := os.MkdirTemp(filepath.Dir(orTemp(f.Record)), "."+filepath.Base(orDefault(f.Record, "tritontop"))+".repeats-")
 	if err != nil {
 		return fmt.Errorf("--repeat: a directory for the repeats: %w", err)
 	}
 	var parts []string
 	var abortErr error
 	for i := 1; i <= n && ctx.Err() == nil; i++ {
-		if i > 1 && !sleepCtx(ctx, f.gate.repeatPause) {
+		if i > 1 && !sleepCtx(ctx, f.Gates.RepeatPause) {
 			break
 		}
 		fmt.Fprintf(stderr, "tritontop: repeat %d of %d\n", i, n)
 		rf := *f
-		rf.record = filepath.Join(dir, fmt.Sprintf("repeat-%d.jsonl", i))
-		rf.gate.junit, rf.gate.stepSummary = "", ""
-		rf.headless, rf.jsonSummary, rf.mdSummary = true, false, false
+		rf.Record = filepath.Join(dir, fmt.Sprintf("repeat-%d.jsonl", i))
+		rf.Gates.JUnit, rf.Gates.StepSummary = "", ""
+		rf.Headless, rf.JSON, rf.Markdown = true, false, false
 		err := runSession(ctx, &rf, args, io.Discard, stderr)
-		if fi, serr := os.Stat(rf.record); serr == nil && fi.Size() > 0 {
-			parts = append(parts, rf.record)
+		if fi, serr := os.Stat(rf.Record); serr == nil && fi.Size() > 0 {
+			parts = append(parts, rf.Record)
 		}
 		var se sloError
 		switch {
 		case errors.As(err, &se):
-			if f.gate.abortOnFail {
+			if f.Gates.AbortOnFail {
 				abortErr = fmt.Errorf("repeat %d: %w", i, err)
 			}
 		case err != nil:
@@ -96,19 +96,19 @@ func runRepeats(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 		os.RemoveAll(dir)
 		return errors.New("--repeat: no repeat recorded a tick")
 	}
-	sum, err := mergeRepeats(f.record, f.gate.repeatPause, f.gate.gates, parts)
+	sum, err := mergeRepeats(f.Record, f.Gates.RepeatPause, f.Gates.gates, parts)
 	if err != nil {
 		return fmt.Errorf("%w (the repeats' files are kept in %s)", err, dir)
 	}
 	os.RemoveAll(dir)
-	if err := writeSummary(stdout, sum, f.jsonSummary, f.mdSummary); err != nil {
+	if err := writeSummary(stdout, sum, f.JSON, f.Markdown); err != nil {
 		return err
 	}
-	g := &runGates{flags: &f.gate}
-	if f.gate.gates.Empty() && f.gate.stepSummary == "" {
+	g := &runGates{flags: &f.Gates}
+	if f.Gates.gates.Empty() && f.Gates.StepSummary == "" {
 		g = nil
 	}
-	verdict := g.verdict(sum, "tritontop "+f.model)
+	verdict := g.verdict(sum, "tritontop "+f.Model)
 	if abortErr != nil {
 		return sloError{errors.Join(abortErr, verdict)}
 	}

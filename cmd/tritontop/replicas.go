@@ -23,20 +23,20 @@ import (
 const maxReplicas = 64
 
 // servers are the run's server addresses: every -u, or the one.
-func (f *loadFlags) servers() []string {
-	if len(f.urls) > 1 {
-		return f.urls
+func (f *Config) servers() []string {
+	if len(f.URLs) > 1 {
+		return f.URLs
 	}
-	return []string{f.url}
+	return []string{f.URL}
 }
 
 // metricsURLFor is the metrics endpoint of server i: its --metrics-url, or
 // its host at Triton's metrics port.
-func (f *loadFlags) metricsURLFor(i int) string {
+func (f *Config) metricsURLFor(i int) string {
 	switch {
-	case len(f.urls) > 1 && len(f.metricsURLs) == len(f.urls):
-		return f.metricsURLs[i]
-	case len(f.urls) <= 1 && f.metricsURL != "":
+	case len(f.URLs) > 1 && len(f.MetricsURLs) == len(f.URLs):
+		return f.MetricsURLs[i]
+	case len(f.URLs) <= 1 && f.metricsURL != "":
 		return f.metricsURL
 	}
 	return triton.MetricsURL(f.servers()[i])
@@ -44,37 +44,37 @@ func (f *loadFlags) metricsURLFor(i int) string {
 
 // takeServers reads -u, --metrics-url and --balance: one server or
 // several replicas of the model, each with its metrics endpoint.
-func takeServers(f *loadFlags) error {
-	switch len(f.urls) {
+func takeServers(f *Config) error {
+	switch len(f.URLs) {
 	case 0:
-		f.url = "localhost:8001"
-		if f.protocol == "http" {
-			f.url = "localhost:8000"
+		f.URL = "localhost:8001"
+		if f.Protocol == "http" {
+			f.URL = "localhost:8000"
 		}
 	case 1:
-		f.url, f.urls = f.urls[0], nil
+		f.URL, f.URLs = f.URLs[0], nil
 	default:
-		f.url = f.urls[0]
+		f.URL = f.URLs[0]
 	}
 	n := len(f.servers())
 	switch {
 	case n > maxReplicas:
 		return fmt.Errorf("-u given %d times: at most %d replicas per run", n, maxReplicas)
-	case n == 1 && len(f.metricsURLs) > 1:
-		return fmt.Errorf("--metrics-url given twice (%q and %q): one server (-u), one metrics endpoint", f.metricsURLs[0], f.metricsURLs[1])
-	case n > 1 && len(f.metricsURLs) > 0 && len(f.metricsURLs) != n:
+	case n == 1 && len(f.MetricsURLs) > 1:
+		return fmt.Errorf("--metrics-url given twice (%q and %q): one server (-u), one metrics endpoint", f.MetricsURLs[0], f.MetricsURLs[1])
+	case n > 1 && len(f.MetricsURLs) > 0 && len(f.MetricsURLs) != n:
 		return fmt.Errorf("--metrics-url given %d times for %d servers (-u): give one per -u, in the same order, or none for each server's host at port %d",
-			len(f.metricsURLs), n, triton.DefaultMetricsPort)
+			len(f.MetricsURLs), n, triton.DefaultMetricsPort)
 	}
-	if len(f.metricsURLs) > 0 {
-		f.metricsURL = f.metricsURLs[0]
+	if len(f.MetricsURLs) > 0 {
+		f.metricsURL = f.MetricsURLs[0]
 	}
-	switch driver.Balance(f.balance) {
+	switch driver.Balance(f.Balance) {
 	case driver.LeastOutstanding, driver.RoundRobin:
 	default:
-		return fmt.Errorf("unknown --balance %q: use least or rr", f.balance)
+		return fmt.Errorf("unknown --balance %q: use least or rr", f.Balance)
 	}
-	if f.set["balance"] && n == 1 {
+	if f.Given["balance"] && n == 1 {
 		return fmt.Errorf("--balance spreads requests over several servers: give -u once per replica, or drop --balance")
 	}
 	return nil
@@ -83,27 +83,27 @@ func takeServers(f *loadFlags) error {
 // checkReplicas refuses a replica given twice, replicas whose metrics
 // would be read from one endpoint (two -u on one host both default to its
 // port 8002), and fewer streams than replicas.
-func checkReplicas(f *loadFlags) error {
-	if len(f.urls) < 2 {
+func checkReplicas(f *Config) error {
+	if len(f.URLs) < 2 {
 		return nil
 	}
-	if f.streaming && f.set["streams"] && f.streams < len(f.urls) {
+	if f.Streaming && f.Given["streams"] && f.Streams < len(f.URLs) {
 		return fmt.Errorf("--streams %d is fewer than the %d replicas (-u): a stream stays on one replica, so give at least %d",
-			f.streams, len(f.urls), len(f.urls))
+			f.Streams, len(f.URLs), len(f.URLs))
 	}
 	seen := map[string]string{}
-	for _, u := range f.urls {
-		k := endpointKey(u, f.protocol)
+	for _, u := range f.URLs {
+		k := endpointKey(u, f.Protocol)
 		if first, ok := seen[k]; ok {
 			return fmt.Errorf("-u %s given twice (as %q and %q): give each replica once", k, first, u)
 		}
 		seen[k] = u
 	}
 	metrics := map[string]string{}
-	for i, u := range f.urls {
+	for i, u := range f.URLs {
 		m := f.metricsURLFor(i)
 		if other, ok := metrics[m]; ok {
-			if len(f.metricsURLs) == 0 {
+			if len(f.MetricsURLs) == 0 {
 				return fmt.Errorf("-u %s and -u %s would both read metrics from %s (each server's host at port %d): give --metrics-url once per -u, in the same order",
 					other, u, m, triton.DefaultMetricsPort)
 			}
@@ -139,7 +139,7 @@ func endpointKey(raw, protocol string) string {
 
 // connectReplicas dials the replicas after the first, which connect
 // dialed.
-func connectReplicas(ctx context.Context, f *loadFlags, opts triton.Options, t *target) error {
+func connectReplicas(ctx context.Context, f *Config, opts triton.Options, t *target) error {
 	urls := f.servers()
 	if len(urls) < 2 {
 		return nil
@@ -170,7 +170,7 @@ func connectReplicas(ctx context.Context, f *loadFlags, opts triton.Options, t *
 // checkReplicasServe checks that every replica after the first (which the
 // model was read from) serves the model with the same inputs and outputs:
 // requests built for one must be valid for all.
-func checkReplicasServe(ctx context.Context, f *loadFlags, t *target) error {
+func checkReplicasServe(ctx context.Context, f *Config, t *target) error {
 	urls := f.servers()
 	if len(t.replicas) < 2 {
 		return nil
@@ -179,14 +179,14 @@ func checkReplicasServe(ctx context.Context, f *loadFlags, t *target) error {
 	var wg sync.WaitGroup
 	for i := 1; i < len(urls); i++ {
 		wg.Go(func() {
-			md, err := t.replicas[i].ModelMetadata(ctx, f.model, f.modelVersion)
+			md, err := t.replicas[i].ModelMetadata(ctx, f.Model, f.ModelVersion)
 			if err != nil {
-				errs[i] = fmt.Errorf("replica %s: metadata of model %q: %w (every -u must serve the model)", urls[i], f.model, err)
+				errs[i] = fmt.Errorf("replica %s: metadata of model %q: %w (every -u must serve the model)", urls[i], f.Model, err)
 				return
 			}
 			if !sameTensors(md, t.metadata) {
 				errs[i] = fmt.Errorf("replica %s serves model %q with other inputs or outputs than %s: replicas must serve the same model",
-					urls[i], f.model, urls[0])
+					urls[i], f.Model, urls[0])
 			}
 		})
 	}
@@ -235,19 +235,19 @@ func (t *target) close() {
 // driverClient is what the driver sends through: the server's client, or
 // a Balancer over the replicas' (returned too, to be closed), with at least
 // one stream per replica when streaming, since a stream stays on one.
-func driverClient(f *loadFlags, t *target) (driver.Client, int, *driver.Balancer, error) {
+func driverClient(f *Config, t *target) (driver.Client, int, *driver.Balancer, error) {
 	if len(t.replicas) < 2 {
-		return t.client, f.streams, nil, nil
+		return t.client, f.Streams, nil, nil
 	}
 	rc := make([]driver.ReplicaClient, len(t.replicas))
 	for i, c := range t.replicas {
 		rc[i] = c
 	}
-	b, err := driver.NewBalancer(rc, driver.BalancerOptions{Policy: driver.Balance(f.balance)})
+	b, err := driver.NewBalancer(rc, driver.BalancerOptions{Policy: driver.Balance(f.Balance)})
 	if err != nil {
 		return nil, 0, nil, usageError{err}
 	}
-	streams := f.streams
+	streams := f.Streams
 	if streams == 0 {
 		streams = max(driver.DefaultStreams, b.Len())
 	}
@@ -261,14 +261,14 @@ func driverClient(f *loadFlags, t *target) (driver.Client, int, *driver.Balancer
 // In a run over several models, each model's statistics are read from
 // each server (the last result, by model then server) and each server's
 // metrics once, for all of them.
-func serverSources(ctx context.Context, f *loadFlags, t *target, bal *driver.Balancer, stderr io.Writer) (
+func serverSources(ctx context.Context, f *Config, t *target, bal *driver.Balancer, stderr io.Writer) (
 	*stats.ServerPoller, *stats.MetricsScraper, []stats.ReplicaSource, [][]*stats.ServerPoller) {
 	models := t.each()
 	scraper := func(url string) *stats.MetricsScraper {
 		first := models[0].flags
-		m := stats.NewMetricsScraper(url, &http.Client{Timeout: 2 * f.tick}, first.model, first.modelVersion)
+		m := stats.NewMetricsScraper(url, &http.Client{Timeout: 2 * f.Tick}, first.Model, first.ModelVersion)
 		for _, mt := range models[1:] {
-			m.AlsoPending(mt.flags.model, mt.flags.modelVersion)
+			m.AlsoPending(mt.flags.Model, mt.flags.ModelVersion)
 		}
 		return m
 	}
@@ -279,7 +279,7 @@ func serverSources(ctx context.Context, f *loadFlags, t *target, bal *driver.Bal
 	perModel := make([][]*stats.ServerPoller, len(models))
 	for m, mt := range models {
 		for _, c := range clients {
-			perModel[m] = append(perModel[m], stats.NewServerPoller(c, mt.flags.model, mt.flags.modelVersion))
+			perModel[m] = append(perModel[m], stats.NewServerPoller(c, mt.flags.Model, mt.flags.ModelVersion))
 		}
 	}
 	var (
@@ -304,7 +304,7 @@ func serverSources(ctx context.Context, f *loadFlags, t *target, bal *driver.Bal
 			poller = perModel[0][0]
 		}
 	}
-	primeCtx, cancel := context.WithTimeout(ctx, f.connectTimeout)
+	primeCtx, cancel := context.WithTimeout(ctx, f.ConnectTimeout)
 	defer cancel()
 	errs := make([][]error, len(models))
 	var wg sync.WaitGroup
@@ -320,9 +320,9 @@ func serverSources(ctx context.Context, f *loadFlags, t *target, bal *driver.Bal
 			of := ""
 			switch {
 			case f.several() && bal != nil:
-				of = " of " + models[m].flags.model + " on " + f.servers()[i]
+				of = " of " + models[m].flags.Model + " on " + f.servers()[i]
 			case f.several():
-				of = " of " + models[m].flags.model
+				of = " of " + models[m].flags.Model
 			case bal != nil:
 				of = " of " + f.servers()[i]
 			}

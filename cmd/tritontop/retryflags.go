@@ -14,51 +14,51 @@ import (
 
 // retryFlags say how a failed request is retried (--retries says how
 // often): the backoff before each retry and the codes that are retried.
-type retryFlags struct {
-	backoff    time.Duration
-	maxBackoff time.Duration
-	codes      retryCodes
+type RetryConfig struct {
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	Codes      RetryCodes
 }
 
 // registerRetryFlags adds the retry flags to fs.
-func registerRetryFlags(fs *flag.FlagSet, f *retryFlags) {
-	fs.DurationVar(&f.backoff, "retry-backoff", driver.DefaultRetryBackoff,
+func registerRetryFlags(fs *flag.FlagSet, f *RetryConfig) {
+	fs.DurationVar(&f.Backoff, "retry-backoff", driver.DefaultRetryBackoff,
 		"wait before the first retry; each further retry waits twice as long, up to --retry-max-backoff, jittered over the upper half")
-	fs.DurationVar(&f.maxBackoff, "retry-max-backoff", driver.DefaultRetryMaxBackoff,
+	fs.DurationVar(&f.MaxBackoff, "retry-max-backoff", driver.DefaultRetryMaxBackoff,
 		"the longest wait between two tries of a request")
-	fs.Var(&f.codes, "retry-codes",
+	fs.Var(&f.Codes, "retry-codes",
 		"gRPC codes retried with --retries, comma-separated (default UNAVAILABLE,RESOURCE_EXHAUSTED: nothing ran; DEADLINE_EXCEEDED and INTERNAL only when named)")
 }
 
 // options are the retry fields of the driver's Options.
-func (f *retryFlags) options(o *driver.Options) {
-	o.RetryBackoff, o.RetryMaxBackoff = f.backoff, f.maxBackoff
-	if f.codes.set {
-		o.RetryCodes = f.codes.list
+func (f *RetryConfig) options(o *driver.Options) {
+	o.RetryBackoff, o.RetryMaxBackoff = f.Backoff, f.MaxBackoff
+	if f.Codes.Given {
+		o.RetryCodes = f.Codes.List
 	}
 }
 
 // retryCodes is --retry-codes: gRPC code names as Triton and tritontop
 // print them (UNAVAILABLE), or their numbers.
-type retryCodes struct {
-	list []codes.Code
-	set  bool
+type RetryCodes struct {
+	List []codes.Code
+	Given  bool
 }
 
-func (r *retryCodes) String() string {
-	if r == nil || !r.set {
+func (r *RetryCodes) String() string {
+	if r == nil || !r.Given {
 		return ""
 	}
-	names := make([]string, len(r.list))
-	for i, c := range r.list {
+	names := make([]string, len(r.List))
+	for i, c := range r.List {
 		names[i] = kserve.CodeName(c)
 	}
 	return strings.Join(names, ",")
 }
 
 // Set parses a comma-separated list; an empty one retries nothing.
-func (r *retryCodes) Set(v string) error {
-	r.list, r.set = []codes.Code{}, true
+func (r *RetryCodes) Set(v string) error {
+	r.List, r.Given = []codes.Code{}, true
 	for _, name := range strings.Split(v, ",") {
 		name = strings.ToUpper(strings.TrimSpace(name))
 		if name == "" {
@@ -71,7 +71,7 @@ func (r *retryCodes) Set(v string) error {
 		case c == codes.OK || c == codes.Canceled:
 			return fmt.Errorf("%s is not a failure that can be retried", name)
 		}
-		r.list = append(r.list, c)
+		r.List = append(r.List, c)
 	}
 	return nil
 }

@@ -14,37 +14,37 @@ import (
 // secretFlags say which header values a run may record. By default none
 // is: a header's value is never printed (not even in an error about it) nor
 // written to any file a run makes, whatever the header's name.
-type secretFlags struct {
-	recordHeaders []string
+type SecretsConfig struct {
+	RecordHeaders []string
 }
 
 // registerSecretFlags adds --record-headers to fs.
-func registerSecretFlags(fs *flag.FlagSet, f *secretFlags) {
-	fs.Var(repeated{&f.recordHeaders}, "record-headers",
+func registerSecretFlags(fs *flag.FlagSet, f *SecretsConfig) {
+	fs.Var(repeated{&f.RecordHeaders}, "record-headers",
 		"record this -H header's value in the run file's arguments (repeatable, or NAME,NAME); every other header's value is written as REDACTED")
 }
 
 // checkSecrets refuses, before anything else runs, what would put a secret
 // where it could be read: user information in a server or metrics URL
 // (refused without echoing it), and a --record-headers name no -H gives.
-func checkSecrets(f *loadFlags) error {
-	for _, u := range f.urls {
+func checkSecrets(f *Config) error {
+	for _, u := range f.URLs {
 		if triton.HasUserInfo(u) {
 			return fmt.Errorf("-u: %w", triton.ErrUserInfo)
 		}
 	}
-	for _, m := range f.metricsURLs {
+	for _, m := range f.MetricsURLs {
 		if triton.HasUserInfo(m) {
 			return errors.New("--metrics-url has user information (user:password@host), refused and not shown: Triton's metrics endpoint takes no credentials")
 		}
 	}
 	names := map[string]bool{}
-	for _, h := range f.headers {
+	for _, h := range f.Headers {
 		if k, _, ok := strings.Cut(h, ":"); ok {
 			names[strings.ToLower(strings.TrimSpace(k))] = true
 		}
 	}
-	for _, list := range f.secrets.recordHeaders {
+	for _, list := range f.Secrets.RecordHeaders {
 		for n := range strings.SplitSeq(list, ",") {
 			n = strings.TrimSpace(n)
 			if !names[strings.ToLower(n)] {

@@ -14,12 +14,12 @@ import (
 
 // seqFlags are perf_analyzer's flags for stateful models (a config with
 // sequence_batching), with its names, defaults and meanings.
-type seqFlags struct {
-	length    int
-	variation float64
-	idRange   string
-	count     int
-	serial    bool
+type SequenceConfig struct {
+	Length    int
+	Variation float64
+	IDRange   string
+	Count     int
+	Serial    bool
 
 	// From --sequence-id-range: the first id and how many there are.
 	startID, ids uint64
@@ -33,16 +33,16 @@ const maxSequenceLength = 1_000_000
 var sequenceFlagNames = []string{"sequence-length", "sequence-length-variation", "sequence-id-range", "num-of-sequences", "serial-sequences"}
 
 // registerSequenceFlags adds the flags for stateful models to fs.
-func registerSequenceFlags(fs *flag.FlagSet, f *seqFlags) {
-	fs.IntVar(&f.length, "sequence-length", driver.DefaultSequenceLength,
+func registerSequenceFlags(fs *flag.FlagSet, f *SequenceConfig) {
+	fs.IntVar(&f.Length, "sequence-length", driver.DefaultSequenceLength,
 		"stateful models: base length of a sequence, in requests")
-	fs.Float64Var(&f.variation, "sequence-length-variation", 20,
+	fs.Float64Var(&f.Variation, "sequence-length-variation", 20,
 		"stateful models: how far a sequence's length varies either way, in percent of --sequence-length")
-	fs.StringVar(&f.idRange, "sequence-id-range", "",
+	fs.StringVar(&f.IDRange, "sequence-id-range", "",
 		"stateful models: correlation ids START[:END], END excluded, wrapping within the range (default: from 1, 2^32-1 ids)")
-	fs.IntVar(&f.count, "num-of-sequences", driver.DefaultSequences,
+	fs.IntVar(&f.Count, "num-of-sequences", driver.DefaultSequences,
 		"stateful models, open loop: sequences live at once (closed loop runs one per request in flight)")
-	fs.BoolVar(&f.serial, "serial-sequences", false,
+	fs.BoolVar(&f.Serial, "serial-sequences", false,
 		"stateful models, open loop: at most one request in flight per sequence")
 }
 
@@ -51,16 +51,16 @@ func registerSequenceFlags(fs *flag.FlagSet, f *seqFlags) {
 // fewer ids than sequences may be live at once, which would make two of
 // them share an id: maxLive is the highest concurrency the run asks for,
 // or --num-of-sequences in open loop.
-func checkSequenceFlags(f *loadFlags, maxLive int, open bool) error {
-	s := &f.seq
+func checkSequenceFlags(f *Config, maxLive int, open bool) error {
+	s := &f.Sequences
 	s.startID, s.ids = 1, driver.DefaultSequenceIDRange
-	if s.idRange == "" {
+	if s.IDRange == "" {
 		return nil
 	}
 	bad := func(why string) error {
-		return fmt.Errorf("bad --sequence-id-range %q: %s", s.idRange, why)
+		return fmt.Errorf("bad --sequence-id-range %q: %s", s.IDRange, why)
 	}
-	parts := strings.Split(s.idRange, ":")
+	parts := strings.Split(s.IDRange, ":")
 	if len(parts) > 2 {
 		return bad("use START[:END], END excluded, e.g. 1:1000")
 	}
@@ -97,26 +97,26 @@ func checkSequenceFlags(f *loadFlags, maxLive int, open bool) error {
 // sequenceOptions are the driver's sequence options for the model: nil
 // for a model without sequence batching, which the sequence flags are
 // not for. Errors are one line each, for a usage error.
-func sequenceOptions(f *loadFlags, cfg *pb.ModelConfig) (*driver.SequenceOptions, error) {
+func sequenceOptions(f *Config, cfg *pb.ModelConfig) (*driver.SequenceOptions, error) {
 	if cfg.GetSequenceBatching() == nil {
 		for _, name := range sequenceFlagNames {
-			if f.set[name] {
-				return nil, fmt.Errorf("--%s is for stateful models, and model %q has no sequence batching in its config: drop it", name, f.model)
+			if f.Given[name] {
+				return nil, fmt.Errorf("--%s is for stateful models, and model %q has no sequence batching in its config: drop it", name, f.Model)
 			}
 		}
 		return nil, nil
 	}
-	if f.batch > 1 {
-		return nil, fmt.Errorf("model %q has sequence batching: Triton takes a sequence's requests one at a time, so use -b 1", f.model)
+	if f.BatchSize > 1 {
+		return nil, fmt.Errorf("model %q has sequence batching: Triton takes a sequence's requests one at a time, so use -b 1", f.Model)
 	}
-	for _, s := range f.llm.requestParameters {
+	for _, s := range f.LLM.RequestParameters {
 		switch name, _, _ := strings.Cut(s, ":"); name {
 		case triton.SequenceIDParameter, triton.SequenceStartParameter, triton.SequenceEndParameter:
-			return nil, fmt.Errorf("--request-parameter %s: tritontop sets it on every request of model %q's sequences; drop it", name, f.model)
+			return nil, fmt.Errorf("--request-parameter %s: tritontop sets it on every request of model %q's sequences; drop it", name, f.Model)
 		}
 	}
 	return &driver.SequenceOptions{
-		Length: f.seq.length, Variation: f.seq.variation, StartID: f.seq.startID, IDRange: f.seq.ids,
-		Count: f.seq.count, Serial: f.seq.serial,
+		Length: f.Sequences.Length, Variation: f.Sequences.Variation, StartID: f.Sequences.startID, IDRange: f.Sequences.ids,
+		Count: f.Sequences.Count, Serial: f.Sequences.Serial,
 	}, nil
 }

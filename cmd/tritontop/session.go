@@ -37,7 +37,7 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := stopContext(stderr)
 	defer stop()
-	if f.gate.repeat > 1 {
+	if f.Gates.Repeat > 1 {
 		return exitFor(runRepeats(ctx, f, args, stdout, stderr), stderr)
 	}
 	return exitFor(runSession(ctx, f, args, stdout, stderr), stderr)
@@ -107,13 +107,13 @@ func oneLine(s string) string {
 }
 
 // protocolName is how the header names the transport.
-func protocolName(f *loadFlags) string {
+func protocolName(f *Config) string {
 	switch {
-	case f.endpoint.text():
-		return f.endpoint.protocolName()
-	case f.streaming:
+	case f.Endpoint.text():
+		return f.Endpoint.protocolName()
+	case f.Streaming:
 		return "gRPC stream"
-	case f.protocol == "http":
+	case f.Protocol == "http":
 		return "HTTP"
 	}
 	return "gRPC"
@@ -121,7 +121,7 @@ func protocolName(f *loadFlags) string {
 
 // runSession runs one load run: connect, drive, measure, and show or record,
 // as a session (package session) whose parts the flags build.
-func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr io.Writer) error {
+func runSession(ctx context.Context, f *Config, args []string, stdout, stderr io.Writer) error {
 	s, err := session.New(f.config(), &flagParts{f: f, args: args, stdout: stdout}, stdout, stderr)
 	if err != nil {
 		return err
@@ -141,7 +141,7 @@ func runSession(ctx context.Context, f *loadFlags, args []string, stdout, stderr
 // collector, whose snapshots fan out to the run's sinks (summary, run file,
 // dashboard or progress line, Prometheus, the profile export, the gates).
 type flagParts struct {
-	f      *loadFlags
+	f      *Config
 	args   []string
 	stdout io.Writer
 }
@@ -177,13 +177,13 @@ func (b *flagParts) Build(ctx context.Context, _ session.Config, stderr io.Write
 	if err != nil {
 		return nil, err
 	}
-	prom, err := f.dist.servePrometheus(ctx, f.modelNames(), stderr)
+	prom, err := f.Workers.servePrometheus(ctx, f.modelNames(), stderr)
 	if err != nil {
 		return nil, err
 	}
 	rel.add(func(bool) { prom.close() })
-	if f.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(f.cpuProfile, f.out.force)
+	if f.CPUProfile != "" {
+		stopProfile, err := startCPUProfile(f.CPUProfile, f.Output.Force)
 		if err != nil {
 			return nil, usageError{err}
 		}
@@ -198,11 +198,11 @@ func (b *flagParts) Build(ctx context.Context, _ session.Config, stderr io.Write
 		return nil, err
 	}
 	header := runHeader(f, b.args, t, drivers)
-	f.dist.stamp(&header)
+	f.Workers.stamp(&header)
 	p := &session.Parts{
 		Drivers: drivers, Collector: col, Header: header,
-		Sinks:        []report.Sink{prom.sink(), f.pa.exportSink(), gates.sink()},
-		WaitForStart: func(ctx context.Context) bool { return f.dist.waitForStart(ctx, stderr) },
+		Sinks:        []report.Sink{prom.sink(), f.PerfAnalyzer.exportSink(), gates.sink()},
+		WaitForStart: func(ctx context.Context) bool { return f.Workers.waitForStart(ctx, stderr) },
 		OnStart:      restartCPU,
 		Hurry:        hurryContext(ctx),
 		Dashboard: func(ctx, runCtx context.Context, stepper *plan.Stepper, frames <-chan stats.Snapshot) error {
@@ -213,7 +213,7 @@ func (b *flagParts) Build(ctx context.Context, _ session.Config, stderr io.Write
 			return reportRun(ctx, f, prom, sum, b.stdout, stderr)
 		},
 		Verdict: func(sum record.Summary) error {
-			return errors.Join(sloVerdict(f, sum), gates.verdict(sum, "tritontop "+f.model))
+			return errors.Join(sloVerdict(f, sum), gates.verdict(sum, "tritontop "+f.Model))
 		},
 		Release: rel.run,
 	}
@@ -257,10 +257,10 @@ func (b *flagParts) measure(ctx context.Context, t *target, sched schedule, rel 
 		return nil, nil, nil, err
 	}
 	drv := drivers[0]
-	if err := f.pa.openProfileExport(drv); err != nil {
+	if err := f.PerfAnalyzer.openProfileExport(drv); err != nil {
 		return nil, nil, nil, err
 	}
-	rel.add(func(started bool) { f.pa.closeExport(stderr, started) })
+	rel.add(func(started bool) { f.PerfAnalyzer.closeExport(stderr, started) })
 	col, closeCol, restartCPU := newCollector(ctx, f, t, drivers, bal, stderr)
 	rel.add(func(bool) { closeCol() })
 	// Every change of load, by key or by step, of any model, starts a new
@@ -270,7 +270,7 @@ func (b *flagParts) measure(ctx context.Context, t *target, sched schedule, rel 
 			d.OnLoadChange(col.ModelLoadChanged(i))
 		}
 	} else {
-		drv.OnLoadChange(f.pa.onLoadChange(col.LoadChanged))
+		drv.OnLoadChange(f.PerfAnalyzer.onLoadChange(col.LoadChanged))
 	}
 	return drivers, col, restartCPU, nil
 }
@@ -286,7 +286,7 @@ func (b *flagParts) stepped(p *session.Parts, sched schedule, srv record.ServerI
 	p.Stepper = func(onStep func(record.Step), onDone func(record.Search)) (*plan.Stepper, error) {
 		return newStepper(f, sched, drv, col, onStep, onDone)
 	}
-	if f.plan != nil {
+	if f.Plan != nil {
 		p.Plan = func(st *plan.Stepper, steps []record.Step) (*record.Plan, error) {
 			return makePlan(f, srv, sched.search, st, steps)
 		}
@@ -295,11 +295,11 @@ func (b *flagParts) stepped(p *session.Parts, sched schedule, srv record.ServerI
 
 // reportRun prints the run's summary, writes its CSV file and ends the
 // Prometheus endpoint; the CSV file's error is the run's.
-func reportRun(ctx context.Context, f *loadFlags, prom *promEndpoint, sum record.Summary, stdout, stderr io.Writer) error {
+func reportRun(ctx context.Context, f *Config, prom *promEndpoint, sum record.Summary, stdout, stderr io.Writer) error {
 	printSummary(f, sum, stdout, stderr)
 	var err error
-	if f.csv != "" {
-		err = writeCSVFile(f.csv, sum, report.CSVOptions{Verbose: f.verboseCSV}, f.out.force)
+	if f.CSV != "" {
+		err = writeCSVFile(f.CSV, sum, report.CSVOptions{Verbose: f.VerboseCSV}, f.Output.Force)
 	}
 	prom.finish(ctx, stderr)
 	return err
@@ -308,7 +308,7 @@ func reportRun(ctx context.Context, f *loadFlags, prom *promEndpoint, sum record
 // newDrivers makes the run's drivers: one, or one per model of a run over
 // several, sharing the client (and its balancer) and an epoch, so that one
 // collector counts their results in the same ticks.
-func newDrivers(f *loadFlags, t *target, sched schedule, client driver.Client, streams int) ([]*driver.Driver, error) {
+func newDrivers(f *Config, t *target, sched schedule, client driver.Client, streams int) ([]*driver.Driver, error) {
 	epoch := time.Now()
 	var out []*driver.Driver
 	for _, mt := range t.each() {
@@ -329,24 +329,24 @@ func newDrivers(f *loadFlags, t *target, sched schedule, client driver.Client, s
 		if err != nil {
 			return nil, err
 		}
-		if mf.loadShape.trace != nil {
+		if mf.Shape.trace != nil {
 			seqs = nil // a trace's requests carry their own sequence ids
 		}
 		opts := driver.Options{
-			Client: client, Requests: requests, BatchSize: mf.batch, Schedule: schedule,
+			Client: client, Requests: requests, BatchSize: mf.BatchSize, Schedule: schedule,
 			Load:      initial,
-			Streaming: mf.streaming, Streams: streams, Decoupled: mt.decoupled(),
-			Timeout: f.timeout, Retries: f.retries, Sequences: seqs, Epoch: epoch,
-			Plan: mf.loadShape.plan, PlanDrain: f.drain,
-			LockThreads: f.pa.sync,
+			Streaming: mf.Streaming, Streams: streams, Decoupled: mt.decoupled(),
+			Timeout: f.Timeout, Retries: f.Retries, Sequences: seqs, Epoch: epoch,
+			Plan: mf.Shape.plan, PlanDrain: f.Drain,
+			LockThreads: f.PerfAnalyzer.Sync,
 			// Results reach the collector within the tick they finished in.
-			ResultMaxAge: driver.ResultMaxAgeFor(f.tick),
+			ResultMaxAge: driver.ResultMaxAgeFor(f.Tick),
 		}
-		f.retry.options(&opts)
+		f.Retry.options(&opts)
 		drv, err := driver.New(opts)
 		if err != nil {
 			if f.several() {
-				return nil, usageError{fmt.Errorf("model %s: %w", mf.model, err)}
+				return nil, usageError{fmt.Errorf("model %s: %w", mf.Model, err)}
 			}
 			return nil, usageError{err}
 		}
@@ -358,15 +358,15 @@ func newDrivers(f *loadFlags, t *target, sched schedule, client driver.Client, s
 // newStepper builds the stepped run's stepper: it measures each level,
 // hands each measured step to onStep and what the run found to onDone, and
 // stops the run after the last level.
-func newStepper(f *loadFlags, sched schedule, drv *driver.Driver, col *stats.Collector,
+func newStepper(f *Config, sched schedule, drv *driver.Driver, col *stats.Collector,
 	onStep func(record.Step), onDone func(record.Search)) (*plan.Stepper, error) {
 	opts := plan.Options{
-		Search: sched.search, Tick: f.tick, Window: time.Duration(f.intervalMS) * time.Millisecond,
-		StabilityPercent: f.stabilityPercent, MaxTrials: f.maxTrials, SLO: sched.slo, SLOs: sched.slos, Drain: f.drain,
-		OnStep: onStep, OnDone: onDone, Lockstep: f.dist.distributed(), CountWindow: f.pa.countWindow(),
+		Search: sched.search, Tick: f.Tick, Window: time.Duration(f.MeasurementIntervalMS) * time.Millisecond,
+		StabilityPercent: f.StabilityPercent, MaxTrials: f.MaxTrials, SLO: sched.slo, SLOs: sched.slos, Drain: f.Drain,
+		OnStep: onStep, OnDone: onDone, Lockstep: f.Workers.distributed(), CountWindow: f.PerfAnalyzer.countWindow(),
 	}
-	if f.set["step-duration"] {
-		opts.StepDuration = f.stepDuration
+	if f.Given["step-duration"] {
+		opts.StepDuration = f.StepDuration
 	}
 	stepper, err := plan.NewStepper(opts, drv, col)
 	if err != nil {
@@ -378,9 +378,9 @@ func newStepper(f *loadFlags, sched schedule, drv *driver.Driver, col *stats.Col
 // newCollector builds the run's measuring side: the server's statistics and
 // metrics, and the client's CPU. The returned funcs release the sampler and
 // restart its count of the client's CPU (after a wait for --start-at).
-func newCollector(ctx context.Context, f *loadFlags, t *target, drivers []*driver.Driver, bal *driver.Balancer,
+func newCollector(ctx context.Context, f *Config, t *target, drivers []*driver.Driver, bal *driver.Balancer,
 	stderr io.Writer) (*stats.Collector, func(), func()) {
-	interval := f.tick
+	interval := f.Tick
 	poller, metrics, replicas, perModel := serverSources(ctx, f, t, bal, stderr)
 	closeSampler, restart := func() {}, func() {}
 	sampler, err := stats.NewSystemSampler(ctx)
@@ -392,34 +392,34 @@ func newCollector(ctx context.Context, f *loadFlags, t *target, drivers []*drive
 		restart = func() { sampler.Sample(ctx, 0) }
 	}
 	opts := stats.CollectorOptions{
-		Interval: interval, Window: f.window, Epoch: drivers[0].Epoch(),
+		Interval: interval, Window: f.Window, Epoch: drivers[0].Epoch(),
 		Server:  poller,
 		Metrics: metrics,
 		System:  sampler, Replicas: replicas,
-		Goodput: f.slos.goodput,
+		Goodput: f.SLO.goodput,
 	}
 	if f.several() {
 		for i, mt := range t.models {
-			opts.Models = append(opts.Models, stats.ModelSource{Name: mt.flags.model, Version: mt.flags.modelVersion,
+			opts.Models = append(opts.Models, stats.ModelSource{Name: mt.flags.Model, Version: mt.flags.ModelVersion,
 				Results: drivers[i].Results(), Control: drivers[i], Servers: perModel[i], Decoupled: mt.decoupled()})
 		}
 	} else {
-		opts.Results, opts.Control, opts.Decoupled = f.pa.tapResults(drivers[0].Results()), drivers[0], t.decoupled()
+		opts.Results, opts.Control, opts.Decoupled = f.PerfAnalyzer.tapResults(drivers[0].Results()), drivers[0], t.decoupled()
 	}
 	return stats.NewCollector(opts), closeSampler, restart
 }
 
 // runHeader is the run file's first line: what is measured and how; a run
 // over several models lists each model with its initial load.
-func runHeader(f *loadFlags, args []string, t *target, drivers []*driver.Driver) record.Header {
+func runHeader(f *Config, args []string, t *target, drivers []*driver.Driver) record.Header {
 	initial := stats.LoadOf(drivers[0].State())
 	var models []record.ModelInfo
 	if f.several() {
 		loads := make([]stats.Load, len(drivers))
 		for i, mt := range t.models {
 			loads[i] = stats.LoadOf(drivers[i].State())
-			mi := record.ModelInfo{Name: mt.flags.model, Version: mt.flags.modelVersion, Load: &loads[i],
-				Plan: tracePlan(&mt.flags.loadShape)}
+			mi := record.ModelInfo{Name: mt.flags.Model, Version: mt.flags.ModelVersion, Load: &loads[i],
+				Plan: tracePlan(&mt.flags.Shape)}
 			mi.Metadata, _ = record.ProtoJSON(mt.metadata)
 			mi.Config, _ = record.ProtoJSON(mt.config)
 			models = append(models, mi)
@@ -430,16 +430,16 @@ func runHeader(f *loadFlags, args []string, t *target, drivers []*driver.Driver)
 		TritontopVersion: version,
 		Args:             args,
 		StartTime:        time.Now(),
-		Server:           record.ServerInfo{URL: strings.Join(f.servers(), ","), Protocol: protocolName(f), Simulated: t.simulated, InProcess: f.inProcessServer, DemoGPU: f.demoGPU},
-		Model:            record.ModelInfo{Name: f.model, Version: f.modelVersion},
+		Server:           record.ServerInfo{URL: strings.Join(f.servers(), ","), Protocol: protocolName(f), Simulated: t.simulated, InProcess: f.SharedProcess, DemoGPU: f.DemoGPU},
+		Model:            record.ModelInfo{Name: f.Model, Version: f.ModelVersion},
 		Load:             initial,
-		Interval:         f.tick,
-		Window:           f.window,
+		Interval:         f.Tick,
+		Window:           f.Window,
 		Models:           models,
-		Plan:             tracePlan(&f.loadShape),
+		Plan:             tracePlan(&f.Shape),
 	}
-	if len(f.urls) > 1 {
-		h.Server.Replicas, h.Server.Balance = f.urls, f.balance
+	if len(f.URLs) > 1 {
+		h.Server.Replicas, h.Server.Balance = f.URLs, f.Balance
 	}
 	h.Server.Metadata, _ = record.ProtoJSON(t.server)
 	h.Model.Metadata, _ = record.ProtoJSON(t.metadata)
@@ -449,14 +449,14 @@ func runHeader(f *loadFlags, args []string, t *target, drivers []*driver.Driver)
 
 // runDashboard runs the dashboard until q, a signal, or the end of the run
 // (runCtx), feeding it frames.
-func runDashboard(ctx, runCtx context.Context, f *loadFlags, t *target, drivers []*driver.Driver, col *stats.Collector,
+func runDashboard(ctx, runCtx context.Context, f *Config, t *target, drivers []*driver.Driver, col *stats.Collector,
 	stepper *plan.Stepper, frames <-chan stats.Snapshot, stdout io.Writer) error {
 	o := tui.Options{
-		Snapshots: frames, Control: drivers[0], Windows: col, FPS: f.fps, Mouse: f.mouse,
+		Snapshots: frames, Control: drivers[0], Windows: col, FPS: f.FPS, Mouse: f.Mouse,
 		Header: tui.HeaderInfo{
-			Server: serverLabel(f.servers(), f.balance), Protocol: protocolName(f), Model: f.model, Version: f.modelVersion,
+			Server: serverLabel(f.servers(), f.Balance), Protocol: protocolName(f), Model: f.Model, Version: f.ModelVersion,
 			MaxBatch: int(t.config.GetMaxBatchSize()), DynamicBatching: t.config.GetDynamicBatching() != nil,
-			Simulated: t.simulated, SharedProcess: f.inProcessServer, Recording: f.record, Decoupled: t.decoupled(),
+			Simulated: t.simulated, SharedProcess: f.SharedProcess, Recording: f.Record, Decoupled: t.decoupled(),
 		},
 	}
 	if stepper != nil { // a nil *plan.Stepper in the interface would not be nil
@@ -465,7 +465,7 @@ func runDashboard(ctx, runCtx context.Context, f *loadFlags, t *target, drivers 
 	if f.several() {
 		o.Control = nil
 		for i, mt := range t.models {
-			mc := modelControl(mt.flags.model, mt.flags.modelVersion, mt.config)
+			mc := modelControl(mt.flags.Model, mt.flags.ModelVersion, mt.config)
 			mc.Control = drivers[i]
 			o.Models = append(o.Models, mc)
 		}
@@ -486,13 +486,13 @@ func modelControl(name, version string, cfg *pb.ModelConfig) tui.ModelControl {
 
 // printSummary prints the end-of-run summary, to stderr when stdout carries
 // the run file.
-func printSummary(f *loadFlags, sum record.Summary, stdout, stderr io.Writer) {
+func printSummary(f *Config, sum record.Summary, stdout, stderr io.Writer) {
 	out := stdout
-	if f.record == "-" {
+	if f.Record == "-" {
 		out = stderr
 	}
-	writeSummary(out, sum, f.jsonSummary, f.mdSummary)
-	if sum.Plan != nil && !f.jsonSummary && !f.mdSummary {
+	writeSummary(out, sum, f.JSON, f.Markdown)
+	if sum.Plan != nil && !f.JSON && !f.Markdown {
 		report.WritePlan(out, sum.Plan)
 	}
 }

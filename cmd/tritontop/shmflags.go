@@ -14,9 +14,9 @@ import (
 
 // checkSharedMemory refuses --shared-memory system where it cannot work,
 // before anything is dialed.
-func (p *paFlags) checkSharedMemory(f *loadFlags) error {
-	if p.sharedMemory != "system" {
-		if f.set["output-shared-memory-size"] {
+func (p *PerfAnalyzerConfig) checkSharedMemory(f *Config) error {
+	if p.SharedMemory != "system" {
+		if f.Given["output-shared-memory-size"] {
 			fmt.Fprintln(p.notes, "note: --output-shared-memory-size is used only with --shared-memory system")
 		}
 		return nil
@@ -26,11 +26,11 @@ func (p *paFlags) checkSharedMemory(f *loadFlags) error {
 		return errors.New("--shared-memory system runs one model: give one -m")
 	case len(f.servers()) > 1:
 		return errors.New("--shared-memory system needs one server on this host: give one -u")
-	case p.outputSharedMemorySize <= 0:
-		return fmt.Errorf("--output-shared-memory-size %d: the value must be > 0", p.outputSharedMemorySize)
+	case p.OutputSharedMemorySize <= 0:
+		return fmt.Errorf("--output-shared-memory-size %d: the value must be > 0", p.OutputSharedMemorySize)
 	}
-	if !localServer(f.url) {
-		return fmt.Errorf("--shared-memory system needs the server on this host (-u localhost:PORT): the server reads the regions from this host's /dev/shm, and %s is not this host", f.url)
+	if !localServer(f.URL) {
+		return fmt.Errorf("--shared-memory system needs the server on this host (-u localhost:PORT): the server reads the regions from this host's /dev/shm, and %s is not this host", f.URL)
 	}
 	return nil
 }
@@ -76,8 +76,8 @@ func localServer(addr string) bool {
 // with --shared-memory system: inputs written once into registered
 // regions, outputs into regions of --output-shared-memory-size bytes.
 // t.close unregisters and unmaps them.
-func placeSharedMemory(ctx context.Context, f *loadFlags, t *target) error {
-	if f.pa.sharedMemory != "system" {
+func placeSharedMemory(ctx context.Context, f *Config, t *target) error {
+	if f.PerfAnalyzer.SharedMemory != "system" {
 		return nil
 	}
 	c, ok := t.client.(triton.SharedMemoryClient)
@@ -88,7 +88,7 @@ func placeSharedMemory(ctx context.Context, f *loadFlags, t *target) error {
 	for _, o := range t.metadata.GetOutputs() {
 		outputs = append(outputs, o.GetName())
 	}
-	set, err := triton.PlaceInSharedMemory(ctx, c, t.requests, outputs, f.pa.outputSharedMemorySize, triton.ShmPrefix(0))
+	set, err := triton.PlaceInSharedMemory(ctx, c, t.requests, outputs, f.PerfAnalyzer.OutputSharedMemorySize, triton.ShmPrefix(0))
 	if err != nil {
 		var reg *triton.ShmRegisterError
 		if errors.As(err, &reg) {

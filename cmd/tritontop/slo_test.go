@@ -22,22 +22,22 @@ func TestSLOFlagsCommaAndRepeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := stats.Goodput{Latency: 2 * time.Second, TTFT: 500 * time.Millisecond, ITL: 40 * time.Millisecond}
-	if len(f.slos.specs) != 3 || f.slos.goodput != want {
-		t.Errorf("specs %q, goodput %+v; want 3 and %+v", f.slos.specs, f.slos.goodput, want)
+	if len(f.SLO.Specs) != 3 || f.SLO.goodput != want {
+		t.Errorf("specs %q, goodput %+v; want 3 and %+v", f.SLO.Specs, f.SLO.goodput, want)
 	}
 	// The plan's flags, parsed as runPlan parses them.
-	pf := &planFlags{}
+	pf := &PlanConfig{}
 	f, err = parseLoadFlags("tritontop plan", []string{"-m", "llm", "--target-rate", "10", "--slo", "ttft-p99:500ms,itl-p99:40ms", "--slo", "p99:2s"},
 		io.Discard, false, func(fs *flag.FlagSet) {
-			registerPlanBudgetFlags(fs, &pf.budget)
-			fs.Float64Var(&pf.targetRate, "target-rate", 0, "")
-			fs.StringVar(&pf.deployment, "deployment", "triton", "")
-			fs.StringVar(&pf.namespace, "namespace", "default", "")
+			registerPlanBudgetFlags(fs, &pf.Budget)
+			fs.Float64Var(&pf.TargetRate, "target-rate", 0, "")
+			fs.StringVar(&pf.Deployment, "deployment", "triton", "")
+			fs.StringVar(&pf.Namespace, "namespace", "default", "")
 		})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf.slo = f.slos.specs
+	pf.SLO = f.SLO.Specs
 	if err := pf.check(f); err != nil {
 		t.Fatal(err)
 	}

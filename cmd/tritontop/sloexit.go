@@ -18,8 +18,8 @@ func (e sloMissed) Error() string {
 // sloVerdict is the run's verdict on its SLO: sloMissed when a range with
 // an SLO measured levels and none met it, nil otherwise. A capacity plan
 // gives its own verdict.
-func sloVerdict(f *loadFlags, sum record.Summary) error {
-	if f.plan != nil {
+func sloVerdict(f *Config, sum record.Summary) error {
+	if f.Plan != nil {
 		return nil
 	}
 	if slo, missed := report.SLOMissed(sum); missed {

@@ -12,8 +12,8 @@ import (
 // sloFlags are the service level objectives (--slo), repeatable or
 // comma-separated: a plan's levels must meet them all; a run counts the
 // goodput of a decoupled model, its requests that met every one at once.
-type sloFlags struct {
-	specs []string
+type SLOConfig struct {
+	Specs []string
 	// goodput is what a good request meets, from specs.
 	goodput stats.Goodput
 }
@@ -39,8 +39,8 @@ func (s sloList) Set(v string) error {
 }
 
 // registerSLOFlags adds --slo to fs.
-func registerSLOFlags(fs *flag.FlagSet, f *sloFlags) {
-	fs.Var(sloList{&f.specs}, "slo",
+func registerSLOFlags(fs *flag.FlagSet, f *SLOConfig) {
+	fs.Var(sloList{&f.Specs}, "slo",
 		"an SLO: [ttft-|itl-]pNN:DURATION (p99:100ms, ttft-p99:500ms) or avg:DURATION; repeatable or comma-separated, all must hold. "+
 			"tritontop plan (required there) searches the highest level meeting them; a run of an LLM counts its goodput, the requests whose own latency, time to first token and mean time between tokens met them all at once")
 }
@@ -50,13 +50,13 @@ func registerSLOFlags(fs *flag.FlagSet, f *sloFlags) {
 // response and mean time between responses, each at most the tightest
 // threshold given for it; a percentile applies to a level, not to one
 // request.
-func checkSLOFlags(f *loadFlags) error {
-	s := &f.slos
-	if err := checkSLOsAgree(s.specs); err != nil {
+func checkSLOFlags(f *Config) error {
+	s := &f.SLO
+	if err := checkSLOsAgree(s.Specs); err != nil {
 		return usageError{err}
 	}
 	var g stats.Goodput
-	for _, text := range s.specs {
+	for _, text := range s.Specs {
 		slo, err := plan.ParseSLO(text)
 		if err != nil {
 			return usageError{fmt.Errorf("--slo: %w", err)}

@@ -21,48 +21,48 @@ import (
 // checkTraceFlags reads --trace and --request-intervals and refuses what
 // they cannot go with. A trace that names its models makes them the run's
 // models, unless -m picks among them.
-func checkTraceFlags(f *loadFlags) error {
-	s := &f.loadShape
-	if s.tracePath == "" && s.requestIntervals == "" {
-		if f.set["trace-speed"] {
+func checkTraceFlags(f *Config) error {
+	s := &f.Shape
+	if s.Trace == "" && s.RequestIntervals == "" {
+		if f.Given["trace-speed"] {
 			return usageError{errors.New("--trace-speed sets the pace of a --trace: add --trace FILE")}
 		}
 		return nil
 	}
 	what := "--trace"
-	if s.tracePath == "" {
+	if s.Trace == "" {
 		what = "--request-intervals"
 	}
 	switch {
-	case s.tracePath != "" && s.requestIntervals != "":
+	case s.Trace != "" && s.RequestIntervals != "":
 		return usageError{errors.New("--trace and --request-intervals both set when requests are sent: give one")}
-	case s.stages != "":
+	case s.Stages != "":
 		return usageError{fmt.Errorf("%s and --stages both set the load: give one", what)}
-	case f.set["concurrency"] || f.set["request-rate"] || f.concRange != "" || f.rateRange != "":
+	case f.Given["concurrency"] || f.Given["request-rate"] || f.ConcurrencyRange != "" || f.RequestRateRange != "":
 		return usageError{fmt.Errorf("%s sets when every request is sent: drop --concurrency, --request-rate and the ranges", what)}
-	case f.plan != nil:
+	case f.Plan != nil:
 		return usageError{fmt.Errorf("tritontop plan searches for the load itself: it takes no %s", what)}
-	case f.loadFile != "":
+	case f.LoadFile != "":
 		return usageError{fmt.Errorf("%s with --load-file: a trace names its own models; give -m to pick among them", what)}
-	case f.dist.distributed():
+	case f.Workers.distributed():
 		return usageError{fmt.Errorf("%s runs on one machine: drop --workers", what)}
-	case f.distribution == "poisson":
+	case f.Distribution == "poisson":
 		return usageError{fmt.Errorf("%s sets every send's time: drop --request-distribution poisson", what)}
-	case !(s.traceSpeed > 0) || math.IsInf(s.traceSpeed, 0):
-		return usageError{fmt.Errorf("--trace-speed %v must be above 0 (2 replays twice as fast)", s.traceSpeed)}
+	case !(s.TraceSpeed > 0) || math.IsInf(s.TraceSpeed, 0):
+		return usageError{fmt.Errorf("--trace-speed %v must be above 0 (2 replays twice as fast)", s.TraceSpeed)}
 	}
-	if s.requestIntervals != "" {
-		iv, err := trace.ReadIntervals(s.requestIntervals)
+	if s.RequestIntervals != "" {
+		iv, err := trace.ReadIntervals(s.RequestIntervals)
 		if err != nil {
 			return usageError{err}
 		}
-		if len(f.modelArgs) > 1 {
+		if len(f.ModelArgs) > 1 {
 			return usageError{errors.New("--request-intervals paces one model: give -m once")}
 		}
 		s.intervals = iv
 		return nil
 	}
-	t, err := trace.ReadFile(s.tracePath)
+	t, err := trace.ReadFile(s.Trace)
 	if err != nil {
 		return usageError{err}
 	}
@@ -70,26 +70,26 @@ func checkTraceFlags(f *loadFlags) error {
 	models := t.Models()
 	named := slices.DeleteFunc(slices.Clone(models), func(m string) bool { return m == "" })
 	switch {
-	case len(f.modelArgs) == 0 && len(named) == 0:
-		return usageError{fmt.Errorf("--trace %s does not name the model of its requests (a %s trace): give -m MODEL", s.tracePath, t.Format)}
-	case len(f.modelArgs) == 0:
+	case len(f.ModelArgs) == 0 && len(named) == 0:
+		return usageError{fmt.Errorf("--trace %s does not name the model of its requests (a %s trace): give -m MODEL", s.Trace, t.Format)}
+	case len(f.ModelArgs) == 0:
 		if len(models) != len(named) {
-			return usageError{fmt.Errorf("--trace %s names the model of some requests only: give -m MODEL for the others", s.tracePath)}
+			return usageError{fmt.Errorf("--trace %s names the model of some requests only: give -m MODEL for the others", s.Trace)}
 		}
-		f.modelArgs = named
+		f.ModelArgs = named
 	default:
-		for _, arg := range f.modelArgs {
+		for _, arg := range f.ModelArgs {
 			if strings.Contains(arg, "@") {
 				return usageError{fmt.Errorf("-m %s: a trace sets the model's load; drop the @", arg)}
 			}
 		}
-		if len(named) > 0 && !slices.ContainsFunc(f.modelArgs, func(m string) bool { return slices.Contains(named, m) }) {
-			return usageError{fmt.Errorf("--trace %s has no request for %s: it names %s", s.tracePath, strings.Join(f.modelArgs, ", "), strings.Join(named, ", "))}
+		if len(named) > 0 && !slices.ContainsFunc(f.ModelArgs, func(m string) bool { return slices.Contains(named, m) }) {
+			return usageError{fmt.Errorf("--trace %s has no request for %s: it names %s", s.Trace, strings.Join(f.ModelArgs, ", "), strings.Join(named, ", "))}
 		}
 	}
-	if t.Format == trace.InputData && f.inputData == "" {
+	if t.Format == trace.InputData && f.InputData == "" {
 		// perf_analyzer's fixed schedule: the file is the input data too.
-		f.inputData = s.tracePath
+		f.InputData = s.Trace
 	}
 	return nil
 }
@@ -98,8 +98,8 @@ func checkTraceFlags(f *loadFlags) error {
 // --request-intervals over the model's requests, or the trace's requests
 // for the model (those naming no model go to the run's first), each built
 // from what the trace says of it.
-func scheduleFor(f *loadFlags, mt *target, first bool) (*driver.Schedule, []*triton.InferRequest, error) {
-	s := &f.loadShape
+func scheduleFor(f *Config, mt *target, first bool) (*driver.Schedule, []*triton.InferRequest, error) {
+	s := &f.Shape
 	if s.intervals != nil {
 		return driver.IntervalSchedule(s.intervals), mt.requests, nil
 	}
@@ -111,18 +111,18 @@ func scheduleFor(f *loadFlags, mt *target, first bool) (*driver.Schedule, []*tri
 	sched := &driver.Schedule{}
 	for i := range t.Requests {
 		r := &t.Requests[i]
-		if r.Model != f.model && !(r.Model == "" && first) {
+		if r.Model != f.Model && !(r.Model == "" && first) {
 			continue
 		}
 		idx, err := b.request(r)
 		if err != nil {
-			return nil, nil, usageError{fmt.Errorf("--trace %s: request %d: %w", s.tracePath, i+1, err)}
+			return nil, nil, usageError{fmt.Errorf("--trace %s: request %d: %w", s.Trace, i+1, err)}
 		}
-		sched.At = append(sched.At, time.Duration(float64(r.At)/s.traceSpeed))
+		sched.At = append(sched.At, time.Duration(float64(r.At)/s.TraceSpeed))
 		sched.Request = append(sched.Request, idx)
 	}
 	if len(sched.At) == 0 {
-		return nil, nil, usageError{fmt.Errorf("--trace %s has no request for model %s", s.tracePath, f.model)}
+		return nil, nil, usageError{fmt.Errorf("--trace %s has no request for model %s", s.Trace, f.Model)}
 	}
 	return sched, b.reqs, nil
 }
@@ -131,7 +131,7 @@ func scheduleFor(f *loadFlags, mt *target, first bool) (*driver.Schedule, []*tri
 // distinct request.
 type requestTable struct {
 	mt    *target
-	f     *loadFlags
+	f     *Config
 	reqs  []*triton.InferRequest
 	index map[string]int32
 	// prompts builds Mooncake prompts from their hash ids' blocks.
@@ -192,7 +192,7 @@ func (b *requestTable) llmRequest(r *trace.Request) (*triton.InferRequest, error
 	if err != nil {
 		return nil, err
 	}
-	req.Version = b.f.modelVersion
+	req.Version = b.f.ModelVersion
 	return req, nil
 }
 
@@ -217,10 +217,10 @@ func requestKey(r *trace.Request) (string, error) {
 // tensorRequest builds a request from a trace's inputs: their tensors when
 // the trace carries them, zeros otherwise (BYTES elements of the recorded
 // size).
-func tensorRequest(r *trace.Request, f *loadFlags) (*triton.InferRequest, error) {
-	req := &triton.InferRequest{Model: f.model, Version: r.Version, Outputs: r.Outputs, Parameters: r.Parameters}
+func tensorRequest(r *trace.Request, f *Config) (*triton.InferRequest, error) {
+	req := &triton.InferRequest{Model: f.Model, Version: r.Version, Outputs: r.Outputs, Parameters: r.Parameters}
 	if req.Version == "" {
-		req.Version = f.modelVersion
+		req.Version = f.ModelVersion
 	}
 	for _, in := range r.Inputs {
 		n := kserve.ElementCount(in.Shape)
@@ -267,20 +267,20 @@ func zeroTensor(in trace.Input, n int64) ([]byte, error) {
 }
 
 // tracePlan is a trace's entry in the run file's header.
-func tracePlan(s *shapeFlags) *record.LoadPlan {
+func tracePlan(s *ShapeConfig) *record.LoadPlan {
 	switch {
 	case s.trace != nil:
 		sum := s.trace.Summarize()
-		return &record.LoadPlan{Mode: load.Rate, Duration: time.Duration(float64(sum.Span) / s.traceSpeed),
-			Planned: float64(sum.Requests), Trace: &record.TracePlan{File: s.tracePath, Format: string(sum.Format),
-				Speed: s.traceSpeed, Models: sum.Models}}
+		return &record.LoadPlan{Mode: load.Rate, Duration: time.Duration(float64(sum.Span) / s.TraceSpeed),
+			Planned: float64(sum.Requests), Trace: &record.TracePlan{File: s.Trace, Format: string(sum.Format),
+				Speed: s.TraceSpeed, Models: sum.Models}}
 	case s.intervals != nil:
 		var span time.Duration
 		for _, d := range s.intervals {
 			span += d
 		}
 		return &record.LoadPlan{Mode: load.Rate, Duration: span, Planned: float64(len(s.intervals)),
-			Trace: &record.TracePlan{File: s.requestIntervals, Format: "request-intervals", Speed: 1}}
+			Trace: &record.TracePlan{File: s.RequestIntervals, Format: "request-intervals", Speed: 1}}
 	}
 	return record.PlanOf(s.plan)
 }
@@ -289,15 +289,15 @@ func tracePlan(s *shapeFlags) *record.LoadPlan {
 // of f's model, so that the model's own requests (from --shape and
 // --input-data) are not needed: a capture of a model with variable dims
 // replays without --shape.
-func traceHasInputs(f *loadFlags) bool {
-	t := f.loadShape.trace
+func traceHasInputs(f *Config) bool {
+	t := f.Shape.trace
 	if t == nil {
 		return false
 	}
 	any := false
 	for i := range t.Requests {
 		r := &t.Requests[i]
-		if r.Model != f.model && r.Model != "" {
+		if r.Model != f.Model && r.Model != "" {
 			continue
 		}
 		if len(r.Inputs) == 0 || r.DataRef != nil || r.InputLength > 0 || r.OutputLength > 0 {

@@ -58,37 +58,37 @@ type check struct {
 // checkNumbers validates every numeric load flag: no NaN, no ±Inf, nothing
 // negative or past its limit. Each error is one line naming the flag, the
 // value and the range.
-func checkNumbers(f *loadFlags) error {
+func checkNumbers(f *Config) error {
 	dur := func(d time.Duration) float64 { return float64(d) }
-	n := f.dist.processes()
+	n := f.Workers.processes()
 	checks := []check{
 		// The limits of one process's load, times the processes that share it.
-		{flag: "--concurrency", v: float64(f.concurrency), lo: 1, hi: float64(maxConcurrency * n), zeroOK: !f.set["concurrency"], allowed: fmt.Sprintf("1 to %d", maxConcurrency*n)},
-		{flag: "--request-rate", v: f.rate, lo: minRate, hi: maxRate * float64(n), zeroOK: !f.set["request-rate"], allowed: fmt.Sprintf("at least %v, at most %v requests per second", minRate, maxRate*float64(n))},
-		{flag: "-b", v: float64(f.batch), lo: 1, hi: maxBatch, allowed: fmt.Sprintf("1 to %d", maxBatch)},
-		{flag: "--max-inflight", v: float64(f.maxInflight), lo: 1, hi: maxInflightCap, zeroOK: true, allowed: fmt.Sprintf("0 (no cap) or 1 to %d", maxInflightCap)},
-		{flag: "--streams", v: float64(f.streams), lo: 1, hi: maxStreams, zeroOK: !f.set["streams"], allowed: fmt.Sprintf("1 to %d", maxStreams)},
-		{flag: "--connections", v: float64(f.connections), lo: 1, hi: maxConnections, allowed: fmt.Sprintf("1 to %d", maxConnections)},
-		{flag: "--retries", v: float64(f.retries), lo: 0, hi: maxRetries, allowed: fmt.Sprintf("0 to %d", maxRetries)},
-		{flag: "--measurement-interval", v: float64(f.intervalMS), lo: 10, hi: float64(maxTick / time.Millisecond), allowed: "10 to 3600000 ms"},
-		{flag: "--tick", v: dur(f.tick), lo: dur(minTick), hi: dur(maxTick), allowed: "10ms to 1h"},
-		{flag: "--window", v: dur(f.window), lo: dur(minTick), hi: dur(maxWindow), allowed: "10ms to 24h"},
-		{flag: "--duration", v: dur(f.duration), lo: dur(minTick), hi: dur(maxDuration), zeroOK: true, allowed: "0 (until stopped) or 10ms to 720h"},
-		{flag: "--step-duration", v: dur(f.stepDuration), lo: dur(minTick), hi: dur(maxWindow), zeroOK: !f.set["step-duration"], allowed: "10ms to 24h"},
-		{flag: "--drain", v: dur(f.drain), lo: 0, hi: dur(maxDrain), allowed: "0 to 1h"},
-		{flag: "--connect-timeout", v: dur(f.connectTimeout), lo: dur(minTick), hi: dur(maxTimeout), allowed: "10ms to 1h"},
-		{flag: "--timeout", v: dur(f.timeout), lo: dur(time.Millisecond), hi: dur(maxTimeout), zeroOK: true, allowed: "0 (none) or 1ms to 1h"},
-		{flag: "--fps", v: float64(f.fps), lo: 1, hi: maxFPS, allowed: "1 to 60"},
-		{flag: "--stability-percentage", v: f.stabilityPercent, lo: 1e-9, hi: 100, allowed: "above 0, at most 100"},
-		{flag: "--max-trials", v: float64(f.maxTrials), lo: 1, hi: maxTrials, allowed: fmt.Sprintf("1 to %d", maxTrials)},
-		{flag: "--percentile", v: f.percentile, lo: 1e-9, hi: 99.999, zeroOK: true, allowed: "0 (the average) or above 0 and below 100"},
-		{flag: "--latency-threshold", v: f.latencyThreshold, lo: 1e-3, hi: float64(maxThreshold / time.Millisecond), zeroOK: true, allowed: "0 (none) or above 0, at most 3600000 ms"},
-		{flag: "--workers", v: float64(f.dist.count), lo: 1, hi: maxWorkers, zeroOK: !f.set["workers"], allowed: fmt.Sprintf("1 to %d", maxWorkers)},
-		{flag: "--worker-index", v: float64(f.dist.index), lo: 0, hi: maxWorkers - 1, allowed: fmt.Sprintf("0 to %d", maxWorkers-1)},
-		{flag: "--prometheus-scrape-interval", v: dur(f.dist.scrape), lo: 0, hi: dur(maxTimeout), allowed: "0 (stop at once) to 1h"},
-		{flag: "--sequence-length", v: float64(f.seq.length), lo: 1, hi: maxSequenceLength, allowed: fmt.Sprintf("1 to %d requests", maxSequenceLength)},
-		{flag: "--sequence-length-variation", v: f.seq.variation, lo: 0, hi: 100, allowed: "0 to 100 (percent)"},
-		{flag: "--num-of-sequences", v: float64(f.seq.count), lo: 1, hi: maxConcurrency, allowed: fmt.Sprintf("1 to %d", maxConcurrency)},
+		{flag: "--concurrency", v: float64(f.Concurrency), lo: 1, hi: float64(maxConcurrency * n), zeroOK: !f.Given["concurrency"], allowed: fmt.Sprintf("1 to %d", maxConcurrency*n)},
+		{flag: "--request-rate", v: f.RequestRate, lo: minRate, hi: maxRate * float64(n), zeroOK: !f.Given["request-rate"], allowed: fmt.Sprintf("at least %v, at most %v requests per second", minRate, maxRate*float64(n))},
+		{flag: "-b", v: float64(f.BatchSize), lo: 1, hi: maxBatch, allowed: fmt.Sprintf("1 to %d", maxBatch)},
+		{flag: "--max-inflight", v: float64(f.MaxInflight), lo: 1, hi: maxInflightCap, zeroOK: true, allowed: fmt.Sprintf("0 (no cap) or 1 to %d", maxInflightCap)},
+		{flag: "--streams", v: float64(f.Streams), lo: 1, hi: maxStreams, zeroOK: !f.Given["streams"], allowed: fmt.Sprintf("1 to %d", maxStreams)},
+		{flag: "--connections", v: float64(f.Connections), lo: 1, hi: maxConnections, allowed: fmt.Sprintf("1 to %d", maxConnections)},
+		{flag: "--retries", v: float64(f.Retries), lo: 0, hi: maxRetries, allowed: fmt.Sprintf("0 to %d", maxRetries)},
+		{flag: "--measurement-interval", v: float64(f.MeasurementIntervalMS), lo: 10, hi: float64(maxTick / time.Millisecond), allowed: "10 to 3600000 ms"},
+		{flag: "--tick", v: dur(f.Tick), lo: dur(minTick), hi: dur(maxTick), allowed: "10ms to 1h"},
+		{flag: "--window", v: dur(f.Window), lo: dur(minTick), hi: dur(maxWindow), allowed: "10ms to 24h"},
+		{flag: "--duration", v: dur(f.Duration), lo: dur(minTick), hi: dur(maxDuration), zeroOK: true, allowed: "0 (until stopped) or 10ms to 720h"},
+		{flag: "--step-duration", v: dur(f.StepDuration), lo: dur(minTick), hi: dur(maxWindow), zeroOK: !f.Given["step-duration"], allowed: "10ms to 24h"},
+		{flag: "--drain", v: dur(f.Drain), lo: 0, hi: dur(maxDrain), allowed: "0 to 1h"},
+		{flag: "--connect-timeout", v: dur(f.ConnectTimeout), lo: dur(minTick), hi: dur(maxTimeout), allowed: "10ms to 1h"},
+		{flag: "--timeout", v: dur(f.Timeout), lo: dur(time.Millisecond), hi: dur(maxTimeout), zeroOK: true, allowed: "0 (none) or 1ms to 1h"},
+		{flag: "--fps", v: float64(f.FPS), lo: 1, hi: maxFPS, allowed: "1 to 60"},
+		{flag: "--stability-percentage", v: f.StabilityPercent, lo: 1e-9, hi: 100, allowed: "above 0, at most 100"},
+		{flag: "--max-trials", v: float64(f.MaxTrials), lo: 1, hi: maxTrials, allowed: fmt.Sprintf("1 to %d", maxTrials)},
+		{flag: "--percentile", v: f.Percentile, lo: 1e-9, hi: 99.999, zeroOK: true, allowed: "0 (the average) or above 0 and below 100"},
+		{flag: "--latency-threshold", v: f.LatencyThreshold, lo: 1e-3, hi: float64(maxThreshold / time.Millisecond), zeroOK: true, allowed: "0 (none) or above 0, at most 3600000 ms"},
+		{flag: "--workers", v: float64(f.Workers.Count), lo: 1, hi: maxWorkers, zeroOK: !f.Given["workers"], allowed: fmt.Sprintf("1 to %d", maxWorkers)},
+		{flag: "--worker-index", v: float64(f.Workers.Index), lo: 0, hi: maxWorkers - 1, allowed: fmt.Sprintf("0 to %d", maxWorkers-1)},
+		{flag: "--prometheus-scrape-interval", v: dur(f.Workers.ScrapeInterval), lo: 0, hi: dur(maxTimeout), allowed: "0 (stop at once) to 1h"},
+		{flag: "--sequence-length", v: float64(f.Sequences.Length), lo: 1, hi: maxSequenceLength, allowed: fmt.Sprintf("1 to %d requests", maxSequenceLength)},
+		{flag: "--sequence-length-variation", v: f.Sequences.Variation, lo: 0, hi: 100, allowed: "0 to 100 (percent)"},
+		{flag: "--num-of-sequences", v: float64(f.Sequences.Count), lo: 1, hi: maxConcurrency, allowed: fmt.Sprintf("1 to %d", maxConcurrency)},
 	}
 	// Each model's own load and batch (-m NAME@LOAD, --load-file), before
 	// the run's: a bad one is named as the person wrote it. A process
@@ -113,10 +113,10 @@ func checkNumbers(f *loadFlags) error {
 			rate += m.load.Rate
 		case m.hasLoad():
 			conc += float64(m.load.Concurrency)
-		case f.set["request-rate"]:
-			rate += f.rate
+		case f.Given["request-rate"]:
+			rate += f.RequestRate
 		default:
-			conc += float64(max(f.concurrency, 1))
+			conc += float64(max(f.Concurrency, 1))
 		}
 	}
 	if f.several() {
@@ -157,40 +157,40 @@ func (c check) show() string {
 
 // checkCombinations refuses flags that contradict each other or would be
 // silently dropped.
-func checkCombinations(f *loadFlags) error {
-	closed := f.set["concurrency"] || f.concRange != ""
-	open := f.set["request-rate"] || f.rateRange != ""
+func checkCombinations(f *Config) error {
+	closed := f.Given["concurrency"] || f.ConcurrencyRange != ""
+	open := f.Given["request-rate"] || f.RequestRateRange != ""
 	switch {
 	case closed && open:
 		return errors.New("choose closed loop (--concurrency) or open loop (--request-rate), not both")
-	case f.set["concurrency"] && f.concRange != "":
+	case f.Given["concurrency"] && f.ConcurrencyRange != "":
 		return errors.New("--concurrency and --concurrency-range both set the concurrency: give one")
-	case f.set["request-rate"] && f.rateRange != "":
+	case f.Given["request-rate"] && f.RequestRateRange != "":
 		return errors.New("--request-rate and --request-rate-range both set the rate: give one")
-	case f.set["streams"] && !f.streaming && !slices.ContainsFunc(f.models, func(m modelSpec) bool { return m.streaming != nil && *m.streaming }):
+	case f.Given["streams"] && !f.Streaming && !slices.ContainsFunc(f.models, func(m modelSpec) bool { return m.streaming != nil && *m.streaming }):
 		return errors.New("--streams needs --streaming: add --streaming or drop --streams")
-	case f.binarySearch && f.latencyThreshold == 0 && f.plan == nil:
+	case f.BinarySearch && f.LatencyThreshold == 0 && f.Plan == nil:
 		return errors.New("--binary-search needs --latency-threshold MS: it searches for the highest level under it")
-	case f.set["step-duration"] && f.concRange == "" && f.rateRange == "":
+	case f.Given["step-duration"] && f.ConcurrencyRange == "" && f.RequestRateRange == "":
 		return errors.New("--step-duration sets the length of a range's steps: add --concurrency-range or --request-rate-range")
-	case f.jsonSummary && f.mdSummary:
+	case f.JSON && f.Markdown:
 		return errors.New("--json and --markdown both format the summary: choose one")
 	}
-	if f.set["step-duration"] && f.stepDuration < f.tick {
-		return fmt.Errorf("--step-duration %v is shorter than a tick (%v): a step lasts at least one tick", f.stepDuration, f.tick)
+	if f.Given["step-duration"] && f.StepDuration < f.Tick {
+		return fmt.Errorf("--step-duration %v is shorter than a tick (%v): a step lasts at least one tick", f.StepDuration, f.Tick)
 	}
 	return checkWorkers(f)
 }
 
 // checkAddresses validates -u, --metrics-url and the headers before any
 // connection: a malformed address is a usage error, not a failed run.
-func checkAddresses(f *loadFlags) error {
+func checkAddresses(f *Config) error {
 	for _, s := range f.servers() {
-		if err := triton.CheckServerURL(s, f.protocol); err != nil {
+		if err := triton.CheckServerURL(s, f.Protocol); err != nil {
 			return fmt.Errorf("-u: %w", err)
 		}
 	}
-	for _, m := range f.metricsURLs {
+	for _, m := range f.MetricsURLs {
 		u, err := url.Parse(m)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--metrics-url %q is not an http:// or https:// URL (such as http://triton:8002/metrics)", m)
@@ -199,7 +199,7 @@ func checkAddresses(f *loadFlags) error {
 	if err := checkReplicas(f); err != nil {
 		return err
 	}
-	if err := checkHeaders(f.headers, f.protocol); err != nil {
+	if err := checkHeaders(f.Headers, f.Protocol); err != nil {
 		return err
 	}
 	return nil
@@ -223,30 +223,30 @@ func validGRPCKey(k string) bool {
 // run writes, before it starts: a run that could not keep its results is
 // not started. A run over several models writes a CSV file per model
 // (csvPathFor).
-func checkOutputs(f *loadFlags) error {
+func checkOutputs(f *Config) error {
 	var outs []namedOutput
-	if f.csv != "" {
+	if f.CSV != "" {
 		for _, p := range f.csvPaths() {
 			outs = append(outs, namedOutput{"-f", p})
 		}
-		if f.csv == "-" {
+		if f.CSV == "-" {
 			outs = outs[:0]
 			outs = append(outs, namedOutput{"-f", "-"})
 		}
 	}
-	outs = append(outs, namedOutput{"--record", f.record}, namedOutput{"--cpuprofile", f.cpuProfile})
-	return checkOutputFiles(outs, f.out.force)
+	outs = append(outs, namedOutput{"--record", f.Record}, namedOutput{"--cpuprofile", f.CPUProfile})
+	return checkOutputFiles(outs, f.Output.Force)
 }
 
 // csvPaths are the CSV files -f writes: the one, or one per model of a run
 // over several.
-func (f *loadFlags) csvPaths() []string {
+func (f *Config) csvPaths() []string {
 	if !f.several() {
-		return []string{f.csv}
+		return []string{f.CSV}
 	}
 	out := make([]string, len(f.models))
 	for i, m := range f.models {
-		out[i] = csvPathFor(f.csv, m.name)
+		out[i] = csvPathFor(f.CSV, m.name)
 	}
 	return out
 }
@@ -255,7 +255,7 @@ func (f *loadFlags) csvPaths() []string {
 // usage error before any connection, and holds their levels to the limits
 // of --concurrency and --request-rate, and --sequence-id-range to the most
 // sequences they may keep live at once.
-func checkRanges(f *loadFlags) error {
+func checkRanges(f *Config) error {
 	sc, err := loadFromFlags(f)
 	if err != nil {
 		return err
@@ -267,20 +267,20 @@ func checkRanges(f *loadFlags) error {
 	case plan.Binary:
 		levels = s.Levels
 	}
-	live := max(f.concurrency, 1)
+	live := max(f.Concurrency, 1)
 	for _, l := range levels {
 		switch {
 		// With --workers, the levels are this worker's share.
 		case !l.Open() && l.Concurrency > maxConcurrency:
-			return fmt.Errorf("--concurrency-range %q reaches concurrency %d%s: use at most %d", f.concRange, l.Concurrency, f.dist.perWorker(), maxConcurrency)
+			return fmt.Errorf("--concurrency-range %q reaches concurrency %d%s: use at most %d", f.ConcurrencyRange, l.Concurrency, f.Workers.perWorker(), maxConcurrency)
 		case l.Open() && l.Rate > maxRate:
-			return fmt.Errorf("--request-rate-range %q reaches %v requests per second%s: use at most %v", f.rateRange, l.Rate, f.dist.perWorker(), maxRate)
+			return fmt.Errorf("--request-rate-range %q reaches %v requests per second%s: use at most %v", f.RequestRateRange, l.Rate, f.Workers.perWorker(), maxRate)
 		}
 		live = max(live, l.Concurrency)
 	}
-	open := sc.initial.Open() || f.plan != nil
+	open := sc.initial.Open() || f.Plan != nil
 	if open {
-		live = f.seq.count
+		live = f.Sequences.Count
 	}
 	return checkSequenceFlags(f, live, open)
 }

@@ -29,66 +29,66 @@ const defaultScrapeInterval = 15 * time.Second
 // workerFlags are the flags of one worker of a load that several tritontop
 // processes drive together (a Kubernetes Indexed Job), and of the
 // Prometheus endpoint through which a fleet is watched live.
-type workerFlags struct {
-	count     int    // --workers; 0 without
-	index     int    // --worker-index
-	startText string // --start-at as given
+type WorkersConfig struct {
+	Count     int    // --workers; 0 without
+	Index     int    // --worker-index
+	StartAt string // --start-at as given
 	start     time.Time
-	promAddr  string
-	scrape    time.Duration // --prometheus-scrape-interval
+	PrometheusAddr  string
+	ScrapeInterval    time.Duration // --prometheus-scrape-interval
 
 	// whole is the load of all the workers at the start, set by share.
 	whole load.Target
 }
 
 // registerWorkerFlags adds the distributed-run flags to a load run's flags.
-func registerWorkerFlags(fs *flag.FlagSet, w *workerFlags) {
-	fs.IntVar(&w.count, "workers", 0, "run as one of N workers that drive the load together (with --worker-index): this process drives its share of --concurrency or --request-rate, and of each level of a range; merge their run files with tritontop merge")
-	fs.IntVar(&w.index, "worker-index", 0, "which of the --workers this process is, 0 to N-1 (a Kubernetes Indexed Job's $(JOB_COMPLETION_INDEX))")
-	fs.StringVar(&w.startText, "start-at", "", "wait until this wall-clock time, RFC 3339 (2026-05-04T12:00:00Z), before starting: workers given the same time start, tick and step together")
-	fs.StringVar(&w.promAddr, "prometheus-addr", "", "serve the run's client statistics for Prometheus at http://ADDR/metrics (such as :9099) while it runs, and for one --prometheus-scrape-interval after it ends (unless interrupted) so that the last ticks are scraped")
-	fs.DurationVar(&w.scrape, "prometheus-scrape-interval", defaultScrapeInterval, "Prometheus' scrape interval: how long --prometheus-addr keeps serving after the run (0: stop at once)")
+func registerWorkerFlags(fs *flag.FlagSet, w *WorkersConfig) {
+	fs.IntVar(&w.Count, "workers", 0, "run as one of N workers that drive the load together (with --worker-index): this process drives its share of --concurrency or --request-rate, and of each level of a range; merge their run files with tritontop merge")
+	fs.IntVar(&w.Index, "worker-index", 0, "which of the --workers this process is, 0 to N-1 (a Kubernetes Indexed Job's $(JOB_COMPLETION_INDEX))")
+	fs.StringVar(&w.StartAt, "start-at", "", "wait until this wall-clock time, RFC 3339 (2026-05-04T12:00:00Z), before starting: workers given the same time start, tick and step together")
+	fs.StringVar(&w.PrometheusAddr, "prometheus-addr", "", "serve the run's client statistics for Prometheus at http://ADDR/metrics (such as :9099) while it runs, and for one --prometheus-scrape-interval after it ends (unless interrupted) so that the last ticks are scraped")
+	fs.DurationVar(&w.ScrapeInterval, "prometheus-scrape-interval", defaultScrapeInterval, "Prometheus' scrape interval: how long --prometheus-addr keeps serving after the run (0: stop at once)")
 }
 
 // distributed reports whether the run is one worker's share.
-func (w *workerFlags) distributed() bool { return w.count > 0 }
+func (w *WorkersConfig) distributed() bool { return w.Count > 0 }
 
 // checkWorkers refuses worker flags that contradict each other or the
 // load: each error is one line that says what to do.
-func checkWorkers(f *loadFlags) error {
-	w := &f.dist
-	if w.startText != "" {
-		t, err := time.Parse(time.RFC3339Nano, w.startText)
+func checkWorkers(f *Config) error {
+	w := &f.Workers
+	if w.StartAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, w.StartAt)
 		if err != nil {
-			return fmt.Errorf("--start-at %q is not an RFC 3339 time: give one such as 2026-05-04T12:00:00Z", w.startText)
+			return fmt.Errorf("--start-at %q is not an RFC 3339 time: give one such as 2026-05-04T12:00:00Z", w.StartAt)
 		}
 		if ahead := time.Until(t); ahead > maxStartAhead {
-			return fmt.Errorf("--start-at %s is %v ahead: at most %v (a typo in the date?)", w.startText, ahead.Round(time.Minute), maxStartAhead)
+			return fmt.Errorf("--start-at %s is %v ahead: at most %v (a typo in the date?)", w.StartAt, ahead.Round(time.Minute), maxStartAhead)
 		}
 		w.start = t
 	}
-	if w.promAddr != "" {
-		if _, port, err := net.SplitHostPort(w.promAddr); err != nil || !validPort(port) {
-			return fmt.Errorf("--prometheus-addr %q is not HOST:PORT: give one such as :9099 or 0.0.0.0:9099", w.promAddr)
+	if w.PrometheusAddr != "" {
+		if _, port, err := net.SplitHostPort(w.PrometheusAddr); err != nil || !validPort(port) {
+			return fmt.Errorf("--prometheus-addr %q is not HOST:PORT: give one such as :9099 or 0.0.0.0:9099", w.PrometheusAddr)
 		}
 	}
 	if !w.distributed() {
-		if f.set["worker-index"] {
+		if f.Given["worker-index"] {
 			return errors.New("--worker-index needs --workers N, the number of workers that share the load")
 		}
 		return nil
 	}
-	ranged := f.concRange != "" || f.rateRange != ""
+	ranged := f.ConcurrencyRange != "" || f.RequestRateRange != ""
 	switch {
-	case w.index >= w.count:
-		return fmt.Errorf("--worker-index %d is not one of --workers %d: use 0 to %d", w.index, w.count, w.count-1)
-	case ranged && !f.set["step-duration"]:
+	case w.Index >= w.Count:
+		return fmt.Errorf("--worker-index %d is not one of --workers %d: use 0 to %d", w.Index, w.Count, w.Count-1)
+	case ranged && !f.Given["step-duration"]:
 		return errors.New("--workers with a range needs --step-duration: a stability check judged by each worker on its own share would end its steps at different times, so every worker steps on the same tick only with fixed-length steps")
-	case f.binarySearch:
+	case f.BinarySearch:
 		return errors.New("--binary-search cannot run on --workers: each worker would pick its next level from its own share; scan the range with --step-duration and read the merged run")
-	case ranged && f.latencyThreshold > 0:
+	case ranged && f.LatencyThreshold > 0:
 		return errors.New("--latency-threshold cannot end a range run on --workers: each worker would stop at the first level its own share passes it; drop it and read the merged run's steps")
-	case !f.set["concurrency"] && !ranged && !f.set["request-rate"]:
+	case !f.Given["concurrency"] && !ranged && !f.Given["request-rate"]:
 		return errors.New("--workers shares a load among processes: give the whole load with --concurrency, --request-rate or a range (tritontop plan and demo run from one process)")
 	}
 	return nil
@@ -102,11 +102,11 @@ func validPort(p string) bool {
 
 // processes is how many processes drive the load: the limits of one
 // process's load flags scale with it.
-func (w *workerFlags) processes() int { return max(w.count, 1) }
+func (w *WorkersConfig) processes() int { return max(w.Count, 1) }
 
 // perWorker qualifies a level of a range in an error: with --workers it is
 // one worker's share.
-func (w *workerFlags) perWorker() string {
+func (w *WorkersConfig) perWorker() string {
 	if w.distributed() {
 		return " per worker"
 	}
@@ -117,7 +117,7 @@ func (w *workerFlags) perWorker() string {
 // concurrency split as evenly as whole numbers allow (the first c mod N
 // workers take one more), a rate split N ways, and each level of a range
 // split the same way.
-func (w *workerFlags) share(sc schedule) (schedule, error) {
+func (w *WorkersConfig) share(sc schedule) (schedule, error) {
 	w.whole = sc.initial
 	if !w.distributed() {
 		return sc, nil
@@ -134,15 +134,15 @@ func (w *workerFlags) share(sc schedule) (schedule, error) {
 	if len(levels) > 0 {
 		first = levels[0]
 	}
-	if !first.Open() && first.Concurrency < w.count {
+	if !first.Open() && first.Concurrency < w.Count {
 		return sc, usageError{fmt.Errorf("concurrency %d over --workers %d leaves a worker with nothing in flight: give each worker at least one request in flight (%d or more), or fewer workers",
-			first.Concurrency, w.count, w.count)}
+			first.Concurrency, w.Count, w.Count)}
 	}
-	sc.initial = shareOf(sc.initial, w.count, w.index)
+	sc.initial = shareOf(sc.initial, w.Count, w.Index)
 	if len(levels) > 0 {
 		shared := make([]load.Target, len(levels))
 		for i, l := range levels {
-			shared[i] = shareOf(l, w.count, w.index)
+			shared[i] = shareOf(l, w.Count, w.Index)
 		}
 		sw := sc.search.(plan.Sweep)
 		sw.Levels = shared
@@ -167,25 +167,25 @@ func shareOf(t load.Target, n, i int) load.Target {
 
 // stamp writes into a run's header which worker of how many it is, the
 // whole load, and the shared start as the run's start time.
-func (w *workerFlags) stamp(h *record.Header) {
+func (w *WorkersConfig) stamp(h *record.Header) {
 	if !w.start.IsZero() && w.start.After(h.StartTime) {
 		h.StartTime = w.start
 	}
 	if !w.distributed() {
 		return
 	}
-	h.Worker = &record.Worker{Index: w.index, Count: w.count, Load: stats.LoadOf(load.State{Target: w.whole}), StartAt: w.start}
+	h.Worker = &record.Worker{Index: w.Index, Count: w.Count, Load: stats.LoadOf(load.State{Target: w.whole}), StartAt: w.start}
 }
 
 // waitForStart waits for --start-at, saying so; a time past starts at once
 // with a note. It returns false when a signal came first.
-func (w *workerFlags) waitForStart(ctx context.Context, stderr io.Writer) bool {
+func (w *WorkersConfig) waitForStart(ctx context.Context, stderr io.Writer) bool {
 	if w.start.IsZero() {
 		return true
 	}
 	who := "tritontop"
 	if w.distributed() {
-		who = fmt.Sprintf("worker %d of %d", w.index, w.count)
+		who = fmt.Sprintf("worker %d of %d", w.Index, w.Count)
 	}
 	wait := time.Until(w.start)
 	if wait <= 0 {
@@ -216,24 +216,24 @@ type promEndpoint struct {
 // servePrometheus binds --prometheus-addr before the run, so that a port in
 // use is a usage error and not a run without its metrics; nil without it.
 // models are the run's: with several, each has its own series.
-func (w *workerFlags) servePrometheus(ctx context.Context, models []string, stderr io.Writer) (*promEndpoint, error) {
-	if w.promAddr == "" {
+func (w *WorkersConfig) servePrometheus(ctx context.Context, models []string, stderr io.Writer) (*promEndpoint, error) {
+	if w.PrometheusAddr == "" {
 		return nil, nil
 	}
 	opts := promexport.Options{Models: models}
 	if w.distributed() {
-		opts.Worker = strconv.Itoa(w.index)
+		opts.Worker = strconv.Itoa(w.Index)
 	}
 	exp, err := promexport.New(opts)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--prometheus-addr: %w", err)}
 	}
-	srv, err := exp.Serve(ctx, w.promAddr)
+	srv, err := exp.Serve(ctx, w.PrometheusAddr)
 	if err != nil {
 		return nil, usageError{err}
 	}
 	fmt.Fprintf(stderr, "tritontop: serving Prometheus metrics at http://%s%s\n", srv.Addr(), promexport.MetricsPath)
-	return &promEndpoint{exp: exp, srv: srv, linger: w.scrape}, nil
+	return &promEndpoint{exp: exp, srv: srv, linger: w.ScrapeInterval}, nil
 }
 
 // sink is the exporter as a sink of the run, nil without an endpoint.

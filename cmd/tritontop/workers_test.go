@@ -324,8 +324,8 @@ func TestWorkerShare(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("%v: levels %v, want %v", args, got, want)
 			}
-			if f.dist.whole.Level() != wholeOf(c.args) {
-				t.Errorf("%v: whole load %v", args, f.dist.whole)
+			if f.Workers.whole.Level() != wholeOf(c.args) {
+				t.Errorf("%v: whole load %v", args, f.Workers.whole)
 			}
 		}
 	}
@@ -558,8 +558,8 @@ func TestJobArgsParse(t *testing.T) {
 		if err != nil {
 			t.Fatalf("worker %d: tritontop refuses the Job's arguments %q: %v", i, a, err)
 		}
-		if f.dist.count != workers || f.dist.index != i || f.dist.start.IsZero() || f.dist.promAddr == "" || !f.headless {
-			t.Errorf("worker %d: %+v", i, f.dist)
+		if f.Workers.Count != workers || f.Workers.Index != i || f.Workers.start.IsZero() || f.Workers.PrometheusAddr == "" || !f.Headless {
+			t.Errorf("worker %d: %+v", i, f.Workers)
 		}
 		if _, err := loadFromFlags(f); err != nil {
 			t.Errorf("worker %d: %v", i, err)
@@ -570,7 +570,7 @@ func TestJobArgsParse(t *testing.T) {
 // TestWaitForStartEndsWithContext: the wait ends with its context (what
 // SIGINT ends) or at the start, not before.
 func TestWaitForStartEndsWithContext(t *testing.T) {
-	w := &workerFlags{count: 2, index: 0, start: time.Now().Add(time.Hour)}
+	w := &WorkersConfig{Count: 2, Index: 0, start: time.Now().Add(time.Hour)}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	var out bytes.Buffer
