@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tritontop/tritontop/gate"
+	"github.com/tritontop/tritontop/internal/outfile"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 )
@@ -46,7 +47,7 @@ func (f *compareGateFlags) parse() ([]report.FailIf, error) {
 		out = append(out, b)
 	}
 	if f.stepSummary != "" {
-		if err := checkOutputPath("--step-summary", f.stepSummary); err != nil {
+		if err := outfile.CheckPath("--step-summary", f.stepSummary); err != nil {
 			return nil, usageError{err}
 		}
 	}
@@ -54,7 +55,7 @@ func (f *compareGateFlags) parse() ([]report.FailIf, error) {
 		if len(out) == 0 {
 			return nil, usageError{fmt.Errorf("--junit needs a --fail-if to check")}
 		}
-		if err := checkOutputPath("--junit", f.junit); err != nil {
+		if err := outfile.CheckPath("--junit", f.junit); err != nil {
 			return nil, usageError{err}
 		}
 	}
@@ -71,7 +72,7 @@ func (f *compareGateFlags) apply(c *report.Comparison, a, b *record.Run, bounds 
 // failed, nil when none did.
 func (f *compareGateFlags) verdict(c *report.Comparison, failed []report.FailIfResult) error {
 	if f.stepSummary != "" {
-		if err := appendStepSummary(f.stepSummary, c.WriteMarkdown); err != nil {
+		if err := outfile.AppendStepSummary(f.stepSummary, c.WriteMarkdown); err != nil {
 			return err
 		}
 	}

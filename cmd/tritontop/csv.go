@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 
+	"github.com/tritontop/tritontop/internal/outfile"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 )
@@ -26,7 +27,7 @@ func writeCSVFile(path string, sum record.Summary, o report.CSVOptions, force bo
 // writeOneCSV writes one CSV file by the output-file rule: whole, through
 // a temporary file renamed into place.
 func writeOneCSV(path string, steps []record.Step, o report.CSVOptions, force bool) error {
-	return writeOutputFile("-f", path, force, func(w io.Writer) error {
+	return outfile.Write("-f", path, force, func(w io.Writer) error {
 		return report.WriteCSVSteps(w, steps, o)
 	})
 }

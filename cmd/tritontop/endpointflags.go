@@ -24,7 +24,7 @@ type EndpointConfig struct {
 	// (sent as max_tokens and min_tokens); numPrompts different requests.
 	InputTokensMean, OutputTokensMean     int
 	InputTokensStdDev, OutputTokensStdDev float64
-	NumPrompts                int
+	NumPrompts                            int
 }
 
 // registerEndpointFlags adds the endpoint flags to fs.

@@ -34,59 +34,59 @@ type Config struct {
 	Streaming    bool
 	Streams      int
 	Endpoint     EndpointConfig
-	BatchSize        int
+	BatchSize    int
 	Shapes       []string
 	InputData    string
 
-	Concurrency  int
-	ConcurrencyRange    string
-	RequestRate         float64
-	RequestRateRange    string
-	Distribution string
-	MaxInflight  int
-	StepDuration time.Duration
-	Tick         time.Duration
+	Concurrency      int
+	ConcurrencyRange string
+	RequestRate      float64
+	RequestRateRange string
+	Distribution     string
+	MaxInflight      int
+	StepDuration     time.Duration
+	Tick             time.Duration
 	// perf_analyzer's measurement and search flags.
-	StabilityPercent float64
-	MaxTrials        int
-	Percentile       float64
-	LatencyThreshold float64 // ms
-	BinarySearch     bool
-	CollectMetrics   bool
-	VerboseCSV       bool
-	Connections      int
-	Timeout          time.Duration
-	Retries          int
-	Headers          []string
-	SSLCA            string
-	SSLCert          string
-	SSLKey           string
-	SSL              bool
-	MeasurementIntervalMS       int
-	Window           time.Duration
-	metricsURL       string
-	Record           string
-	Duration         time.Duration
-	CSV              string
-	JSON      bool
-	Markdown        bool
-	Headless         bool
-	Drain            time.Duration
-	ConnectTimeout   time.Duration
-	FPS              int
-	Mouse            bool
-	CPUProfile       string
-	LLM              LLMConfig
-	Mooncake         MooncakeConfig
-	SLO             SLOConfig
-	Workers             WorkersConfig // --workers, --start-at, --prometheus-addr
-	Sequences              SequenceConfig
-	Retry            RetryConfig
-	Secrets          SecretsConfig
-	Output              OutputConfig
-	PerfAnalyzer               PerfAnalyzerConfig // perf_analyzer's flags (paflags.go)
-	Gates             GatesConfig
-	Shape        ShapeConfig
+	StabilityPercent      float64
+	MaxTrials             int
+	Percentile            float64
+	LatencyThreshold      float64 // ms
+	BinarySearch          bool
+	CollectMetrics        bool
+	VerboseCSV            bool
+	Connections           int
+	Timeout               time.Duration
+	Retries               int
+	Headers               []string
+	SSLCA                 string
+	SSLCert               string
+	SSLKey                string
+	SSL                   bool
+	MeasurementIntervalMS int
+	Window                time.Duration
+	metricsURL            string
+	Record                string
+	Duration              time.Duration
+	CSV                   string
+	JSON                  bool
+	Markdown              bool
+	Headless              bool
+	Drain                 time.Duration
+	ConnectTimeout        time.Duration
+	FPS                   int
+	Mouse                 bool
+	CPUProfile            string
+	LLM                   LLMConfig
+	Mooncake              MooncakeConfig
+	SLO                   SLOConfig
+	Workers               WorkersConfig // --workers, --start-at, --prometheus-addr
+	Sequences             SequenceConfig
+	Retry                 RetryConfig
+	Secrets               SecretsConfig
+	Output                OutputConfig
+	PerfAnalyzer          PerfAnalyzerConfig // perf_analyzer's flags (paflags.go)
+	Gates                 GatesConfig
+	Shape                 ShapeConfig
 
 	// inProcessServer is set by demo: the simulator shares this process,
 	// so the process's CPU is not the client's alone.
@@ -322,4 +322,17 @@ func headerMap(hs []string) map[string]string {
 		m[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
 	return m
+}
+
+// outputFlags hold --force.
+type OutputConfig struct {
+	Force bool
+}
+
+// forceUsage is --force's help, shared by the commands that write files.
+const forceUsage = "overwrite output files that already exist (-f, --record, --cpuprofile, -o); without it an existing file is refused before the run"
+
+// registerOutputFlags adds --force to fs.
+func registerOutputFlags(fs *flag.FlagSet, f *OutputConfig) {
+	fs.BoolVar(&f.Force, "force", false, forceUsage)
 }

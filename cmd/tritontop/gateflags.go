@@ -4,11 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/tritontop/tritontop/gate"
+	"github.com/tritontop/tritontop/internal/outfile"
 )
 
 // gateFlags are the flags that make a run a CI gate: thresholds that fail
@@ -88,26 +87,14 @@ func checkGateFlags(f *Config) error {
 		return fmt.Errorf("--repeat-pause %s is negative", g.RepeatPause)
 	}
 	if g.JUnit != "" {
-		if err := checkOutputPath("--junit", g.JUnit); err != nil {
+		if err := outfile.CheckPath("--junit", g.JUnit); err != nil {
 			return err
 		}
 	}
 	if g.StepSummary != "" {
-		if err := checkOutputPath("--step-summary", g.StepSummary); err != nil {
+		if err := outfile.CheckPath("--step-summary", g.StepSummary); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// checkOutputPath refuses, before the run, a file the run could not write
-// at its end: a directory, or one in a directory that is not there.
-func checkOutputPath(flagName, path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("cannot write %s %s: it is a directory", flagName, path)
-	}
-	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
-		return fmt.Errorf("cannot write %s %s: there is no directory %s", flagName, path, filepath.Dir(path))
 	}
 	return nil
 }

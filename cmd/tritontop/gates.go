@@ -3,13 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tritontop/tritontop/gate"
+	"github.com/tritontop/tritontop/internal/outfile"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 )
@@ -82,7 +81,7 @@ func (g *runGates) verdict(sum record.Summary, suite string) error {
 		return nil
 	}
 	if g.flags.StepSummary != "" {
-		if err := appendStepSummary(g.flags.StepSummary, func(w io.Writer) error { return report.WriteMarkdown(w, sum) }); err != nil {
+		if err := outfile.AppendStepSummary(g.flags.StepSummary, func(w io.Writer) error { return report.WriteMarkdown(w, sum) }); err != nil {
 			return err
 		}
 	}
@@ -117,55 +116,5 @@ func (g *runGates) verdict(sum record.Summary, suite string) error {
 // writeJUnitFile writes a JUnit report whole: to a temporary file beside
 // path, renamed over it, so a reader never sees half a file.
 func writeJUnitFile(path string, s gate.Suite) error {
-	return writeFileAtomic("--junit", path, func(w io.Writer) error { return gate.WriteJUnit(w, time.Now(), s) })
-}
-
-// writeFileAtomic writes path through write: into a temporary file in the
-// same directory, renamed over path when complete, so that a CI system
-// never reads half a report and a failed write leaves the old one.
-func writeFileAtomic(flagName, path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s %s: %w", flagName, path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("cannot write %s %s: %w", flagName, path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("cannot write %s %s: %w", flagName, path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("cannot write %s %s: %w", flagName, path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("cannot write %s %s: %w", flagName, path, err)
-	}
-	return nil
-}
-
-// appendStepSummary appends Markdown to a job summary file
-// ($GITHUB_STEP_SUMMARY, which GitHub Actions shows on the run's page):
-// appended, as each step of a job adds its own.
-func appendStepSummary(path string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("cannot write --step-summary %s: %w", path, err)
-	}
-	var b strings.Builder
-	if err := write(&b); err != nil {
-		f.Close()
-		return err
-	}
-	b.WriteString("\n")
-	if _, err := io.WriteString(f, b.String()); err != nil {
-		f.Close()
-		return fmt.Errorf("cannot write --step-summary %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("cannot write --step-summary %s: %w", path, err)
-	}
-	return nil
+	return outfile.Write("--junit", path, true, func(w io.Writer) error { return gate.WriteJUnit(w, time.Now(), s) })
 }

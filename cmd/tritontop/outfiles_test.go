@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/tritontop/tritontop/internal/outfile"
 )
 
 // TestOutputFileRule: every output flag refuses an existing file unless
@@ -136,7 +138,7 @@ func TestOutputFilesWholeAnd0644(t *testing.T) {
 func TestWriteOutputFileKeepsWhatAppeared(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "out.csv")
-	err := writeOutputFile("-f", p, false, func(w io.Writer) error {
+	err := outfile.Write("-f", p, false, func(w io.Writer) error {
 		if err := os.WriteFile(p, []byte("theirs"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +151,7 @@ func TestWriteOutputFileKeepsWhatAppeared(t *testing.T) {
 	if b, _ := os.ReadFile(p); string(b) != "theirs" {
 		t.Fatalf("the file that appeared was replaced: %q", b)
 	}
-	if err := writeOutputFile("-f", filepath.Join(dir, "b.csv"), false, func(io.Writer) error { return io.ErrShortWrite }); err != io.ErrShortWrite {
+	if err := outfile.Write("-f", filepath.Join(dir, "b.csv"), false, func(io.Writer) error { return io.ErrShortWrite }); err != io.ErrShortWrite {
 		t.Fatalf("err = %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {

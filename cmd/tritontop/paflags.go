@@ -36,7 +36,7 @@ type PerfAnalyzerConfig struct {
 	OutputSharedMemorySize int
 	// profileExport is --profile-export-file; export writes it.
 	ProfileExportFile string
-	export        *report.ProfileExport
+	export            *report.ProfileExport
 	// stringLength is --string-length (0: the default).
 	StringLength int
 	// notes are the notes printed for flags accepted without an effect.

@@ -12,16 +12,16 @@ import (
 
 // planFlags are tritontop plan's own flags.
 type PlanConfig struct {
-	SLO        []string
-	TargetRate float64
-	GPUUtilizationTarget  float64
-	Deployment string
-	Namespace  string
-	Demo       bool
-	DemoSize   DemoConfig
-	Budget     PlanBudget
-	parsed     plan.SLO   // the first --slo
-	more       []plan.SLO // the others
+	SLO                  []string
+	TargetRate           float64
+	GPUUtilizationTarget float64
+	Deployment           string
+	Namespace            string
+	Demo                 bool
+	DemoSize             DemoConfig
+	Budget               PlanBudget
+	parsed               plan.SLO   // the first --slo
+	more                 []plan.SLO // the others
 }
 
 // Defaults of a plan's measurement: shorter windows than a sweep's, so a

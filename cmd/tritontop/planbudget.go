@@ -15,11 +15,11 @@ import (
 // planBudgetFlags are tritontop plan's flags for repeats, the client-bound
 // refusal, the autoscaler's range and kind, and cost.
 type PlanBudget struct {
-	Repeat           int
-	AllowClientBound bool
-	MinRate, Burst   float64
-	Autoscaler       string
-	PrometheusURL    string
+	Repeat                       int
+	AllowClientBound             bool
+	MinRate, Burst               float64
+	Autoscaler                   string
+	PrometheusURL                string
 	GPUHourCost, ReplicaHourCost float64
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/gate"
+	"github.com/tritontop/tritontop/internal/outfile"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/stats"
@@ -31,7 +32,7 @@ func checkRepeatFlags(f *Config) error {
 		if fi, err := os.Stat(f.Record); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
 			return fmt.Errorf("cannot write --record %s: it already exists and is not empty; choose another name or remove it", f.Record)
 		}
-		if err := checkOutputPath("--record", f.Record); err != nil {
+		if err := outfile.CheckPath("--record", f.Record); err != nil {
 			return err
 		}
 	}
@@ -234,7 +235,7 @@ func joinRepeats(files []string, out string, stdout, stderr io.Writer) error {
 		}
 		load = l
 	}
-	if err := checkOutputPath("-o", out); err != nil {
+	if err := outfile.CheckPath("-o", out); err != nil {
 		return usageError{err}
 	}
 	sum, err := mergeRepeats(out, 0, gate.Gates{}, files)

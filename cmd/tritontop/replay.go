@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/tritontop/tritontop/internal/outfile"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/stats"
@@ -50,7 +51,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if *csvPath != "" {
-		if err := checkNewOutput("-f", *csvPath, *force); err != nil {
+		if err := outfile.CheckNew("-f", *csvPath, *force); err != nil {
 			fmt.Fprintf(stderr, "tritontop: %v\n", err)
 			return exitUsage
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tritontop/tritontop/internal/outfile"
 	"github.com/tritontop/tritontop/report"
 )
 
@@ -40,11 +41,11 @@ func writeReport(files, labels []string, out, title string, force bool, stdout, 
 	if out == "" {
 		return usageError{errors.New("report needs -o FILE.html, the page to write (-o - writes it to standard output)")}
 	}
-	if err := checkNewOutput("-o", out, force); err != nil {
+	if err := outfile.CheckNew("-o", out, force); err != nil {
 		return usageError{err}
 	}
 	for _, f := range files {
-		if a, b := absPath(f), absPath(out); a == b {
+		if a, b := outfile.Abs(f), outfile.Abs(out); a == b {
 			return usageError{fmt.Errorf("-o %s is also a run file to read: give the report its own file", out)}
 		}
 	}
@@ -70,7 +71,7 @@ func writeReport(files, labels []string, out, title string, force bool, stdout, 
 		_, err := stdout.Write(page.Bytes())
 		return err
 	}
-	if err := writeOutputFile("-o", out, force, func(w io.Writer) error {
+	if err := outfile.Write("-o", out, force, func(w io.Writer) error {
 		_, err := w.Write(page.Bytes())
 		return err
 	}); err != nil {

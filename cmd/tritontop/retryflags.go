@@ -41,8 +41,8 @@ func (f *RetryConfig) options(o *driver.Options) {
 // retryCodes is --retry-codes: gRPC code names as Triton and tritontop
 // print them (UNAVAILABLE), or their numbers.
 type RetryCodes struct {
-	List []codes.Code
-	Given  bool
+	List  []codes.Code
+	Given bool
 }
 
 func (r *RetryCodes) String() string {

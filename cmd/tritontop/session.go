@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/internal/outfile"
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
@@ -183,7 +184,7 @@ func (b *flagParts) Build(ctx context.Context, _ session.Config, stderr io.Write
 	}
 	rel.add(func(bool) { prom.close() })
 	if f.CPUProfile != "" {
-		stopProfile, err := startCPUProfile(f.CPUProfile, f.Output.Force)
+		stopProfile, err := outfile.StartCPUProfile(f.CPUProfile, f.Output.Force)
 		if err != nil {
 			return nil, usageError{err}
 		}

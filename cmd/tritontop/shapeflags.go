@@ -14,7 +14,7 @@ import (
 // stages.
 type ShapeConfig struct {
 	Stages           string
-	Trace        string
+	Trace            string
 	TraceSpeed       float64
 	RequestIntervals string
 

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/outfile"
 	"github.com/tritontop/tritontop/sim"
 )
 
@@ -130,8 +131,8 @@ func (o *simOptions) check() error {
 		return fmt.Errorf("--stall-for %s needs --stall-after: say when the stall starts", o.stallFor)
 	case o.stallAfter > 0 && o.stallFor == 0:
 		return errors.New("--stall-after needs --stall-for (how long the stall lasts)")
-	case o.cpuProfile != "" && checkNewOutput("--cpuprofile", o.cpuProfile, o.force) != nil:
-		return checkNewOutput("--cpuprofile", o.cpuProfile, o.force)
+	case o.cpuProfile != "" && outfile.CheckNew("--cpuprofile", o.cpuProfile, o.force) != nil:
+		return outfile.CheckNew("--cpuprofile", o.cpuProfile, o.force)
 	case o.metricsIntervalMS <= 0:
 		return fmt.Errorf("--metrics-interval-ms %d: must be positive", o.metricsIntervalMS)
 	case o.httpMaxInputSize < 1 || o.httpMaxInputSize > sim.MaxHTTPMaxInputSize:
@@ -241,7 +242,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if o.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(o.cpuProfile, o.force)
+		stopProfile, err := outfile.StartCPUProfile(o.cpuProfile, o.force)
 		if err != nil {
 			fmt.Fprintf(stderr, "tritontop sim: %v\n", err)
 			return 2

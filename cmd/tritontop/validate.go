@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/internal/outfile"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/session"
@@ -224,18 +225,18 @@ func validGRPCKey(k string) bool {
 // not started. A run over several models writes a CSV file per model
 // (csvPathFor).
 func checkOutputs(f *Config) error {
-	var outs []namedOutput
+	var outs []outfile.Named
 	if f.CSV != "" {
 		for _, p := range f.csvPaths() {
-			outs = append(outs, namedOutput{"-f", p})
+			outs = append(outs, outfile.Named{Flag: "-f", Path: p})
 		}
 		if f.CSV == "-" {
 			outs = outs[:0]
-			outs = append(outs, namedOutput{"-f", "-"})
+			outs = append(outs, outfile.Named{Flag: "-f", Path: "-"})
 		}
 	}
-	outs = append(outs, namedOutput{"--record", f.Record}, namedOutput{"--cpuprofile", f.CPUProfile})
-	return checkOutputFiles(outs, f.Output.Force)
+	outs = append(outs, outfile.Named{Flag: "--record", Path: f.Record}, outfile.Named{Flag: "--cpuprofile", Path: f.CPUProfile})
+	return outfile.CheckAll(outs, f.Output.Force)
 }
 
 // csvPaths are the CSV files -f writes: the one, or one per model of a run

@@ -30,12 +30,12 @@ const defaultScrapeInterval = 15 * time.Second
 // processes drive together (a Kubernetes Indexed Job), and of the
 // Prometheus endpoint through which a fleet is watched live.
 type WorkersConfig struct {
-	Count     int    // --workers; 0 without
-	Index     int    // --worker-index
-	StartAt string // --start-at as given
-	start     time.Time
-	PrometheusAddr  string
-	ScrapeInterval    time.Duration // --prometheus-scrape-interval
+	Count          int    // --workers; 0 without
+	Index          int    // --worker-index
+	StartAt        string // --start-at as given
+	start          time.Time
+	PrometheusAddr string
+	ScrapeInterval time.Duration // --prometheus-scrape-interval
 
 	// whole is the load of all the workers at the start, set by share.
 	whole load.Target

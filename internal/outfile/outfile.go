@@ -1,14 +1,16 @@
-package main
+// Package outfile holds the rule for every file tritontop writes (-f,
+// --record, report -o, replay -f, --junit, --cpuprofile), in one place.
+package outfile
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 )
 
 // The rule for every file tritontop writes (-f, --record, report -o,
@@ -25,29 +27,16 @@ import (
 //     written before it; a rename at the end would lose the whole run to a
 //     kill instead.
 
-// outputFileMode is the mode of every file tritontop writes.
-const outputFileMode fs.FileMode = 0o644
+// Mode is the mode of every file tritontop writes.
+const Mode fs.FileMode = 0o644
 
-// outputFlags hold --force.
-type OutputConfig struct {
-	Force bool
-}
+// Named is one output file of a command and the flag that names it.
+type Named struct{ Flag, Path string }
 
-// forceUsage is --force's help, shared by the commands that write files.
-const forceUsage = "overwrite output files that already exist (-f, --record, --cpuprofile, -o); without it an existing file is refused before the run"
-
-// registerOutputFlags adds --force to fs.
-func registerOutputFlags(fs *flag.FlagSet, f *OutputConfig) {
-	fs.BoolVar(&f.Force, "force", false, forceUsage)
-}
-
-// namedOutput is one output file of a command and the flag that names it.
-type namedOutput struct{ flag, path string }
-
-// checkOutputFiles applies the rule's checks before a command runs: each
+// CheckAll applies the rule's checks before a command runs: each
 // path (but "-") must be writable, new unless force, and no two outputs may
 // share a path (or both be standard output).
-func checkOutputFiles(outs []namedOutput, force bool) error {
+func CheckAll(outs []Named, force bool) error {
 	type seen struct {
 		flag string
 		fi   os.FileInfo
@@ -55,40 +44,40 @@ func checkOutputFiles(outs []namedOutput, force bool) error {
 	byPath := map[string]seen{}
 	stdout := ""
 	for _, o := range outs {
-		if o.path == "" {
+		if o.Path == "" {
 			continue
 		}
-		if o.path == "-" {
+		if o.Path == "-" {
 			if stdout != "" {
-				return fmt.Errorf("%s - and %s - both write to standard output: send one of them to a file", stdout, o.flag)
+				return fmt.Errorf("%s - and %s - both write to standard output: send one of them to a file", stdout, o.Flag)
 			}
-			stdout = o.flag
+			stdout = o.Flag
 			continue
 		}
-		if err := checkNewOutput(o.flag, o.path, force); err != nil {
+		if err := CheckNew(o.Flag, o.Path, force); err != nil {
 			return err
 		}
-		abs, err := filepath.Abs(o.path)
+		abs, err := filepath.Abs(o.Path)
 		if err != nil {
-			return fmt.Errorf("cannot write %s %s: %w", o.flag, o.path, err)
+			return fmt.Errorf("cannot write %s %s: %w", o.Flag, o.Path, err)
 		}
 		fi, _ := os.Stat(abs)
 		if prev, ok := byPath[abs]; ok {
-			return fmt.Errorf("%s and %s both write %s: one would overwrite the other; give each its own file", prev.flag, o.flag, o.path)
+			return fmt.Errorf("%s and %s both write %s: one would overwrite the other; give each its own file", prev.flag, o.Flag, o.Path)
 		}
 		for _, prev := range byPath {
 			if fi != nil && prev.fi != nil && os.SameFile(fi, prev.fi) {
-				return fmt.Errorf("%s and %s both write %s (one file under two names): give each its own file", prev.flag, o.flag, o.path)
+				return fmt.Errorf("%s and %s both write %s (one file under two names): give each its own file", prev.flag, o.Flag, o.Path)
 			}
 		}
-		byPath[abs] = seen{o.flag, fi}
+		byPath[abs] = seen{o.Flag, fi}
 	}
 	return nil
 }
 
-// checkNewOutput checks that path can be written: not a directory, in a
+// CheckNew checks that path can be written: not a directory, in a
 // directory that exists and takes new files, and new unless force.
-func checkNewOutput(flag, path string, force bool) error {
+func CheckNew(flag, path string, force bool) error {
 	if path == "-" {
 		return nil
 	}
@@ -113,11 +102,11 @@ func checkNewOutput(flag, path string, force bool) error {
 	return nil
 }
 
-// writeOutputFile writes a whole file by the rule: into a temporary file
+// Write writes a whole file by the rule: into a temporary file
 // in path's directory (mode 0644), then moved into place. Without force an
 // existing path is kept and the write fails (the path may have appeared
 // during the run); with force it is replaced.
-func writeOutputFile(flag, path string, force bool, write func(io.Writer) error) error {
+func Write(flag, path string, force bool, write func(io.Writer) error) error {
 	tmp, err := createTemp(path)
 	if err != nil {
 		return fmt.Errorf("cannot write %s %s: %v", flag, path, unwrapPath(err))
@@ -136,7 +125,7 @@ func createTemp(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := tmp.Chmod(outputFileMode); err != nil {
+	if err := tmp.Chmod(Mode); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return nil, err
@@ -185,18 +174,18 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// absPath is path made absolute, or path itself if that fails.
-func absPath(path string) string {
+// Abs is path made absolute, or path itself if that fails.
+func Abs(path string) string {
 	if a, err := filepath.Abs(path); err == nil {
 		return a
 	}
 	return path
 }
 
-// startCPUProfile profiles this process's CPU until the returned func runs,
+// StartCPUProfile profiles this process's CPU until the returned func runs,
 // into a temporary file that the func then moves to path by the output
 // rule: a profile is of use only whole.
-func startCPUProfile(path string, force bool) (func(), error) {
+func StartCPUProfile(path string, force bool) (func(), error) {
 	tmp, err := createTemp(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot write --cpuprofile %s: %v", path, unwrapPath(err))
@@ -212,4 +201,40 @@ func startCPUProfile(path string, force bool) (func(), error) {
 			fmt.Fprintf(os.Stderr, "tritontop: %v\n", err)
 		}
 	}, nil
+}
+
+// CheckPath refuses, before the run, a file the run could not write
+// at its end: a directory, or one in a directory that is not there.
+func CheckPath(flagName, path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("cannot write %s %s: it is a directory", flagName, path)
+	}
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		return fmt.Errorf("cannot write %s %s: there is no directory %s", flagName, path, filepath.Dir(path))
+	}
+	return nil
+}
+
+// AppendStepSummary appends Markdown to a job summary file
+// ($GITHUB_STEP_SUMMARY, which GitHub Actions shows on the run's page):
+// appended, as each step of a job adds its own.
+func AppendStepSummary(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("cannot write --step-summary %s: %w", path, err)
+	}
+	var b strings.Builder
+	if err := write(&b); err != nil {
+		f.Close()
+		return err
+	}
+	b.WriteString("\n")
+	if _, err := io.WriteString(f, b.String()); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot write --step-summary %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("cannot write --step-summary %s: %w", path, err)
+	}
+	return nil
 }
