@@ -21,8 +21,9 @@ package session
 
 import (
 	"errors"
-	"fmt"
 	"time"
+
+	"github.com/tritontop/tritontop/internal/usage"
 )
 
 // Limits of a run's settings; a value past one is refused before anything
@@ -36,104 +37,189 @@ const (
 	MaxTimeout  = time.Hour
 )
 
-// Config is one run's settings, as plain values. The command line's flags
-// become one (cmd/tritontop); a program fills one in directly.
+// Config is one run's settings, as plain values: every flag of a load run
+// of the command line has its field here (cmd/tritontop only parses them
+// into one), and a program or a test fills one in directly, starting from
+// Defaults. Names follow perf_analyzer's flags where it has one for the same
+// thing; errors about a field name its flag, as a user of the command line
+// reads them.
+//
+// New checks a Config once (check.go: the checks of one place) and fills in
+// what follows from it: the servers from URLs, the models from ModelArgs or
+// LoadFile, the parsed ranges, shapes, thresholds and SLOs. A field left at
+// its zero value where zero is not allowed takes its default.
 type Config struct {
-	// Record is the run file's path, "-" for standard output, empty for
-	// none. Force replaces an existing file at Record.
-	Record string
-	Force  bool
-	// Headless shows a progress line on standard error instead of the
-	// dashboard, which the session shows only when the Builder has one
-	// and standard output is a terminal.
-	Headless bool
-	// Tick is the collector's interval: one snapshot per tick.
-	Tick time.Duration
-	// Window is the span of the dashboard's sliding percentiles; zero
-	// takes Tick.
-	Window time.Duration
-	// Duration ends the run after it; zero runs until the context ends,
-	// the schedule ends, or q.
-	Duration time.Duration
-	// Drain is how long the drivers wait for requests in flight at the
-	// end of the run.
-	Drain time.Duration
-	// SharedProcess says the server shares this process (the demo), so
-	// the process's CPU is not the client's alone.
-	SharedProcess bool
+	// What is measured.
 
-	// What a session with no Builder connects to and how it loads it.
-	// A Builder reads its own settings instead.
-
-	// URL is the server's address (host:port); Protocol is "grpc" (the
-	// default) or "http".
-	URL      string
-	Protocol string
-	// Model is the model's name, ModelVersion its version (empty: the
-	// server's choice).
+	// Model is the model's name. ModelArgs are the command line's -m
+	// values (NAME or NAME@LOAD; several make a run over several models,
+	// and Model becomes their names, comma-separated); LoadFile is a YAML
+	// or JSON file of the run's models, in place of ModelArgs.
 	Model        string
 	ModelVersion string
-	// Concurrency is the requests kept in flight (default 1); BatchSize
-	// each request's batch (default 1).
-	Concurrency int
-	BatchSize   int
-	// Timeout is each request's deadline; zero for none.
-	Timeout time.Duration
+	ModelArgs    []string
+	LoadFile     string
+	// URL is the server (host:port); URLs are the command line's -u, one or
+	// several replicas of the model (then URL is the first), Balance how
+	// requests spread over them (least or rr). MetricsURLs are Triton's
+	// metrics endpoints, one per server; none reads each server's host at
+	// port 8002.
+	URL         string
+	URLs        []string
+	Balance     string
+	MetricsURLs []string
+	// Protocol is grpc or http; Streaming sends over gRPC bidirectional
+	// streams (Streams of them; 0: Connections); Endpoint chooses an HTTP
+	// API for an LLM's text.
+	Protocol  string
+	Streaming bool
+	Streams   int
+	Endpoint  EndpointConfig
+	// BatchSize is each request's batch; Shapes the shapes of variable
+	// inputs (NAME:d1,d2); InputData random, zero or a perf_analyzer JSON
+	// file.
+	BatchSize int
+	Shapes    []string
+	InputData string
+
+	// The load.
+
+	// Concurrency keeps this many requests in flight (closed loop);
+	// RequestRate sends this many a second (open loop, Distribution
+	// constant or poisson, at most MaxInflight in flight; 0 no cap).
+	// ConcurrencyRange and RequestRateRange (START[:END[:STEP]]) step
+	// the load, each level measured until stable (or for StepDuration).
+	Concurrency      int
+	ConcurrencyRange string
+	RequestRate      float64
+	RequestRateRange string
+	Distribution     string
+	MaxInflight      int
+	StepDuration     time.Duration
+	// Shape shapes the load over time: stages, a trace, intervals.
+	Shape ShapeConfig
+	// Sequences are a stateful model's sequence settings.
+	Sequences SequenceConfig
+	// LLM and Mooncake are the request parameters, prompt lengths and
+	// trace blocks of LLMs.
+	LLM      LLMConfig
+	Mooncake MooncakeConfig
+	// SLO are the objectives (--slo): a plan's levels must meet them, and
+	// a decoupled model's goodput counts the requests that met them all.
+	SLO SLOConfig
+
+	// Measuring.
+
+	// Tick is how often statistics are taken and shown; Window the span of
+	// the sliding "last N s" statistics.
+	Tick   time.Duration
+	Window time.Duration
+	// MeasurementIntervalMS is a range's measurement window in ms;
+	// StabilityPercent, MaxTrials, Percentile, LatencyThreshold (ms) and
+	// BinarySearch are perf_analyzer's stability and SLO-search settings.
+	MeasurementIntervalMS int
+	StabilityPercent      float64
+	MaxTrials             int
+	Percentile            float64
+	LatencyThreshold      float64
+	BinarySearch          bool
+	// CollectMetrics is accepted for perf_analyzer's command lines:
+	// Triton's metrics are always read.
+	CollectMetrics bool
+	// PerfAnalyzer holds perf_analyzer's flags that have no other field:
+	// --sync, count windows, shared memory, the profile export.
+	PerfAnalyzer PerfAnalyzerConfig
+
+	// The connection.
+
+	// Connections are gRPC connections used round robin (with HTTP the
+	// most connections; 0: one per request in flight). Timeout bounds each
+	// try of a request, Retries retries a failed one (Retry: backoff and
+	// codes), ConnectTimeout waits for the server.
+	Connections    int
+	Timeout        time.Duration
+	Retries        int
+	Retry          RetryConfig
+	ConnectTimeout time.Duration
+	// Headers are KEY:VALUE headers (gRPC metadata or HTTP); Secrets says
+	// which of them a run file may record.
+	Headers []string
+	Secrets SecretsConfig
+	// SSL turns on TLS; SSLCA, SSLCert and SSLKey are its PEM files (any of
+	// them turns it on).
+	SSL     bool
+	SSLCA   string
+	SSLCert string
+	SSLKey  string
+
+	// The run.
+
+	// Duration ends the run after it (0: until stopped, a range or a
+	// schedule ends it); Drain is how long requests in flight may finish
+	// at the end.
+	Duration time.Duration
+	Drain    time.Duration
+	// Record is the run file ("-": standard output); CSV perf_analyzer's
+	// CSV file (VerboseCSV adds tritontop's columns); JSON or Markdown
+	// formats the summary; Force replaces existing output files;
+	// CPUProfile writes a Go CPU profile of the run.
+	Record     string
+	CSV        string
+	VerboseCSV bool
+	JSON       bool
+	Markdown   bool
+	Force      bool
+	CPUProfile string
+	// Headless shows a progress line on standard error instead of the
+	// dashboard (which runs only on a terminal); FPS and Mouse are the
+	// dashboard's.
+	Headless bool
+	FPS      int
+	Mouse    bool
+	// Gates make the run a CI gate: thresholds, JUnit, repeats.
+	Gates GatesConfig
+	// Workers make the run one worker of a load shared by processes, and
+	// serve its statistics for Prometheus.
+	Workers WorkersConfig
+	// Plan makes the run a capacity plan (tritontop plan); nil otherwise.
+	Plan *PlanConfig
+	// Demo starts the simulator in this process with its demo models and
+	// runs against it (tritontop demo, plan --demo) unless URLs name a
+	// server; nil otherwise.
+	Demo *DemoConfig
+	// SharedProcess says the server shares this process (the demo does),
+	// so the process's CPU is not the client's alone; DemoGPU says how the
+	// demo sized its simulated GPU.
+	SharedProcess bool
+	DemoGPU       string
+	// Args are the command line, kept (redacted) in the run file's header.
+	Args []string
+
+	// Given names the command line's flags that were given, for the
+	// settings whose meaning depends on it (a flag given as 0 is refused
+	// rather than taken as its default). A program may leave it nil: a
+	// non-zero value then counts as given.
+	Given map[string]bool
+
+	// What check derived.
+	models     []modelSpec
+	metricsURL string
+	prepared   bool
 }
 
-// Validate returns the first problem with c as one line saying what is
-// wrong and what is allowed, or nil. builtIn says the session builds its
-// own parts (no Builder), so the server and model settings must be there.
-func (c Config) Validate(builtIn bool) error {
-	type rng struct {
-		name    string
-		v, lo   time.Duration
-		hi      time.Duration
-		zeroOK  bool
-		allowed string
-	}
-	for _, r := range []rng{
-		{"Tick", c.Tick, MinTick, MaxTick, false, "10ms to 1h"},
-		{"Window", c.Window, MinTick, MaxWindow, true, "0 (the tick) or 10ms to 24h"},
-		{"Duration", c.Duration, MinTick, MaxDuration, true, "0 (until stopped) or 10ms to 720h"},
-		{"Drain", c.Drain, 0, MaxDrain, true, "0 to 1h"},
-		{"Timeout", c.Timeout, time.Millisecond, MaxTimeout, true, "0 (none) or 1ms to 1h"},
-	} {
-		if r.zeroOK && r.v == 0 {
-			continue
-		}
-		if r.v < r.lo || r.v > r.hi {
-			return fmt.Errorf("session: %s %v is out of range: allowed %s", r.name, r.v, r.allowed)
-		}
-	}
-	if !builtIn {
-		return nil
-	}
-	switch {
-	case c.URL == "":
-		return errors.New("session: URL is empty: give the server's host:port")
-	case c.Model == "":
-		return errors.New("session: Model is empty: give the model's name")
-	case c.Protocol != "" && c.Protocol != "grpc" && c.Protocol != "http":
-		return fmt.Errorf("session: Protocol %q is unknown: use grpc or http", c.Protocol)
-	case c.Concurrency < 0:
-		return fmt.Errorf("session: Concurrency %d is negative: use 1 or more (0 takes 1)", c.Concurrency)
-	case c.BatchSize < 0:
-		return fmt.Errorf("session: BatchSize %d is negative: use 1 or more (0 takes 1)", c.BatchSize)
-	}
-	return nil
-}
+// defaultMaxInflight caps open-loop requests in flight unless told
+// otherwise: a stalled server at a high rate would otherwise pile up a
+// goroutine and a call per scheduled request. Sends the cap holds back are
+// counted late, so the dashboard shows it.
+const defaultMaxInflight = 4096
 
 // UsageError is a run refused for its settings or its files (a run file
 // that cannot be written): the command line's exit code 2.
-type UsageError struct{ Err error }
-
-// Error is the refusal's one line.
-func (e UsageError) Error() string { return e.Err.Error() }
-
-// Unwrap is the refusal's cause.
-func (e UsageError) Unwrap() error { return e.Err }
+type UsageError = usage.Error
 
 // ErrNotStarted is a run that ended before its load started (during a wait
 // for its start): it kept no run file.
 var ErrNotStarted = errors.New("the load never started, so no run file was kept")
+
+// Version is tritontop's version, written into run files.
+const Version = "0.1.0"

@@ -17,7 +17,7 @@ func Example() {
 		Tick: time.Second, Duration: 30 * time.Second, Drain: 5 * time.Second,
 		Record: "resnet50.jsonl", Headless: true,
 	}
-	s, err := session.New(cfg, nil, os.Stdout, os.Stderr) // nil: session.Dial
+	s, err := session.New(cfg, nil, os.Stdout, os.Stderr) // nil: session.Build
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -13,18 +13,18 @@ import (
 
 // Builder makes what a run measures: it connects to the server and builds
 // the drivers, the collector fed by them, and the run file's header, with
-// whatever else the run needs (Parts). cmd/tritontop's flags are one
-// Builder; Dial is the session's own.
+// whatever else the run needs (Parts). Build is the session's own; a test
+// wraps it to add to the parts.
 type Builder interface {
-	Build(ctx context.Context, cfg Config, stderr io.Writer) (*Parts, error)
+	Build(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Parts, error)
 }
 
 // BuilderFunc makes a function a Builder.
-type BuilderFunc func(ctx context.Context, cfg Config, stderr io.Writer) (*Parts, error)
+type BuilderFunc func(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Parts, error)
 
 // Build calls f.
-func (f BuilderFunc) Build(ctx context.Context, cfg Config, stderr io.Writer) (*Parts, error) {
-	return f(ctx, cfg, stderr)
+func (f BuilderFunc) Build(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Parts, error) {
+	return f(ctx, cfg, stdout, stderr)
 }
 
 // Parts are a built run. Drivers, Collector and Header are required; every

@@ -48,7 +48,7 @@ func openRecord(path string, h record.Header, stdout io.Writer) (*record.Writer,
 	}
 	w, err := record.Create(path, h)
 	if err != nil {
-		return nil, UsageError{fmt.Errorf("cannot write --record %s: %w", path, err)}
+		return nil, UsageError{Err: fmt.Errorf("cannot write --record %s: %w", path, err)}
 	}
 	return w, nil
 }

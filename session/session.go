@@ -43,15 +43,15 @@ type Session struct {
 	closed    bool
 }
 
-// New checks cfg and makes a session of it; b builds its parts (nil: the
-// session dials cfg.URL itself, see Dial). The run's summary goes to
-// stdout, its warnings and progress line to stderr.
+// New checks cfg (its errors are UsageErrors: one line each) and makes a
+// session of it; b builds its parts (nil: Build, the session's own). The
+// run's summary goes to stdout, its warnings and progress line to stderr.
 func New(cfg Config, b Builder, stdout, stderr io.Writer) (*Session, error) {
-	if err := cfg.Validate(b == nil); err != nil {
-		return nil, UsageError{err}
+	if err := cfg.check(stderr); err != nil {
+		return nil, err
 	}
 	if b == nil {
-		b = Dial{}
+		b = BuilderFunc(Build)
 	}
 	return &Session{cfg: cfg, builder: b, stdout: stdout, stderr: stderr}, nil
 }
@@ -63,13 +63,13 @@ func (s *Session) Started() time.Time { return s.started }
 // run file and wires the collector's snapshots to the sinks. Close must
 // run after it, whether it failed or not.
 func (s *Session) Connect(ctx context.Context) error {
-	p, err := s.builder.Build(ctx, s.cfg, s.stderr)
+	p, err := s.builder.Build(ctx, s.cfg, s.stdout, s.stderr)
 	if err != nil {
 		return err
 	}
 	s.parts = p
 	if err := replaceRunFile(s.cfg.Record, s.cfg.Force); err != nil {
-		return UsageError{err}
+		return UsageError{Err: err}
 	}
 	if s.rec, err = openRecord(s.cfg.Record, p.Header, s.stdout); err != nil {
 		return err

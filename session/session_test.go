@@ -153,8 +153,8 @@ func TestSessionCancelledFinishesItsFile(t *testing.T) {
 	defer cancel()
 	var ticks atomic.Int32
 	var reported *record.Summary
-	b := session.BuilderFunc(func(ctx context.Context, cfg session.Config, stderr io.Writer) (*session.Parts, error) {
-		p, err := session.Dial{}.Build(ctx, cfg, stderr)
+	b := session.BuilderFunc(func(ctx context.Context, cfg session.Config, stdout, stderr io.Writer) (*session.Parts, error) {
+		p, err := session.Build(ctx, cfg, stdout, stderr)
 		if err != nil {
 			return nil, err
 		}
@@ -196,8 +196,8 @@ func TestSessionNotStartedKeepsNoFile(t *testing.T) {
 	srv := startSim(t)
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	cfg := session.Config{URL: srv.GRPCAddr(), Model: model, Tick: 100 * time.Millisecond, Record: path, Headless: true}
-	b := session.BuilderFunc(func(ctx context.Context, cfg session.Config, stderr io.Writer) (*session.Parts, error) {
-		p, err := session.Dial{}.Build(ctx, cfg, stderr)
+	b := session.BuilderFunc(func(ctx context.Context, cfg session.Config, stdout, stderr io.Writer) (*session.Parts, error) {
+		p, err := session.Build(ctx, cfg, stdout, stderr)
 		if err != nil {
 			return nil, err
 		}
@@ -244,60 +244,6 @@ func TestSessionUnknownModel(t *testing.T) {
 	}
 }
 
-// TestValidate: each setting past its limits is refused in one line that
-// names it; a Builder's session needs no server or model of its own.
-func TestValidate(t *testing.T) {
-	ok := session.Config{URL: "127.0.0.1:8001", Model: "m", Tick: time.Second}
-	for _, c := range []struct {
-		name    string
-		edit    func(*session.Config)
-		builtIn bool
-		want    string // "" for no error
-	}{
-		{"plain", func(*session.Config) {}, true, ""},
-		{"no tick", func(c *session.Config) { c.Tick = 0 }, true, "Tick 0s is out of range"},
-		{"tick too short", func(c *session.Config) { c.Tick = time.Millisecond }, true, "Tick 1ms is out of range: allowed 10ms to 1h"},
-		{"tick too long", func(c *session.Config) { c.Tick = 2 * time.Hour }, true, "Tick 2h0m0s"},
-		{"negative duration", func(c *session.Config) { c.Duration = -time.Second }, true, "Duration -1s"},
-		{"duration too long", func(c *session.Config) { c.Duration = 800 * time.Hour }, true, "Duration 800h0m0s"},
-		{"zero duration", func(c *session.Config) { c.Duration = 0 }, true, ""},
-		{"negative drain", func(c *session.Config) { c.Drain = -1 }, true, "Drain"},
-		{"window too short", func(c *session.Config) { c.Window = time.Millisecond }, true, "Window"},
-		{"timeout too long", func(c *session.Config) { c.Timeout = 2 * time.Hour }, true, "Timeout"},
-		{"no URL", func(c *session.Config) { c.URL = "" }, true, "URL is empty"},
-		{"no model", func(c *session.Config) { c.Model = "" }, true, "Model is empty"},
-		{"bad protocol", func(c *session.Config) { c.Protocol = "udp" }, true, `Protocol "udp" is unknown`},
-		{"negative concurrency", func(c *session.Config) { c.Concurrency = -1 }, true, "Concurrency -1"},
-		{"negative batch", func(c *session.Config) { c.BatchSize = -2 }, true, "BatchSize -2"},
-		{"builder: no URL or model", func(c *session.Config) { c.URL, c.Model = "", "" }, false, ""},
-		{"builder: still no tick", func(c *session.Config) { c.Tick = 0 }, false, "Tick"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			cfg := ok
-			c.edit(&cfg)
-			err := cfg.Validate(c.builtIn)
-			switch {
-			case c.want == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case c.want == "":
-				return
-			case err == nil:
-				t.Fatalf("accepted, want %q", c.want)
-			case !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n"):
-				t.Fatalf("%q, want one line with %q", err, c.want)
-			}
-			var b session.Builder
-			if !c.builtIn {
-				b = session.Dial{}
-			}
-			_, err = session.New(cfg, b, io.Discard, io.Discard)
-			if !errors.As(err, new(session.UsageError)) {
-				t.Errorf("New: %v, want a UsageError", err)
-			}
-		})
-	}
-}
-
 // TestSessionSteppedRun gives a session a stepper (a sweep of two fixed
 // steps, as --concurrency-range 1:2 --step-duration does): the stepper
 // ends the run after its last level, each measured step reaches the run
@@ -311,8 +257,8 @@ func TestSessionSteppedRun(t *testing.T) {
 		Record: path, Headless: true,
 	}
 	search := plan.Sweep{Levels: []load.Target{{Mode: load.Concurrency, Concurrency: 1}, {Mode: load.Concurrency, Concurrency: 2}}}
-	b := session.BuilderFunc(func(ctx context.Context, cfg session.Config, stderr io.Writer) (*session.Parts, error) {
-		p, err := session.Dial{}.Build(ctx, cfg, stderr)
+	b := session.BuilderFunc(func(ctx context.Context, cfg session.Config, stdout, stderr io.Writer) (*session.Parts, error) {
+		p, err := session.Build(ctx, cfg, stdout, stderr)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tritontop/tritontop/internal/usage"
 	"github.com/tritontop/tritontop/report"
 )
 
@@ -39,30 +40,30 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 
 func compareRuns(files, labels []string, jsonOut, markdown bool, gates *compareGateFlags, stdout, stderr io.Writer) error {
 	if len(files) != 2 {
-		return usageError{fmt.Errorf("compare needs two run files, got %d: tritontop compare A.jsonl B.jsonl", len(files))}
+		return usage.Error{Err: fmt.Errorf("compare needs two run files, got %d: tritontop compare A.jsonl B.jsonl", len(files))}
 	}
 	if jsonOut && markdown {
-		return usageError{errors.New("choose --json or --markdown, not both")}
+		return usage.Error{Err: errors.New("choose --json or --markdown, not both")}
 	}
 	bounds, err := gates.parse()
 	if err != nil {
 		return err
 	}
-	names, err := runLabels(files, labels)
+	names, err := report.RunLabels(files, labels)
 	if err != nil {
 		return err
 	}
-	a, err := readRunFile(files[0], stderr)
+	a, err := report.ReadRun(files[0], stderr)
 	if err != nil {
 		return err
 	}
-	b, err := readRunFile(files[1], stderr)
+	b, err := report.ReadRun(files[1], stderr)
 	if err != nil {
 		return err
 	}
 	c, err := report.Compare(report.SummarizeRepeated(a), report.SummarizeRepeated(b), names[0], names[1])
 	if err != nil {
-		return usageError{err}
+		return usage.Error{Err: err}
 	}
 	failed := gates.apply(c, a, b, bounds)
 	switch {

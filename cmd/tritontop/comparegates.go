@@ -7,6 +7,7 @@ import (
 
 	"github.com/tritontop/tritontop/gate"
 	"github.com/tritontop/tritontop/internal/outfile"
+	"github.com/tritontop/tritontop/internal/usage"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 )
@@ -35,28 +36,28 @@ func registerCompareGateFlags(fs *flag.FlagSet, f *compareGateFlags) {
 // parse checks the flags before any file is read.
 func (f *compareGateFlags) parse() ([]report.FailIf, error) {
 	if !(f.alpha > 0 && f.alpha < 0.5) {
-		return nil, usageError{fmt.Errorf("--alpha %g is out of range: use a level between 0 and 0.5, e.g. 0.05", f.alpha)}
+		return nil, usage.Error{Err: fmt.Errorf("--alpha %g is out of range: use a level between 0 and 0.5, e.g. 0.05", f.alpha)}
 	}
 	var out []report.FailIf
 	for _, e := range f.failIf {
 		b, err := report.ParseFailIf(e)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, usage.Error{Err: err}
 		}
 		b.BeyondNoise = f.beyondNoise
 		out = append(out, b)
 	}
 	if f.stepSummary != "" {
 		if err := outfile.CheckPath("--step-summary", f.stepSummary); err != nil {
-			return nil, usageError{err}
+			return nil, usage.Error{Err: err}
 		}
 	}
 	if f.junit != "" {
 		if len(out) == 0 {
-			return nil, usageError{fmt.Errorf("--junit needs a --fail-if to check")}
+			return nil, usage.Error{Err: fmt.Errorf("--junit needs a --fail-if to check")}
 		}
 		if err := outfile.CheckPath("--junit", f.junit); err != nil {
-			return nil, usageError{err}
+			return nil, usage.Error{Err: err}
 		}
 	}
 	return out, nil
@@ -86,7 +87,7 @@ func (f *compareGateFlags) verdict(c *report.Comparison, failed []report.FailIfR
 			}
 			s.Cases = append(s.Cases, gc)
 		}
-		if err := writeJUnitFile(f.junit, s); err != nil {
+		if err := gate.WriteJUnitFile(f.junit, s); err != nil {
 			return err
 		}
 	}
@@ -97,5 +98,5 @@ func (f *compareGateFlags) verdict(c *report.Comparison, failed []report.FailIfR
 	for i, r := range failed {
 		parts[i] = r.Describe()
 	}
-	return sloError{fmt.Errorf("%d --fail-if bound(s) broken: %s", len(failed), strings.Join(parts, "; "))}
+	return gate.Failure{Err: fmt.Errorf("%d --fail-if bound(s) broken: %s", len(failed), strings.Join(parts, "; "))}
 }

@@ -1,85 +1,21 @@
 package main
 
 import (
-	"context"
 	"flag"
-	"fmt"
 	"io"
-	"time"
 
-	"github.com/tritontop/tritontop/sim"
-)
-
-// Demo defaults: the resnet50-like model at a concurrency that makes the
-// dynamic batcher form batches while leaving room to push it to the knee.
-const (
-	demoModel       = "resnet50"
-	demoConcurrency = 8
+	"github.com/tritontop/tritontop/session"
 )
 
 // runDemo is `tritontop demo`: the simulator in-process with its demo
 // models, and the dashboard driving load against it. Every load flag of a
 // normal run works; -m and -u default to the simulator's resnet50.
 func runDemo(args []string, stdout, stderr io.Writer) int {
-	var df DemoConfig
-	f, err := parseLoadFlags("tritontop demo", args, stderr, false, func(fs *flag.FlagSet) { registerDemoFlags(fs, &df) })
+	var demo session.DemoConfig
+	c, err := parseLoadFlags("tritontop demo", args, stderr, func(fs *flag.FlagSet, _ *session.Config) { registerDemoFlags(fs, &demo) })
 	if err != nil {
 		return flagExit("tritontop demo", err, stderr)
 	}
-	if f.Model == "" {
-		f.Model = demoModel
-	}
-	if !f.Given["concurrency"] && !f.Given["request-rate"] && f.ConcurrencyRange == "" && f.RequestRateRange == "" {
-		f.Concurrency = demoConcurrency
-	}
-	ctx, stop := stopContext(stderr)
-	defer stop()
-	srv, err := startDemoSimulator(ctx, f, df, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "tritontop: %s\n", oneLine(err.Error()))
-		return exitFail
-	}
-	defer srv.Close()
-	return exitFor(runSession(ctx, f, append([]string{"demo"}, args...), stdout, stderr), stderr)
-}
-
-// startDemoSimulator starts the simulator in this process with the demo
-// models and points the run's flags at it (unless -u was given): what
-// tritontop demo and tritontop plan --demo run against. Its GPUs are sized
-// to what this host's client drives (see sizeDemoRepository), said in a
-// line on stderr and in the run's header.
-func startDemoSimulator(ctx context.Context, f *Config, df DemoConfig, stderr io.Writer) (*sim.Server, error) {
-	repo := sim.DemoRepository()
-	if !f.Given["u"] {
-		sized, sz, ok, err := sizeDemoRepository(ctx, f, df, repo)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			repo = sized
-			f.DemoGPU = sz.String()
-			fmt.Fprintf(stderr, "tritontop: %s\n", f.DemoGPU)
-		}
-	}
-	srv, err := sim.Start(ctx, sim.Config{
-		GRPCAddr:    "127.0.0.1:0",
-		HTTPAddr:    "127.0.0.1:0",
-		MetricsAddr: "127.0.0.1:0",
-		Repository:  repo,
-		Engine:      sim.EngineOptions{MetricsInterval: time.Second},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("start the simulator: %w", err)
-	}
-	if !f.Given["u"] {
-		f.URL = srv.GRPCAddr()
-		if f.Protocol == "http" {
-			f.URL = srv.HTTPAddr()
-		}
-	}
-	f.SharedProcess = true
-	if f.metricsURL == "" {
-		f.metricsURL = "http://" + srv.MetricsAddr() + "/metrics"
-	}
-	return srv, nil
+	c.Demo, c.Args = &demo, append([]string{"demo"}, args...)
+	return runConfig(c, stdout, stderr)
 }

@@ -18,10 +18,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-)
 
-// version is tritontop's version, written into run files.
-const version = "0.1.0"
+	"github.com/tritontop/tritontop/session"
+)
 
 // Exit codes, as documented in the README.
 const (
@@ -59,12 +58,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case "capture":
 			return runCapture(args[1:], stdout, stderr)
 		case "version", "--version", "-version":
-			fmt.Fprintf(stdout, "tritontop %s\n", version)
+			fmt.Fprintf(stdout, "tritontop %s\n", session.Version)
 			return exitOK
 		case "help", "-h", "--help", "-help":
 			fmt.Fprint(stdout, usageText)
 			fmt.Fprintln(stdout, "\nFlags of a load run (tritontop, tritontop demo):")
-			fs := newLoadFlagSet("tritontop", &Config{}, stdout)
+			c := session.Defaults()
+			fs := newLoadFlagSet("tritontop", &c, stdout, new(error))
 			fs.PrintDefaults()
 			return exitOK
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tritontop/tritontop/internal/usage"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 )
@@ -32,21 +33,21 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		return flagExit("tritontop merge", err, stderr)
 	}
 	if *repeats {
-		return exitFor(joinRepeats(files, *out, stdout, stderr), stderr)
+		return exitFor(report.JoinRepeats(files, *out, stdout, stderr), stderr)
 	}
 	return exitFor(mergeRuns(files, *out, stdout, stderr), stderr)
 }
 
 func mergeRuns(files []string, out string, stdout, stderr io.Writer) error {
 	if len(files) < 2 {
-		return usageError{errors.New("merge needs the run files of two workers or more: tritontop merge W0.jsonl W1.jsonl... -o all.jsonl")}
+		return usage.Error{Err: errors.New("merge needs the run files of two workers or more: tritontop merge W0.jsonl W1.jsonl... -o all.jsonl")}
 	}
 	if out == "" {
-		return usageError{errors.New("merge needs -o FILE, the merged run file to write (-o - writes it to standard output)")}
+		return usage.Error{Err: errors.New("merge needs -o FILE, the merged run file to write (-o - writes it to standard output)")}
 	}
 	runs := make([]*record.Run, len(files))
 	for i, f := range files {
-		run, err := readRunFile(f, stderr)
+		run, err := report.ReadRun(f, stderr)
 		if err != nil {
 			return err
 		}
@@ -54,7 +55,7 @@ func mergeRuns(files []string, out string, stdout, stderr io.Writer) error {
 	}
 	merged, err := record.Merge(runs, files)
 	if err != nil {
-		return usageError{err}
+		return usage.Error{Err: err}
 	}
 	m := merged.Header.Merged
 	if missing := missingWorkers(m); len(missing) > 0 {
@@ -117,7 +118,7 @@ func writeRun(path string, run *record.Run, sum record.Summary, stdout io.Writer
 		w, err = record.Create(path, run.Header)
 	}
 	if err != nil {
-		return usageError{fmt.Errorf("cannot write -o %s: %w", path, err)}
+		return usage.Error{Err: fmt.Errorf("cannot write -o %s: %w", path, err)}
 	}
 	next := 0
 	for _, s := range run.Snapshots {

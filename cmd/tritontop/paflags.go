@@ -8,70 +8,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tritontop/tritontop/report"
-)
-
-// paFlags are perf_analyzer's flags that tritontop has no flag of its own
-// for, so that perf_analyzer's command lines run unchanged: each one does
-// what perf_analyzer's does, or is accepted with a note printed on stderr,
-// or is refused with one line saying why and what to use instead.
-// docs/perf-analyzer.md has the table of every perf_analyzer flag.
-type PerfAnalyzerConfig struct {
-	// serviceKind is --service-kind; only triton is served.
-	ServiceKind string
-	// verbose counts -v (perf_analyzer's -v -v is extra verbose).
-	Verbose int
-	// sync is --sync: one blocking request per worker thread; --async and
-	// -a (the default) keep requests in flight over callbacks.
-	Sync bool
-	// maxThreads is --max-threads (0: not given).
-	MaxThreads int
-	// measurementMode is time_windows or count_windows;
-	// measurementRequestCount the requests of a count window.
-	MeasurementMode         string
-	MeasurementRequestCount int
-	// sharedMemory is none or system; outputSharedMemorySize the bytes of
-	// each output's region (--output-shared-memory-size).
-	SharedMemory           string
-	OutputSharedMemorySize int
-	// profileExport is --profile-export-file; export writes it.
-	ProfileExportFile string
-	export            *report.ProfileExport
-	// stringLength is --string-length (0: the default).
-	StringLength int
-	// notes are the notes printed for flags accepted without an effect.
-	notes io.Writer
-	// refusal is the reason a perf_analyzer flag or value was refused,
-	// which the flag package would otherwise print after its own prefix.
-	refusal *error
-}
-
-// Defaults of perf_analyzer's flags.
-const (
-	defaultMeasurementRequestCount = 50
-	defaultOutputShmSize           = 100 * 1024
-)
-
-// Measurement modes.
-const (
-	timeWindows  = "time_windows"
-	countWindows = "count_windows"
+	"github.com/tritontop/tritontop/session"
 )
 
 // registerPerfAnalyzerFlags adds perf_analyzer's flags to fs. Aliases of
 // tritontop's own flags write f's fields; notes go to stderr when the flag
 // is parsed.
-func registerPerfAnalyzerFlags(fs *flag.FlagSet, f *Config, stderr io.Writer) {
+func registerPerfAnalyzerFlags(fs *flag.FlagSet, f *session.Config, stderr io.Writer, refusal *error) {
 	p := &f.PerfAnalyzer
-	p.notes = stderr
-	p.refusal = new(error)
-	p.ServiceKind = "triton"
-	p.MeasurementMode = timeWindows
-	p.MeasurementRequestCount = defaultMeasurementRequestCount
-	p.SharedMemory = "none"
-	p.OutputSharedMemorySize = defaultOutputShmSize
 
-	fs.Var(&choice{seen: p.refusal, to: &p.ServiceKind, flag: "--service-kind", ok: []string{"triton"}, refused: map[string]string{
+	fs.Var(&choice{seen: refusal, to: &p.ServiceKind, flag: "--service-kind", ok: []string{"triton"}, refused: map[string]string{
 		"triton_c_api": "tritontop talks to a server over gRPC or HTTP; it does not load Triton's in-process C API",
 		"tfserving":    "tritontop speaks Triton's KServe v2 protocol, not TensorFlow Serving's",
 		"torchserve":   "tritontop speaks Triton's KServe v2 protocol, not TorchServe's",
@@ -81,42 +27,42 @@ func registerPerfAnalyzerFlags(fs *flag.FlagSet, f *Config, stderr io.Writer) {
 	fs.Var(counter{&p.Verbose}, "v", "verbose (perf_analyzer's -v): a progress line per tick goes to stderr in headless runs anyway")
 	fs.BoolFunc("async", "requests in flight over callbacks (the default; perf_analyzer's --async)", func(string) error { p.Sync = false; return nil })
 	fs.BoolFunc("a", "same as --async", func(string) error { p.Sync = false; return nil })
-	fs.BoolVar(&p.Sync, "sync", false, "perf_analyzer's synchronous mode: each request in flight has its own OS thread, blocked until its response")
-	fs.IntVar(&p.MaxThreads, "max-threads", 0, "with --sync, the most threads, so the most requests in flight (perf_analyzer's default 16); with --async, accepted and unused: requests in flight take no thread each")
-	fs.Var(&choice{seen: p.refusal, to: &p.MeasurementMode, flag: "--measurement-mode", ok: []string{timeWindows, countWindows}}, "measurement-mode",
+	fs.BoolVar(&p.Sync, "sync", p.Sync, "perf_analyzer's synchronous mode: each request in flight has its own OS thread, blocked until its response")
+	fs.IntVar(&p.MaxThreads, "max-threads", p.MaxThreads, "with --sync, the most threads, so the most requests in flight (perf_analyzer's default 16); with --async, accepted and unused: requests in flight take no thread each")
+	fs.Var(&choice{seen: refusal, to: &p.MeasurementMode, flag: "--measurement-mode", ok: []string{session.TimeWindows, session.CountWindows}}, "measurement-mode",
 		"time_windows: windows of --measurement-interval ms; count_windows: windows of --measurement-request-count requests")
-	fs.IntVar(&p.MeasurementRequestCount, "measurement-request-count", defaultMeasurementRequestCount, "with --measurement-mode count_windows: finished requests per measurement window")
-	fs.Var(&choice{seen: p.refusal, to: &p.SharedMemory, flag: "--shared-memory", ok: []string{"none", "system"}, refused: map[string]string{
+	fs.IntVar(&p.MeasurementRequestCount, "measurement-request-count", p.MeasurementRequestCount, "with --measurement-mode count_windows: finished requests per measurement window")
+	fs.Var(&choice{seen: refusal, to: &p.SharedMemory, flag: "--shared-memory", ok: []string{"none", "system"}, refused: map[string]string{
 		"cuda": "tritontop's client has no CUDA: use --shared-memory system (a server on this host) or none",
 	}}, "shared-memory", "none (tensors over the network) or system (POSIX shared memory, for a server on this host only: inputs written once, outputs written by the server)")
-	fs.IntVar(&p.OutputSharedMemorySize, "output-shared-memory-size", defaultOutputShmSize, "bytes of each output's shared-memory region (only with --shared-memory)")
-	fs.StringVar(&p.ProfileExportFile, "profile-export-file", "", "write every request's send and response timestamps to FILE, in perf_analyzer's profile-export JSON (an experiment per load level)")
-	fs.StringVar(&f.CSV, "latency-report-file", "", "same as -f (the name Model Analyzer gives perf_analyzer's -f)")
-	fs.IntVar(&p.StringLength, "string-length", 0, "length of generated BYTES elements (perf_analyzer's default 128)")
+	fs.IntVar(&p.OutputSharedMemorySize, "output-shared-memory-size", p.OutputSharedMemorySize, "bytes of each output's shared-memory region (only with --shared-memory)")
+	fs.StringVar(&p.ProfileExportFile, "profile-export-file", p.ProfileExportFile, "write every request's send and response timestamps to FILE, in perf_analyzer's profile-export JSON (an experiment per load level)")
+	fs.StringVar(&f.CSV, "latency-report-file", f.CSV, "same as -f (the name Model Analyzer gives perf_analyzer's -f)")
+	fs.IntVar(&p.StringLength, "string-length", p.StringLength, "length of generated BYTES elements (perf_analyzer's default 128)")
 
-	registerPAAliases(fs, f, p)
-	registerPANoted(fs, p, stderr)
-	registerPARefused(fs, p)
+	registerPAAliases(fs, f, refusal)
+	registerPANoted(fs, refusal, stderr)
+	registerPARefused(fs, refusal)
 }
 
 // registerPAAliases registers perf_analyzer's names of tritontop's flags.
-func registerPAAliases(fs *flag.FlagSet, f *Config, p *PerfAnalyzerConfig) {
-	fs.BoolVar(&f.SSL, "ssl-grpc-use-ssl", false, "same as --ssl")
-	fs.StringVar(&f.SSLCA, "ssl-grpc-root-certifications-file", "", "same as --ssl-ca")
-	fs.StringVar(&f.SSLKey, "ssl-grpc-private-key-file", "", "same as --ssl-key")
-	fs.StringVar(&f.SSLCert, "ssl-grpc-certificate-chain-file", "", "same as --ssl-cert")
-	fs.StringVar(&f.SSLCA, "ssl-https-ca-certificates-file", "", "same as --ssl-ca")
-	fs.StringVar(&f.SSLCert, "ssl-https-client-certificate-file", "", "same as --ssl-cert")
-	fs.StringVar(&f.SSLKey, "ssl-https-private-key-file", "", "same as --ssl-key")
+func registerPAAliases(fs *flag.FlagSet, f *session.Config, refusal *error) {
+	fs.BoolVar(&f.SSL, "ssl-grpc-use-ssl", f.SSL, "same as --ssl")
+	fs.StringVar(&f.SSLCA, "ssl-grpc-root-certifications-file", f.SSLCA, "same as --ssl-ca")
+	fs.StringVar(&f.SSLKey, "ssl-grpc-private-key-file", f.SSLKey, "same as --ssl-key")
+	fs.StringVar(&f.SSLCert, "ssl-grpc-certificate-chain-file", f.SSLCert, "same as --ssl-cert")
+	fs.StringVar(&f.SSLCA, "ssl-https-ca-certificates-file", f.SSLCA, "same as --ssl-ca")
+	fs.StringVar(&f.SSLCert, "ssl-https-client-certificate-file", f.SSLCert, "same as --ssl-cert")
+	fs.StringVar(&f.SSLKey, "ssl-https-private-key-file", f.SSLKey, "same as --ssl-key")
 	pem := func(name string) {
-		fs.Var(&choice{seen: p.refusal, flag: "--" + name, ok: []string{"PEM"}, refused: map[string]string{"DER": "tritontop reads PEM files: convert with openssl x509 -inform DER (or openssl pkey -inform DER)"}},
+		fs.Var(&choice{seen: refusal, flag: "--" + name, ok: []string{"PEM"}, refused: map[string]string{"DER": "tritontop reads PEM files: convert with openssl x509 -inform DER (or openssl pkey -inform DER)"}},
 			name, "PEM (the only one read)")
 	}
 	pem("ssl-https-client-certificate-type")
 	pem("ssl-https-private-key-type")
-	fs.Var(&choice{seen: p.refusal, flag: "--ssl-https-verify-peer", ok: []string{"1"}, refused: map[string]string{"0": "tritontop always verifies the server's certificate: give its CA with --ssl-ca"}},
+	fs.Var(&choice{seen: refusal, flag: "--ssl-https-verify-peer", ok: []string{"1"}, refused: map[string]string{"0": "tritontop always verifies the server's certificate: give its CA with --ssl-ca"}},
 		"ssl-https-verify-peer", "1 (the server's certificate is always verified)")
-	fs.Var(&choice{seen: p.refusal, flag: "--ssl-https-verify-host", ok: []string{"2"}, refused: map[string]string{
+	fs.Var(&choice{seen: refusal, flag: "--ssl-https-verify-host", ok: []string{"2"}, refused: map[string]string{
 		"0": "tritontop always checks that the certificate names the server",
 		"1": "tritontop always checks that the certificate names the server"}},
 		"ssl-https-verify-host", "2 (the certificate must name the server)")
@@ -127,7 +73,7 @@ func registerPAAliases(fs *flag.FlagSet, f *Config, p *PerfAnalyzerConfig) {
 
 // registerPANoted registers perf_analyzer's flags that are accepted with a
 // note: they change nothing tritontop measures.
-func registerPANoted(fs *flag.FlagSet, p *PerfAnalyzerConfig, stderr io.Writer) {
+func registerPANoted(fs *flag.FlagSet, refusal *error, stderr io.Writer) {
 	note := func(name, usage, why string, isBool bool) {
 		fs.Var(noted{name: name, why: why, out: stderr, isBool: isBool}, name, usage)
 	}
@@ -138,16 +84,16 @@ func registerPANoted(fs *flag.FlagSet, p *PerfAnalyzerConfig, stderr io.Writer) 
 	note("metrics-interval", "accepted: Triton's metrics are read once per --tick", "Triton's metrics are read once per --tick", false)
 	note("log-frequency", "accepted: headless runs print a line per --tick", "headless runs print a progress line per --tick", false)
 	note("warmup-request-count", "accepted: each level's windows before the last three stable ones are its warm-up", "each level's windows before the last three stable ones are its warm-up", false)
-	fs.Var(&choice{seen: p.refusal, flag: "--input-tensor-format", ok: []string{"binary"}, refused: map[string]string{"json": "tritontop sends HTTP tensors in Triton's binary extension only"}}, "input-tensor-format", "binary (HTTP tensors in Triton's binary extension)")
-	fs.Var(&choice{seen: p.refusal, flag: "--output-tensor-format", ok: []string{"binary"}, refused: map[string]string{"json": "tritontop asks for HTTP outputs in Triton's binary extension only"}}, "output-tensor-format", "binary")
-	fs.Var(&choice{seen: p.refusal, flag: "--grpc-compression-algorithm", ok: []string{"none"}, refused: map[string]string{
+	fs.Var(&choice{seen: refusal, flag: "--input-tensor-format", ok: []string{"binary"}, refused: map[string]string{"json": "tritontop sends HTTP tensors in Triton's binary extension only"}}, "input-tensor-format", "binary (HTTP tensors in Triton's binary extension)")
+	fs.Var(&choice{seen: refusal, flag: "--output-tensor-format", ok: []string{"binary"}, refused: map[string]string{"json": "tritontop asks for HTTP outputs in Triton's binary extension only"}}, "output-tensor-format", "binary")
+	fs.Var(&choice{seen: refusal, flag: "--grpc-compression-algorithm", ok: []string{"none"}, refused: map[string]string{
 		"gzip": "tritontop sends gRPC requests uncompressed", "deflate": "tritontop sends gRPC requests uncompressed"}},
 		"grpc-compression-algorithm", "none (requests are sent uncompressed)")
 }
 
 // registerPARefused registers perf_analyzer's flags that are refused: what
 // they ask for is not there.
-func registerPARefused(fs *flag.FlagSet, p *PerfAnalyzerConfig) {
+func registerPARefused(fs *flag.FlagSet, refusal *error) {
 	for _, r := range []struct {
 		name, why string
 		isBool    bool
@@ -168,49 +114,8 @@ func registerPARefused(fs *flag.FlagSet, p *PerfAnalyzerConfig) {
 		{"version", "--version is not supported among a run's flags: give it alone (tritontop --version)", true},
 		{"?", "-? is not supported: use -h for help", true},
 	} {
-		fs.Var(refused{seen: p.refusal, why: r.why, isBool: r.isBool}, r.name, "refused: "+r.why)
+		fs.Var(refused{seen: refusal, why: r.why, isBool: r.isBool}, r.name, "refused: "+r.why)
 	}
-}
-
-// check validates the combination of perf_analyzer's flags once they are
-// all parsed; set is the flags given.
-func (p *PerfAnalyzerConfig) check(f *Config) error {
-	if p.MaxThreads < 0 || (f.Given["max-threads"] && p.MaxThreads == 0) {
-		return fmt.Errorf("--max-threads %d: the value must be > 0", p.MaxThreads)
-	}
-	if p.MeasurementRequestCount <= 0 {
-		return fmt.Errorf("--measurement-request-count %d: the value must be > 0", p.MeasurementRequestCount)
-	}
-	if f.Given["measurement-request-count"] && p.MeasurementMode != countWindows {
-		fmt.Fprintln(p.notes, "note: --measurement-request-count is used only with --measurement-mode count_windows")
-	}
-	if p.OutputSharedMemorySize < 0 {
-		return fmt.Errorf("--output-shared-memory-size %d must not be negative", p.OutputSharedMemorySize)
-	}
-	if p.Sync && f.Given["max-threads"] {
-		most := float64(f.Concurrency)
-		if f.ConcurrencyRange != "" {
-			if _, end, _, err := parseRange("--concurrency-range", f.ConcurrencyRange); err == nil {
-				most = end
-			}
-		}
-		if most > float64(p.MaxThreads) {
-			return fmt.Errorf("--sync sends one request per thread: concurrency %v needs --max-threads %v or more (given %d)", most, most, p.MaxThreads)
-		}
-	}
-	if err := p.checkProfileExport(f); err != nil {
-		return err
-	}
-	if err := p.checkSharedMemory(f); err != nil {
-		return err
-	}
-	if p.StringLength < 0 {
-		return fmt.Errorf("--string-length %d must not be negative", p.StringLength)
-	}
-	if f.Given["sync"] && (f.Given["async"] || f.Given["a"]) {
-		return fmt.Errorf("--sync and --async both given: pick one")
-	}
-	return nil
 }
 
 // choice is a flag taking one of a few values; refused values get their
@@ -278,9 +183,12 @@ type refused struct {
 	seen   *error
 }
 
-func (r refused) String() string         { return "" }
-func (r refused) Set(string) error       { return keep(r.seen, refusedFlagError(r.why)) }
-func (r refused) IsBoolFlag() bool       { return r.isBool }
+func (r refused) String() string { return "" }
+
+func (r refused) Set(string) error { return keep(r.seen, refusedFlagError(r.why)) }
+
+func (r refused) IsBoolFlag() bool { return r.isBool }
+
 func (r refusedFlagError) Error() string { return string(r) }
 
 // refusedFlagError is a refused flag's reason.
@@ -294,36 +202,20 @@ type noted struct {
 }
 
 func (n noted) String() string { return "" }
+
 func (n noted) Set(string) error {
 	if n.out != nil {
 		fmt.Fprintf(n.out, "note: --%s accepted: %s\n", n.name, n.why)
 	}
 	return nil
 }
-func (n noted) IsBoolFlag() bool { return n.isBool }
 
-// countWindow is the requests of a count window with --measurement-mode
-// count_windows, 0 in time windows.
-func (p *PerfAnalyzerConfig) countWindow() int {
-	if p.MeasurementMode != countWindows {
-		return 0
-	}
-	return p.MeasurementRequestCount
-}
+func (n noted) IsBoolFlag() bool { return n.isBool }
 
 // keep notes err as the refusal to report, if there is a place for it.
 func keep(seen *error, err error) error {
 	if seen != nil && *seen == nil {
 		*seen = err
-	}
-	return err
-}
-
-// parseError is the error to report for a failed parse: a refused
-// perf_analyzer flag's own line, without the flag package's prefix.
-func (p *PerfAnalyzerConfig) parseError(err error) error {
-	if p.refusal != nil && *p.refusal != nil {
-		return *p.refusal
 	}
 	return err
 }

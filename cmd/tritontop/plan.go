@@ -1,35 +1,13 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 
-	"github.com/tritontop/tritontop/plan"
-	"github.com/tritontop/tritontop/triton/pb"
-)
-
-// planFlags are tritontop plan's own flags.
-type PlanConfig struct {
-	SLO                  []string
-	TargetRate           float64
-	GPUUtilizationTarget float64
-	Deployment           string
-	Namespace            string
-	Demo                 bool
-	DemoSize             DemoConfig
-	Budget               PlanBudget
-	parsed               plan.SLO   // the first --slo
-	more                 []plan.SLO // the others
-}
-
-// Defaults of a plan's measurement: shorter windows than a sweep's, so a
-// plan takes a couple of minutes.
-const (
-	planMeasurementMS = 2000
-	planTick          = "500ms"
-	planMaxTrials     = 6
+	"github.com/tritontop/tritontop/session"
 )
 
 // runPlan is `tritontop plan`: how much one replica holds under an SLO and
@@ -38,104 +16,84 @@ const (
 // HorizontalPodAutoscaler. On a terminal the dashboard shows the search as
 // it goes (its sweep pane); --headless prints a line per level instead.
 func runPlan(args []string, stdout, stderr io.Writer) int {
-	pf := &PlanConfig{}
-	f, err := parseLoadFlags("tritontop plan", args, stderr, false, func(fs *flag.FlagSet) {
-		registerDemoFlags(fs, &pf.DemoSize)
-		registerPlanBudgetFlags(fs, &pf.Budget)
-		fs.Float64Var(&pf.TargetRate, "target-rate", 0, "the load to plan for, requests per second (required)")
-		fs.Float64Var(&pf.GPUUtilizationTarget, "gpu-utilization-target", 0, "no GPU above this utilization (0..1) at a passing level, and the autoscaler's target")
-		fs.StringVar(&pf.Deployment, "deployment", "triton", "the Triton Deployment the autoscaler scales")
-		fs.StringVar(&pf.Namespace, "namespace", "default", "its namespace")
-		fs.BoolVar(&pf.Demo, "demo", false, "plan against the simulator in this process, as tritontop demo runs")
+	pc := session.DefaultPlan()
+	var demo session.DemoConfig
+	var onDemo bool
+	c, err := parseLoadFlags("tritontop plan", args, stderr, func(fs *flag.FlagSet, _ *session.Config) {
+		registerDemoFlags(fs, &demo)
+		registerPlanBudgetFlags(fs, &pc.Budget)
+		fs.Float64Var(&pc.TargetRate, "target-rate", pc.TargetRate, "the load to plan for, requests per second (required)")
+		fs.Float64Var(&pc.GPUUtilizationTarget, "gpu-utilization-target", pc.GPUUtilizationTarget, "no GPU above this utilization (0..1) at a passing level, and the autoscaler's target")
+		fs.StringVar(&pc.Deployment, "deployment", pc.Deployment, "the Triton Deployment the autoscaler scales")
+		fs.StringVar(&pc.Namespace, "namespace", pc.Namespace, "its namespace")
+		fs.BoolVar(&onDemo, "demo", false, "plan against the simulator in this process, as tritontop demo runs")
 	})
 	if err != nil {
 		return flagExit("tritontop plan", err, stderr)
 	}
-	pf.SLO = f.SLO.Specs // --slo is the load flags' (sloflags.go)
-	if err := pf.check(f); err != nil {
-		fmt.Fprintf(stderr, "tritontop: %v\n", err)
-		return exitUsage
+	c.Plan, c.Args = &pc, append([]string{"plan"}, args...)
+	if onDemo {
+		c.Demo = &demo
 	}
-	f.Plan = pf
-	if !f.Given["measurement-interval"] && !f.Given["p"] {
-		f.MeasurementIntervalMS = planMeasurementMS
-	}
-	if !f.Given["tick"] {
-		f.Tick = min(mustDuration(planTick), f.Tick)
-	}
-	if !f.Given["max-trials"] && !f.Given["r"] {
-		f.MaxTrials = planMaxTrials
-	}
-	ctx, stop := stopContext(stderr)
-	defer stop()
-	if pf.Demo {
-		if f.Model == "" {
-			f.Model = demoModel
-		}
-		srv, err := startDemoSimulator(ctx, f, pf.DemoSize, stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "tritontop: %s\n", oneLine(err.Error()))
-			return exitFail
-		}
-		defer srv.Close()
-	}
-	return planExit(runSession(ctx, f, append([]string{"plan"}, args...), stdout, stderr), stderr)
+	return runConfig(c, stdout, stderr)
 }
 
-// check validates the plan flags.
-func (pf *PlanConfig) check(f *Config) error {
-	switch {
-	case f.Model == "" && !pf.Demo:
-		return errors.New("no model given: use -m MODEL (or --demo to plan against the simulator)")
-	case f.several():
-		return errors.New("tritontop plan searches one model's capacity: give -m once (plan each model on its own)")
-	case len(f.models) == 1 && f.models[0].hasLoad():
-		return fmt.Errorf("tritontop plan chooses the load itself: drop the @load of %s", f.models[0].where)
-	case len(pf.SLO) == 0:
-		return errors.New("no SLO given: use --slo p99:100ms (a percentile and a latency) or --slo avg:20ms")
-	case !(pf.TargetRate > 0) || pf.TargetRate > 1e9:
-		return fmt.Errorf("--target-rate %v: give the requests per second to plan for, above 0", pf.TargetRate)
-	case pf.GPUUtilizationTarget < 0 || pf.GPUUtilizationTarget > 1 || pf.GPUUtilizationTarget != pf.GPUUtilizationTarget:
-		return fmt.Errorf("--gpu-utilization-target %v: give a fraction between 0 and 1, such as 0.85", pf.GPUUtilizationTarget)
-	case f.ConcurrencyRange != "" || f.RequestRateRange != "" || f.Given["concurrency"] || f.Given["request-rate"]:
-		return errors.New("tritontop plan chooses the load itself: drop --concurrency, --request-rate and the ranges")
+// registerPlanBudgetFlags adds them to fs.
+func registerPlanBudgetFlags(fs *flag.FlagSet, b *session.PlanBudget) {
+	// A load run's --repeat (gateflags.go) reruns the whole load; in a
+	// plan the same flag repeats the measurement of the capacity level
+	// instead, so the plan takes the flag over rather than defining a second.
+	planRepeat := &intFlag{p: &b.Repeat}
+	usage := "measure the capacity level this many times in all; the plan reports their median and range and plans on the lowest"
+	if fl := fs.Lookup("repeat"); fl != nil {
+		fl.Value, fl.Usage, fl.DefValue = planRepeat, usage, planRepeat.String()
+	} else {
+		fs.Var(planRepeat, "repeat", usage)
 	}
-	if err := pf.Budget.check(pf.TargetRate); err != nil {
-		return err
+	fs.BoolVar(&b.AllowClientBound, "allow-client-bound", b.AllowClientBound, "plan replicas even when the client limited the measurement (marked as a lower bound); without it such a plan is refused, exit 99")
+	fs.Float64Var(&b.MinRate, "min-rate", b.MinRate, "the trough, requests per second, that minReplicas serve (default 25% of --target-rate)")
+	fs.Float64Var(&b.Burst, "burst", b.Burst, "the share over --target-rate that maxReplicas serve, for bursts")
+	fs.StringVar(&b.Autoscaler, "autoscaler", b.Autoscaler, "the autoscaler to write: hpa (autoscaling/v2, through the Prometheus adapter) or keda (a KEDA ScaledObject with a Prometheus trigger)")
+	fs.StringVar(&b.PrometheusURL, "prometheus-url", b.PrometheusURL, "the Prometheus that KEDA's trigger queries (--autoscaler keda)")
+	fs.Float64Var(&b.GPUHourCost, "gpu-hour-cost", b.GPUHourCost, "price of one GPU for an hour, USD: the plan then says what it costs")
+	fs.Float64Var(&b.ReplicaHourCost, "replica-hour-cost", b.ReplicaHourCost, "price of one replica for an hour besides its GPUs (node, CPU, memory), USD")
+}
+
+// intFlag is a flag.Value writing an int.
+type intFlag struct{ p *int }
+
+func (v *intFlag) String() string {
+	if v.p == nil {
+		return "0"
 	}
-	if err := checkSLOsAgree(pf.SLO); err != nil {
-		return err
+	return strconv.Itoa(*v.p)
+}
+
+func (v *intFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("not a whole number: %q", s)
 	}
-	if err := plan.CheckHPANames(pf.Deployment, pf.Namespace); err != nil {
-		return fmt.Errorf("--deployment/--namespace: %w", err)
-	}
-	for i, text := range pf.SLO {
-		slo, err := plan.ParseSLO(text)
-		if err != nil {
-			return fmt.Errorf("--slo: %w", err)
-		}
-		if i == 0 {
-			slo.GPUTarget = pf.GPUUtilizationTarget
-			pf.parsed = slo
-		} else {
-			pf.more = append(pf.more, slo)
-		}
-	}
+	*v.p = n
 	return nil
 }
 
-// probeConcurrency is the capacity probe's concurrency: twice the model's
-// instances times its max batch, so that every instance runs full batches
-// with as many waiting.
-func probeConcurrency(cfg *pb.ModelConfig) int {
-	instances := 0
-	for _, g := range cfg.GetInstanceGroup() {
-		n := max(int(g.GetCount()), 1)
-		if g.GetKind() == pb.ModelInstanceGroup_KIND_GPU && len(g.GetGpus()) > 0 {
-			n *= len(g.GetGpus())
+// registerDemoFlags adds the demo's sizing flag to fs.
+func registerDemoFlags(fs *flag.FlagSet, d *session.DemoConfig) {
+	fs.Func("demo-gpu-rate", "the demo GPU's speed: requests/s it serves the model at full batches; by default sized to what this host's client drives (calibrated once, then cached), auto calibrates again, full keeps the simulator's H100-like profile", func(s string) error {
+		switch s {
+		case "auto":
+			d.GPURate, d.Recalibrate = 0, true
+			return nil
+		case "full":
+			d.GPURate = -1
+			return nil
 		}
-		instances += n
-	}
-	c := 2 * max(instances, 1) * max(int(cfg.GetMaxBatchSize()), 1)
-	return min(max(c, 4), 1024)
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("--demo-gpu-rate %q: give requests per second above 0, auto or full", s)
+		}
+		d.GPURate = v
+		return nil
+	})
 }

@@ -8,7 +8,9 @@ import (
 	"io"
 
 	"github.com/tritontop/tritontop/internal/outfile"
+	"github.com/tritontop/tritontop/internal/usage"
 	"github.com/tritontop/tritontop/report"
+	"github.com/tritontop/tritontop/session"
 )
 
 // runReport is `tritontop report RUN.jsonl... -o report.html`: one
@@ -36,26 +38,26 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 
 func writeReport(files, labels []string, out, title string, force bool, stdout, stderr io.Writer) error {
 	if len(files) == 0 {
-		return usageError{errors.New("report needs at least one run file: tritontop report RUN.jsonl... -o report.html")}
+		return usage.Error{Err: errors.New("report needs at least one run file: tritontop report RUN.jsonl... -o report.html")}
 	}
 	if out == "" {
-		return usageError{errors.New("report needs -o FILE.html, the page to write (-o - writes it to standard output)")}
+		return usage.Error{Err: errors.New("report needs -o FILE.html, the page to write (-o - writes it to standard output)")}
 	}
 	if err := outfile.CheckNew("-o", out, force); err != nil {
-		return usageError{err}
+		return usage.Error{Err: err}
 	}
 	for _, f := range files {
 		if a, b := outfile.Abs(f), outfile.Abs(out); a == b {
-			return usageError{fmt.Errorf("-o %s is also a run file to read: give the report its own file", out)}
+			return usage.Error{Err: fmt.Errorf("-o %s is also a run file to read: give the report its own file", out)}
 		}
 	}
-	names, err := runLabels(files, labels)
+	names, err := report.RunLabels(files, labels)
 	if err != nil {
 		return err
 	}
 	var runs []report.HTMLRun
 	for i, f := range files {
-		run, err := readRunFile(f, stderr)
+		run, err := report.ReadRun(f, stderr)
 		if err != nil {
 			return err
 		}
@@ -64,7 +66,7 @@ func writeReport(files, labels []string, out, title string, force bool, stdout, 
 	// The page is made in memory first, so that an error leaves no
 	// half-written file behind.
 	var page bytes.Buffer
-	if err := report.WriteHTML(&page, runs, report.HTMLOptions{Title: title, Generator: "tritontop " + version}); err != nil {
+	if err := report.WriteHTML(&page, runs, report.HTMLOptions{Title: title, Generator: "tritontop " + session.Version}); err != nil {
 		return err
 	}
 	if out == "-" {
@@ -75,7 +77,7 @@ func writeReport(files, labels []string, out, title string, force bool, stdout, 
 		_, err := w.Write(page.Bytes())
 		return err
 	}); err != nil {
-		return usageError{err}
+		return usage.Error{Err: err}
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d KB, %d run%s)\n", out, (page.Len()+1023)/1024, len(runs), plural(len(runs)))
 	return nil

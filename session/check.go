@@ -1,0 +1,119 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// check validates c and derives what follows from it, once: the defaults of
+// what was left at zero, the demo's and the plan's own defaults, the models,
+// the servers, the parsed ranges, shapes and SLOs. Every error is one line
+// that says what was wrong and what to do; they are usage errors. notes
+// takes the notes printed for settings accepted without an effect.
+func (c *Config) check(notes io.Writer) error {
+	if c.prepared {
+		return nil
+	}
+	c.deriveGiven()
+	c.fillDefaults()
+	if c.Demo != nil {
+		c.demoDefaults()
+	}
+	if c.Plan != nil {
+		c.planDefaults()
+	}
+	for _, step := range []func(*Config) error{
+		checkSecrets, checkShapeFlags, takeModels, checkModelGiven, checkProtocol, takeServers,
+		checkNumbers,
+	} {
+		if err := step(c); err != nil {
+			return UsageError{Err: err}
+		}
+	}
+	if err := c.PerfAnalyzer.check(c, notes); err != nil {
+		return UsageError{Err: err}
+	}
+	// A tick never spans two measurement windows.
+	c.Tick = min(c.Tick, time.Duration(c.MeasurementIntervalMS)*time.Millisecond)
+	for _, step := range []func(*Config) error{
+		checkPlan, checkCombinations, checkAddresses, checkRanges, checkTLSFlags, checkOutputs,
+	} {
+		if err := step(c); err != nil {
+			return UsageError{Err: err}
+		}
+	}
+	c.prepared = true
+	return nil
+}
+
+// checkModelGiven refuses a run without a model, and checks the protocol
+// and the endpoint.
+func checkModelGiven(c *Config) error {
+	switch {
+	case c.Model != "":
+	case c.Plan != nil:
+		return errors.New("no model given: use -m MODEL (or --demo to plan against the simulator)")
+	default:
+		return errors.New("no model given: use -m MODEL (or `tritontop demo` to try the simulator)")
+	}
+	return nil
+}
+
+// checkProtocol checks -i, the endpoint and streaming against each other,
+// and the distribution.
+func checkProtocol(c *Config) error {
+	switch c.Protocol {
+	case "grpc", "http":
+	default:
+		return fmt.Errorf("unknown protocol %q for -i: use grpc or http", c.Protocol)
+	}
+	if err := c.Endpoint.check(c); err != nil {
+		return err
+	}
+	if c.Streaming && c.Protocol != "grpc" && !c.Endpoint.text() {
+		return errors.New("--streaming needs gRPC: drop -i http (or stream an LLM's text with --endpoint generate_stream, chat or completions)")
+	}
+	switch c.Distribution {
+	case "constant", "poisson":
+	default:
+		return fmt.Errorf("unknown --request-distribution %q: use constant or poisson", c.Distribution)
+	}
+	return nil
+}
+
+// deriveGiven fills Given for a Config a program made: a setting counts as
+// given when it is not zero (or, for URL, not empty).
+func (c *Config) deriveGiven() {
+	if c.Given != nil {
+		return
+	}
+	c.Given = map[string]bool{}
+	for name, set := range map[string]bool{
+		"concurrency":                   c.Concurrency != 0,
+		"request-rate":                  c.RequestRate != 0,
+		"streams":                       c.Streams != 0,
+		"step-duration":                 c.StepDuration != 0,
+		"workers":                       c.Workers.Count != 0,
+		"worker-index":                  c.Workers.Index != 0,
+		"u":                             c.URL != "" || len(c.URLs) > 0,
+		"balance":                       len(c.URLs) > 1 && c.Balance != "",
+		"max-threads":                   c.PerfAnalyzer.MaxThreads != 0,
+		"sync":                          c.PerfAnalyzer.Sync,
+		"prompt-tokens":                 c.LLM.PromptTokens != 0,
+		"synthetic-input-tokens-mean":   c.Endpoint.InputTokensMean != 0,
+		"synthetic-input-tokens-stddev": c.Endpoint.InputTokensStdDev != 0,
+		"output-tokens-mean":            c.Endpoint.OutputTokensMean != 0,
+		"output-tokens-stddev":          c.Endpoint.OutputTokensStdDev != 0,
+		"num-prompts":                   c.Endpoint.NumPrompts != 0,
+		"sequence-id-range":             c.Sequences.IDRange != "",
+		"serial-sequences":              c.Sequences.Serial,
+		"trace-speed":                   c.Shape.TraceSpeed != 0 && c.Shape.TraceSpeed != 1,
+		"connections":                   c.Connections != 0,
+	} {
+		if set {
+			c.Given[name] = true
+		}
+	}
+}

@@ -1,0 +1,33 @@
+package session
+
+import (
+	"io"
+
+	"github.com/tritontop/tritontop/internal/outfile"
+	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/report"
+)
+
+// writeCSVFile writes the run's perf_analyzer-style CSV (one row per load
+// step) from the run's summary. perf_analyzer's CSV is of one model: a run
+// over several models writes one file per model, path with the model's
+// name before its extension (out.csv: out.resnet50.csv, out.bert.csv).
+func writeCSVFile(path string, sum record.Summary, o report.CSVOptions, force bool) error {
+	if len(sum.Models) == 0 {
+		return writeOneCSV(path, sum.Steps, o, force)
+	}
+	for i, m := range sum.Models {
+		if err := writeOneCSV(csvPathFor(path, m.Name), report.ModelRun(sum, i).Steps, o, force); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeOneCSV writes one CSV file by the output-file rule: whole, through
+// a temporary file renamed into place.
+func writeOneCSV(path string, steps []record.Step, o report.CSVOptions, force bool) error {
+	return outfile.Write("-f", path, force, func(w io.Writer) error {
+		return report.WriteCSVSteps(w, steps, o)
+	})
+}
