@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"time"
 )
 
@@ -116,4 +117,13 @@ func (c *Config) deriveGiven() {
 			c.Given[name] = true
 		}
 	}
+}
+
+// Validate checks c as New would, without changing it or connecting to
+// anything: nil, or a usage error of one line saying what is wrong.
+func (c Config) Validate() error {
+	if c.Given != nil {
+		c.Given = maps.Clone(c.Given)
+	}
+	return c.check(io.Discard)
 }

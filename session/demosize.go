@@ -142,7 +142,7 @@ func sizeDemoRepository(ctx context.Context, f *Config, d DemoConfig, repo sim.R
 func calibrateDemo(ctx context.Context, f *Config, repo sim.Repository, i int) (float64, error) {
 	instant := sim.Repository{GPUs: repo.GPUs, Models: []sim.ModelSpec{repo.Models[i]}}
 	instant.Models[0].Latency = sim.LatencySpec{}
-	srv, err := sim.Start(ctx, sim.Config{GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", Repository: instant})
+	srv, err := sim.Start(ctx, sim.Config{GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", Repository: instant})
 	if err != nil {
 		return 0, fmt.Errorf("start the calibration simulator: %w", err)
 	}

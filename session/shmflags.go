@@ -89,7 +89,7 @@ func placeSharedMemory(ctx context.Context, f *Config, t *target) error {
 	for _, o := range t.metadata.GetOutputs() {
 		outputs = append(outputs, o.GetName())
 	}
-	set, err := triton.PlaceInSharedMemory(ctx, c, t.requests, outputs, f.PerfAnalyzer.OutputSharedMemorySize, triton.ShmPrefix(0))
+	set, err := triton.PlaceInSharedMemory(ctx, c, t.requests, outputs, f.PerfAnalyzer.OutputSharedMemorySize, triton.NewShmPrefix())
 	if err != nil {
 		var reg *triton.ShmRegisterError
 		if errors.As(err, &reg) {

@@ -108,7 +108,7 @@ func BenchmarkClientCPUResNet50(b *testing.B) {
 		if proto == "http" {
 			addr, conns = httpAddr, 0
 		}
-		for i, run := range []struct {
+		for _, run := range []struct {
 			mode            string
 			batch, inFlight int
 		}{
@@ -129,7 +129,7 @@ func BenchmarkClientCPUResNet50(b *testing.B) {
 					b.Fatal(err)
 				}
 				if run.mode == "shm" {
-					set, err := triton.PlaceInSharedMemory(ctx, c.(triton.SharedMemoryClient), reqs, []string{"output"}, 100*1024, triton.ShmPrefix(100+i))
+					set, err := triton.PlaceInSharedMemory(ctx, c.(triton.SharedMemoryClient), reqs, []string{"output"}, 100*1024, triton.NewShmPrefix())
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -2,6 +2,7 @@ package triton
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -119,5 +120,12 @@ func (s *SharedMemorySet) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// ShmPrefix is a region prefix unique to this process: tritontop_PID_N.
-func ShmPrefix(n int) string { return fmt.Sprintf("tritontop_%d_%d", os.Getpid(), n) }
+// NewShmPrefix is a region prefix of its own for each set of regions:
+// tritontop_PID_ and a random part, so that the runs of one process (a
+// program's, a test's) never meet at a name, and a leftover names its
+// process.
+func NewShmPrefix() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("tritontop_%d_%x", os.Getpid(), b)
+}

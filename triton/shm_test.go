@@ -50,7 +50,7 @@ func TestPlaceInSharedMemory(t *testing.T) {
 		m, _ := filepath.Glob(fmt.Sprintf("/dev/shm/tritontop_%d_*", os.Getpid()))
 		return m
 	}
-	for i, proto := range []string{"grpc", "http"} {
+	for _, proto := range []string{"grpc", "http"} {
 		addr := srv.GRPCAddr()
 		if proto == "http" {
 			addr = srv.HTTPAddr()
@@ -65,7 +65,7 @@ func TestPlaceInSharedMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		set, err := triton.PlaceInSharedMemory(ctx, c.(triton.SharedMemoryClient), reqs, []string{"OUTPUT0", "OUTPUT1"}, 64, triton.ShmPrefix(10+i))
+		set, err := triton.PlaceInSharedMemory(ctx, c.(triton.SharedMemoryClient), reqs, []string{"OUTPUT0", "OUTPUT1"}, 64, triton.NewShmPrefix())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestPlaceInSharedMemory(t *testing.T) {
 		// A placement whose third registration fails.
 		reqs, _ = triton.BuildRequests(md, cfg, triton.InputOptions{Data: triton.InputDataZero})
 		_, err = triton.PlaceInSharedMemory(ctx, &failingRegistrar{SharedMemoryClient: c.(triton.SharedMemoryClient), failAt: 3}, reqs,
-			[]string{"OUTPUT0", "OUTPUT1"}, 64, triton.ShmPrefix(20+i))
+			[]string{"OUTPUT0", "OUTPUT1"}, 64, triton.NewShmPrefix())
 		var reg *triton.ShmRegisterError
 		if !errors.As(err, &reg) {
 			t.Errorf("%s: a refused registration gave %v", proto, err)

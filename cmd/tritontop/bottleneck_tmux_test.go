@@ -6,11 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/testproc"
 	"github.com/tritontop/tritontop/record"
 )
 
@@ -21,16 +21,15 @@ func startSimProcess(t *testing.T, bin string, prefix []string, args ...string) 
 	t.Helper()
 	argv := append(append(prefix, bin, "sim", "--grpc-port", "0", "--http-port", "0", "--metrics-port", "0",
 		"--metrics-interval-ms", "1000"), args...)
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := testproc.Command(argv[0], argv[1:]...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(t, cmd); err != nil {
 		t.Fatalf("start the simulator: %v", err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -51,70 +50,12 @@ func startSimProcess(t *testing.T, bin string, prefix []string, args ...string) 
 	return "", ""
 }
 
-// dashboard runs a load command in a 120x40 tmux session and returns a
-// capture of its screen; q ends it, and its exit status is checked when the
-// test ends.
-func dashboard(t *testing.T, command string) (capture func() string) {
-	t.Helper()
-	dir := t.TempDir()
-	exitFile := filepath.Join(dir, "exit")
-	socket := "tritontop-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + strconv.Itoa(os.Getpid())
-	tmux := func(args ...string) (string, error) {
-		out, err := exec.Command("tmux", append([]string{"-L", socket}, args...)...).CombinedOutput()
-		return string(out), err
-	}
-	if out, err := tmux("new-session", "-d", "-s", "run", "-x", "120", "-y", "40", "sh", "-c",
-		command+"; echo $? > "+exitFile); err != nil {
-		t.Fatalf("tmux new-session: %v %s", err, out)
-	}
-	capture = func() string { s, _ := tmux("capture-pane", "-p", "-t", "run"); return s }
-	t.Cleanup(func() {
-		defer tmux("kill-server")
-		tmux("send-keys", "-t", "run", "q")
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-			if b, err := os.ReadFile(exitFile); err == nil && len(b) > 0 {
-				if code := strings.TrimSpace(string(b)); code != "0" {
-					t.Errorf("the dashboard exited with status %s:\n%s", code, capture())
-				}
-				return
-			}
-		}
-		t.Errorf("the dashboard did not exit after q:\n%s", capture())
-	})
-	return capture
-}
-
-// waitHeader waits until the header's second line (the load, the state
-// and the verdict) matches want, and returns the screen.
-func waitHeader(t *testing.T, capture func() string, want *regexp.Regexp, within time.Duration) string {
-	t.Helper()
-	var screen string
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		screen = capture()
-		if lines := strings.Split(screen, "\n"); len(lines) > 1 && want.MatchString(lines[1]) {
-			return screen
-		}
-	}
-	t.Fatalf("the header never matched %q in %v:\n%s", want, within, screen)
-	return ""
-}
-
-func skipWithoutTmux(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed (CI installs it)")
-	}
-	if testing.Short() {
-		t.Skip("end-to-end terminal test")
-	}
-}
-
 // TestClientBoundInTmux drives the identity model, which costs the server
 // next to nothing, at 64 in flight with client and simulator on one core:
 // the client's own work is the limit. The dashboard must name the client as
 // the bottleneck and say where the time goes.
 func TestClientBoundInTmux(t *testing.T) {
-	skipWithoutTmux(t)
+	t.Parallel()
 	taskset, err := exec.LookPath("taskset")
 	if err != nil {
 		t.Skip("taskset not installed (util-linux)")
@@ -122,9 +63,9 @@ func TestClientBoundInTmux(t *testing.T) {
 	bin := buildBinary(t)
 	core := []string{taskset, "-c", "0"}
 	grpc, metrics := startSimProcess(t, bin, core)
-	capture := dashboard(t, strings.Join(core, " ")+" "+bin+" -m identity --shape INPUT0:16 -u "+grpc+
+	tm := newTerminal(t, 120, 40, strings.Join(core, " ")+" "+bin+" -m identity --shape INPUT0:16 -u "+grpc+
 		" --metrics-url http://"+metrics+"/metrics --concurrency 64")
-	screen := waitHeader(t, capture, regexp.MustCompile(`⚠ bottleneck: [^·]*client`), 40*time.Second)
+	screen := tm.waitHeader(regexp.MustCompile(`⚠ bottleneck: [^·]*client`), 40*time.Second)
 	// The finding behind it: time outside Triton, or the client's CPU.
 	if !strings.Contains(screen, "⚠ time outside Triton") && !strings.Contains(screen, "⚠ client") {
 		t.Errorf("no warning line says why:\n%s", screen)
@@ -132,6 +73,7 @@ func TestClientBoundInTmux(t *testing.T) {
 	if !strings.Contains(screen, "outside") {
 		t.Errorf("the latency pane does not show the time outside Triton:\n%s", screen)
 	}
+	tm.quitOK()
 }
 
 // TestServerBoundInTmux slows every execution of the simulator's simple
@@ -139,31 +81,32 @@ func TestClientBoundInTmux(t *testing.T) {
 // a batch, they queue in Triton far longer than they compute, while the
 // client idles. The dashboard must name the server's queue.
 func TestServerBoundInTmux(t *testing.T) {
-	skipWithoutTmux(t)
+	t.Parallel()
 	bin := buildBinary(t)
 	grpc, metrics := startSimProcess(t, bin, nil, "--spike-rate", "1", "--spike-delay", "20ms")
-	capture := dashboard(t, bin+" -m simple -u "+grpc+" --metrics-url http://"+metrics+"/metrics --concurrency 64")
+	tm := newTerminal(t, 120, 40, bin+" -m simple -u "+grpc+" --metrics-url http://"+metrics+"/metrics --concurrency 64")
 	// A host kept busy by other work may be named too ("bottleneck:
 	// client CPU, server queue"): the server's queue must be among them.
-	screen := waitHeader(t, capture, regexp.MustCompile(`⚠ bottleneck: [^·]*server queue`), 40*time.Second)
+	screen := tm.waitHeader(regexp.MustCompile(`⚠ bottleneck: [^·]*server queue`), 40*time.Second)
 	if !strings.Contains(screen, "⚠ server queueing: requests wait") {
 		t.Errorf("no warning line says why:\n%s", screen)
 	}
+	tm.quitOK()
 }
 
 // TestPlanInTheDashboard runs tritontop plan on a terminal: the dashboard
 // shows the search in its sweep pane while it runs, the run ends by itself
 // when the search is done, and the run file holds the plan.
 func TestPlanInTheDashboard(t *testing.T) {
-	skipWithoutTmux(t)
+	t.Parallel()
 	bin := buildBinary(t)
 	runFile := filepath.Join(t.TempDir(), "plan.jsonl")
 	// A demo GPU of a fixed speed and an SLO well above its batch time, so
 	// that a host busy with other tests still finds a level that meets it
 	// (with the host-sized GPU and p99:100ms, a calibration made on a busy
 	// host left no level under the SLO).
-	capture := dashboard(t, bin+" plan --demo --demo-gpu-rate 200 --slo p99:2s --target-rate 3000 -p 500 --max-trials 3 --allow-client-bound --record "+runFile)
-	screen := waitHeader(t, capture, regexp.MustCompile(`step \d+/\d+`), 40*time.Second)
+	tm := newTerminal(t, 120, 40, bin+" plan --demo --demo-gpu-rate 200 --slo p99:2s --target-rate 3000 -p 200 --tick 100ms --max-trials 3 --allow-client-bound --record "+runFile)
+	screen := tm.waitHeader(regexp.MustCompile(`step \d+/\d+`), 40*time.Second)
 	if !strings.Contains(screen, "Sweep · step") || !strings.Contains(screen, "SIMULATED") {
 		t.Errorf("the dashboard shows no sweep pane, or does not say the numbers are simulated:\n%s", screen)
 	}
@@ -175,7 +118,7 @@ func TestPlanInTheDashboard(t *testing.T) {
 		}
 	}
 	if run == nil {
-		t.Fatalf("the plan did not end by itself within 3 minutes:\n%s", capture())
+		t.Fatalf("the plan did not end by itself within 3 minutes:\n%s", tm.capture())
 	}
 	if p := run.Summary.Plan; p == nil || p.Replicas < 1 || p.Capacity <= 0 || run.Summary.Search == nil ||
 		run.Summary.Search.Mode != "capacity" {
@@ -184,4 +127,5 @@ func TestPlanInTheDashboard(t *testing.T) {
 	if got, want := len(run.Steps), len(run.Summary.Steps); got != want || got < 2 {
 		t.Errorf("%d steps in the run file, %d in its summary; want the same, at least the probe and one level", got, want)
 	}
+	tm.quitOK()
 }

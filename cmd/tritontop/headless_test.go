@@ -6,26 +6,28 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/testproc"
 	"github.com/tritontop/tritontop/record"
 )
 
-// TestHeadlessRecord is a user's CI run: five seconds at concurrency 8 on
-// the resnet50-like model, recorded, with a CSV. The record must agree with
-// the simulator's own statistics.
+// TestHeadlessRecord is a user's CI run, through the command line: two
+// seconds at concurrency 8 on the resnet50-like model, recorded, with a CSV.
+// The record must agree with the simulator's own statistics, and its
+// replay print the live run's summary.
 func TestHeadlessRecord(t *testing.T) {
+	t.Parallel()
 	srv := startSim(t)
 	dir := t.TempDir()
 	runFile, csvFile := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "run.csv")
 	code, stdout, stderr := runCLI("-m", "resnet50", "-u", srv.GRPCAddr(),
 		"--metrics-url", "http://"+srv.MetricsAddr()+"/metrics",
-		"--concurrency", "8", "--duration", "5s", "--record", runFile, "-f", csvFile)
+		"--concurrency", "8", "--duration", "2s", "--tick", "250ms", "--record", runFile, "-f", csvFile)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -41,8 +43,8 @@ func TestHeadlessRecord(t *testing.T) {
 	if run.Truncated || run.Summary == nil {
 		t.Fatalf("record incomplete: truncated=%v summary=%v", run.Truncated, run.Summary != nil)
 	}
-	if n := len(run.Snapshots); n < 4 {
-		t.Fatalf("%d ticks in a 5 s run at 1 s per tick", n)
+	if n := len(run.Snapshots); n < 6 {
+		t.Fatalf("%d ticks in a 2 s run at 250 ms per tick", n)
 	}
 	if !run.Header.Server.Simulated || run.Header.Model.Name != "resnet50" || len(run.Header.Model.Config) == 0 {
 		t.Errorf("header: %+v", run.Header)
@@ -53,9 +55,9 @@ func TestHeadlessRecord(t *testing.T) {
 	for i, s := range run.Snapshots {
 		// The last tick, the drain's, and the sliver between the last whole
 		// tick and the stop (on a busy host the stop comes up to a few
-		// tens of ms after the 5 s tick, shorter than a request here) may
+		// tens of ms after the last tick, shorter than a request here) may
 		// see no request finish.
-		sliver := i >= len(run.Snapshots)-2 && s.Interval < 500*time.Millisecond
+		sliver := i >= len(run.Snapshots)-2 && s.Interval < 125*time.Millisecond
 		if s.Tick.RequestsPerS <= 0 && i < len(run.Snapshots)-1 && !s.Load.Drain && !sliver {
 			t.Errorf("tick %d of %d: no throughput (ends at %v, %v long, load %+v)", s.Seq, len(run.Snapshots), s.Elapsed, s.Interval, s.Load)
 		}
@@ -128,15 +130,13 @@ func TestHeadlessRecord(t *testing.T) {
 // TestRecordSurvivesKill: kill -9 during a run leaves a file whose complete
 // lines all read back.
 func TestRecordSurvivesKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	t.Parallel()
 	srv := startSim(t)
 	bin := buildBinary(t)
 	runFile := filepath.Join(t.TempDir(), "run.jsonl")
-	cmd := exec.Command(bin, "-m", "simple", "-u", srv.GRPCAddr(), "--concurrency", "4",
+	cmd := testproc.Command(bin, "-m", "simple", "-u", srv.GRPCAddr(), "--concurrency", "4",
 		"--measurement-interval", "200", "--record", runFile)
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -172,78 +172,5 @@ func TestRecordSurvivesKill(t *testing.T) {
 	}
 	if run.Summary != nil {
 		t.Error("a killed run has a summary line")
-	}
-}
-
-// TestHTTPConcurrency: over HTTP/1.1 each request in flight needs its own
-// connection; --concurrency 8 must reach the server as 8 concurrent
-// requests, which the dynamic batcher then groups (a serialized client
-// would leave every batch at size 1).
-func TestHTTPConcurrency(t *testing.T) {
-	srv := startSim(t)
-	code, _, stderr := runCLI("-m", "resnet50", "-i", "http", "-u", srv.HTTPAddr(),
-		"--metrics-url", "http://"+srv.MetricsAddr()+"/metrics",
-		"--concurrency", "8", "--duration", "2s", "--headless")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	st, err := srv.Engine().ModelStatistics("resnet50", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms := st.ModelStats[0]
-	if ms.ExecutionCount == 0 {
-		t.Fatal("no executions")
-	}
-	if avg := float64(ms.InferenceCount) / float64(ms.ExecutionCount); avg < 1.5 {
-		t.Errorf("average batch %.2f over HTTP at concurrency 8: requests did not arrive concurrently", avg)
-	}
-}
-
-// TestHeadlessStopsOnSignal: a headless run without --duration runs until
-// SIGINT, SIGTERM or SIGHUP (a dropped SSH session), then drains, writes the
-// record's summary line and the CSV, prints the summary and exits 0.
-func TestHeadlessStopsOnSignal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	srv := startSim(t)
-	bin := buildBinary(t)
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
-		dir := t.TempDir()
-		runFile, csvFile := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "run.csv")
-		cmd := exec.Command(bin, "-m", "simple", "-u", srv.GRPCAddr(), "--concurrency", "2",
-			"--measurement-interval", "200", "--record", runFile, "-f", csvFile)
-		var out strings.Builder
-		cmd.Stdout = &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(1500 * time.Millisecond)
-		cmd.Process.Signal(sig)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("%v: exit %v", sig, err)
-			}
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			t.Fatalf("%v: did not stop", sig)
-		}
-		run, err := record.ReadAll(runFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if run.Summary == nil || run.Truncated || len(run.Snapshots) < 3 {
-			t.Errorf("%v: summary %v, truncated %v, %d ticks", sig, run.Summary != nil, run.Truncated, len(run.Snapshots))
-		}
-		if !strings.Contains(out.String(), "Request count") {
-			t.Errorf("%v: no summary printed:\n%s", sig, out.String())
-		}
-		if b, err := os.ReadFile(csvFile); err != nil || !strings.HasPrefix(string(b), "Concurrency,") || strings.Count(string(b), "\n") != 2 {
-			t.Errorf("%v: CSV %q, %v", sig, b, err)
-		}
 	}
 }

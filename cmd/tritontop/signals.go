@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/tritontop/tritontop/session"
 )
 
 // sigquitDumpEnv, when set to anything, gives SIGQUIT back to the Go
@@ -14,20 +16,16 @@ import (
 // debugging a hang. Unset, SIGQUIT (Ctrl-\) ends a run like Ctrl-C.
 const sigquitDumpEnv = "TRITONTOP_SIGQUIT_DUMP"
 
-// hurryKey finds, in a run's context, the context that a second stop
-// signal cancels.
-type hurryKey struct{}
-
 // stopContext is the context of a command that a stop signal ends
 // gracefully: the first signal cancels it (the run drains its requests for
 // --drain and writes its summary and files); a second one also cancels the
-// context hurryContext returns, which cuts the drain short (requests in
+// run's hurry (session.WithHurry), which cuts the drain short (requests in
 // flight are cancelled now) while the summary and files are still written;
 // a third exits at once.
 func stopContext(stderr io.Writer) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	hurry, cancelHurry := context.WithCancel(context.Background())
-	ctx = context.WithValue(ctx, hurryKey{}, hurry)
+	ctx = session.WithHurry(ctx, hurry)
 	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, stopSignals()...)
 	done := make(chan struct{})
@@ -57,15 +55,6 @@ func stopContext(stderr io.Writer) (context.Context, context.CancelFunc) {
 		cancel()
 		cancelHurry()
 	}
-}
-
-// hurryContext is the context a second stop signal cancels (see
-// stopContext), or one never cancelled.
-func hurryContext(ctx context.Context) context.Context {
-	if h, ok := ctx.Value(hurryKey{}).(context.Context); ok {
-		return h
-	}
-	return context.Background()
 }
 
 // stopSignals end a run the way q does: what was measured is summarized

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/testproc"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/sim"
 )
@@ -31,7 +32,7 @@ func slowSim(t *testing.T) *sim.Server {
 // stderr returns all of it once the process has exited.
 func startRun(t *testing.T, bin, waitFor string, env []string, args ...string) (cmd *exec.Cmd, stdout *strings.Builder, lines <-chan string, stderr func() string) {
 	t.Helper()
-	cmd = exec.Command(bin, args...)
+	cmd = testproc.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	stdout = new(strings.Builder)
 	cmd.Stdout = stdout
@@ -39,10 +40,9 @@ func startRun(t *testing.T, bin, waitFor string, env []string, args ...string) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill() })
 	ch := make(chan string, 1024)
 	var all strings.Builder
 	done := make(chan struct{})

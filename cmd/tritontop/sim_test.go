@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/internal/testcerts"
+	"github.com/tritontop/tritontop/internal/testproc"
 
 	"github.com/tritontop/tritontop/triton"
 )
@@ -19,9 +20,7 @@ import (
 // `tritontop sim` on free ports, talks to it, and stops it: once with
 // SIGINT in plaintext, once with SIGTERM serving gRPC over mutual TLS.
 func TestSimCommandServesAndStopsOnSignals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	t.Parallel()
 	bin := buildBinary(t)
 	t.Run("SIGINT", func(t *testing.T) {
 		cmd, addrs, stderr := startSimCommand(t, bin)
@@ -83,17 +82,16 @@ func TestSimCommandServesAndStopsOnSignals(t *testing.T) {
 // it says it is ready, with the addresses it printed.
 func startSimCommand(t *testing.T, bin string, args ...string) (*exec.Cmd, map[string]string, *strings.Builder) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"sim", "--grpc-port", "0", "--http-port", "0", "--metrics-port", "0"}, args...)...)
+	cmd := testproc.Command(bin, append([]string{"sim", "--grpc-port", "0", "--http-port", "0", "--metrics-port", "0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	stderr := new(strings.Builder)
 	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 	addrs := map[string]string{}
 	lines := bufio.NewScanner(stdout)
@@ -153,7 +151,10 @@ func stopSimCommand(t *testing.T, cmd *exec.Cmd, sig syscall.Signal, stderr *str
 	}
 }
 
+// TestSimCommandBadFlags: each bad flag of `tritontop sim` is exit 2 and
+// one line.
 func TestSimCommandBadFlags(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--no-such-flag"},
 		{"--grpc-port", "70000"},
