@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -189,5 +191,73 @@ func TestSimCommandBadFlags(t *testing.T) {
 	if code := runSim([]string{"--model-repository", filepath.Join(t.TempDir(), "missing.json"), "--grpc-port", "0", "--http-port", "0", "--metrics-port", "0"}, &out, &errOut); code != 2 ||
 		!strings.Contains(errOut.String(), "missing.json") || strings.Count(errOut.String(), "\n") != 1 {
 		t.Errorf("missing repository: code %d, stderr %q", code, errOut.String())
+	}
+}
+
+// TestSimTLSFlags: bad TLS flags of `tritontop sim` get one line; mistakes
+// in the flags themselves exit 2, files that cannot be used exit 1, like
+// the simulator's other flags and its --model-repository file.
+func TestSimTLSFlags(t *testing.T) {
+	t.Parallel()
+	certs := testcerts.New(t)
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.pem")
+	notPEM := filepath.Join(dir, "not.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ssl := func(more ...string) []string {
+		return append([]string{"--grpc-use-ssl", "--grpc-server-cert", certs.ServerCert, "--grpc-server-key", certs.ServerKey}, more...)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"ssl without files", []string{"--grpc-use-ssl"}, 2, []string{"--grpc-server-cert", "--grpc-server-key"}},
+		{"ssl without key", []string{"--grpc-use-ssl", "--grpc-server-cert", certs.ServerCert}, 2, []string{"--grpc-server-key"}},
+		{"files without ssl", []string{"--grpc-server-cert", certs.ServerCert, "--grpc-server-key", certs.ServerKey}, 2, []string{"--grpc-use-ssl"}},
+		{"mutual without root", []string{"--grpc-use-ssl-mutual", "--grpc-server-cert", certs.ServerCert, "--grpc-server-key", certs.ServerKey}, 2,
+			[]string{"--grpc-root-cert"}},
+		{"boolean value apart", []string{"--grpc-use-ssl", "true"}, 2, []string{"--grpc-use-ssl=true"}},
+		{"missing cert file", []string{"--grpc-use-ssl", "--grpc-server-cert", missing, "--grpc-server-key", certs.ServerKey}, 1,
+			[]string{"--grpc-server-cert", "missing.pem"}},
+		{"missing key file", []string{"--grpc-use-ssl", "--grpc-server-cert", certs.ServerCert, "--grpc-server-key", missing}, 1,
+			[]string{"--grpc-server-key", "missing.pem"}},
+		{"key of another certificate", []string{"--grpc-use-ssl", "--grpc-server-cert", certs.ServerCert, "--grpc-server-key", certs.ClientKey}, 1,
+			[]string{"does not match"}},
+		{"cert not PEM", []string{"--grpc-use-ssl", "--grpc-server-cert", notPEM, "--grpc-server-key", certs.ServerKey}, 1,
+			[]string{"--grpc-server-cert", "PEM"}},
+		{"missing root", ssl("--grpc-use-ssl-mutual", "--grpc-root-cert", missing), 1, []string{"--grpc-root-cert", "missing.pem"}},
+		{"root not PEM", ssl("--grpc-use-ssl-mutual", "--grpc-root-cert", notPEM), 1, []string{"--grpc-root-cert", "not.pem", "no PEM certificate"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := slices.Concat(tt.args, []string{"--grpc-port", "0", "--http-port", "0", "--metrics-port", "0"})
+			var out, errOut strings.Builder
+			done := make(chan int, 1)
+			// A case that wrongly starts the server would serve until a
+			// signal; the timeout turns that into a failure.
+			go func() { done <- runSim(args, &out, &errOut) }()
+			var code int
+			select {
+			case code = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("runSim(%q) did not return: it started serving", args)
+			}
+			msg := errOut.String()
+			if code != tt.code || strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "tritontop sim: ") {
+				t.Errorf("runSim(%q) = %d, stderr %q; want %d and one line", args, code, msg, tt.code)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not mention %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "panic") || out.Len() != 0 {
+				t.Errorf("stdout %q, stderr %q", out.String(), msg)
+			}
+		})
 	}
 }
