@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/testenv"
 	"github.com/tritontop/tritontop/triton"
 )
 
@@ -18,9 +19,7 @@ import (
 // failure under others' load says so.
 func needQuietPass(t *testing.T) {
 	t.Helper()
-	if os.Getenv("TRITONTOP_QUIET_PASS") == "" {
-		t.Skip("needs the host to itself: run alone by .ci/run's quiet pass (TRITONTOP_QUIET_PASS=1 go test -run '^TestQuiet' ./driver)")
-	}
+	testenv.Quiet(t)
 	if b, ok := hostBusyFraction(time.Second); ok {
 		t.Logf("host %.0f%% busy in the second before the test", 100*b)
 	}

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/testproc"
 	"github.com/tritontop/tritontop/sim"
 )
 
@@ -25,7 +25,7 @@ const simProcessEnv = "TRITONTOP_DRIVER_TEST_SIM"
 // the test.
 func startSimProcess(t testing.TB) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSimProcess$", "-test.count=1")
+	cmd := testproc.Command(os.Args[0], "-test.run=^TestSimProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), simProcessEnv+"=1")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

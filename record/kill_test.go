@@ -3,10 +3,11 @@ package record
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tritontop/tritontop/internal/testproc"
 )
 
 // childEnv names the run file a re-executed test binary records into until
@@ -44,7 +45,7 @@ func recordUntilKilled(path string) int {
 // SIGKILL and checks that every line it completed reads back.
 func TestKilledRecorderLeavesReadableFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "killed.jsonl")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := testproc.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+path)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {

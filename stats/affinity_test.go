@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tritontop/tritontop/internal/testproc"
 )
 
 func TestCPUList(t *testing.T) {
@@ -56,7 +58,7 @@ func TestSystemSamplerOnTasksetCores(t *testing.T) {
 	if err != nil {
 		t.Skip("no taskset here")
 	}
-	cmd := exec.Command(taskset, "-c", "0", os.Args[0], "-test.run", "^TestSystemSamplerOnTasksetCores$")
+	cmd := testproc.Command(taskset, "-c", "0", os.Args[0], "-test.run", "^TestSystemSamplerOnTasksetCores$")
 	cmd.Env = append(os.Environ(), "TRITONTOP_SAMPLER_CHILD=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {

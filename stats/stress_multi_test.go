@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/tritontop/tritontop/internal/testenv"
+	"github.com/tritontop/tritontop/internal/testproc"
 )
 
 // stressMulti runs o for 10 s under two CPU hogs with the collector's
@@ -13,10 +16,8 @@ import (
 // tick in 10 lacks any entry's numbers.
 func stressMulti(t *testing.T, o multiOptions) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("10 s load run under CPU hogs")
-	}
-	startCPUHogs(t, 2)
+	testenv.Stress(t)
+	testproc.CPUHogs(t, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	o.duration, o.interval = 10*time.Second, time.Second

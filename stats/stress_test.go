@@ -3,32 +3,17 @@ package stats
 import (
 	"context"
 	"net/http"
-	"os/exec"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/internal/testenv"
+	"github.com/tritontop/tritontop/internal/testproc"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/sim"
 	"github.com/tritontop/tritontop/triton/pb"
 )
-
-// startCPUHogs starts n busy-looping processes that load the machine and
-// kills them at the end of the test.
-func startCPUHogs(t *testing.T, n int) {
-	t.Helper()
-	for range n {
-		cmd := exec.Command("nice", "-n", "0", "sh", "-c", "while :; do :; done")
-		if err := cmd.Start(); err != nil {
-			t.Skipf("cannot start a CPU hog: %v", err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-	}
-}
 
 // TestStressServerStatsOnBusyHost (stress: run under CPU hogs) drives the
 // simulator with the machine deliberately loaded by two CPU hogs and the
@@ -38,10 +23,8 @@ func startCPUHogs(t *testing.T, n int) {
 // the simulator's own delta, and at most 1 tick in 10 is without server
 // numbers.
 func TestStressServerStatsOnBusyHost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("10 s load run under CPU hogs")
-	}
-	startCPUHogs(t, 2)
+	testenv.Stress(t)
+	testproc.CPUHogs(t, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const model = "resnet50"

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/tritontop/tritontop/internal/testproc"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -36,7 +36,7 @@ func grpcServerProcess(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(exe, "-test.run=^TestHelperGRPCServer$")
+	cmd := testproc.Command(exe, "-test.run=^TestHelperGRPCServer$")
 	cmd.Env = append(os.Environ(), "TRITON_TEST_GRPC_SERVER=1")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/testproc"
 	"github.com/tritontop/tritontop/sim"
 	"github.com/tritontop/tritontop/triton"
 )
@@ -50,7 +50,7 @@ func simProcess(b *testing.B) (grpcAddr, httpAddr string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(exe, "-test.run=^TestHelperSimServer$")
+	cmd := testproc.Command(exe, "-test.run=^TestHelperSimServer$")
 	cmd.Env = append(os.Environ(), "TRITONTOP_TEST_SIM_SERVER=1")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
