@@ -27,6 +27,9 @@ type Dial struct {
 	// MetricsURL is the server's Prometheus metrics endpoint; empty reads
 	// none.
 	MetricsURL string
+	// Shapes gives the shapes of inputs with variable dims, without the
+	// batch dimension (perf_analyzer's --shape; see triton.ParseShapes).
+	Shapes map[string][]int64
 }
 
 // Build connects and builds the run's parts.
@@ -61,7 +64,7 @@ func (d Dial) build(ctx context.Context, cfg Config, client triton.Client) (*Par
 	textsafe.Sanitize(md)
 	textsafe.Sanitize(mc)
 	batch := max(cfg.BatchSize, 1)
-	reqs, err := triton.BuildRequests(md, mc, triton.InputOptions{Data: "random", BatchSize: batch})
+	reqs, err := triton.BuildRequests(md, mc, triton.InputOptions{Data: "random", BatchSize: batch, Shapes: d.Shapes})
 	if err != nil {
 		return nil, UsageError{err}
 	}
