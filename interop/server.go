@@ -185,6 +185,9 @@ func (s *Server) stop() {
 	<-s.exited
 }
 
+// PID is the server process's id.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Log is the server's output so far.
 func (s *Server) Log() string { return s.log.String() }
 
