@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -253,11 +252,4 @@ func WriteConfig(t testing.TB, repo, model, text string) {
 	if err := os.WriteFile(filepath.Join(dir, "config.pbtxt"), []byte(text), 0o644); err != nil {
 		t.Fatalf("interop: config of %s: %v", model, err)
 	}
-}
-
-// testContext is a context that ends after d or with t.
-func testContext(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }
