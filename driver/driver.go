@@ -126,7 +126,10 @@ type Driver struct {
 	prepared []triton.Prepared
 	sizes    []int32
 	seqs     *sequencer // nil unless Options.Sequences
-	results  chan []Result
+	// textTokens says the requests are an LLM's (triton's GeneratesText):
+	// a response is a token where the server sends no count.
+	textTokens bool
+	results    chan []Result
 	// epoch is the instant Result offsets count from; it is fixed in New
 	// so that a consumer can relate offsets to wall time before Run.
 	epoch time.Time
@@ -245,6 +248,7 @@ func New(opts Options) (*Driver, error) {
 		}
 		d.prepared = append(d.prepared, p)
 		d.sizes = append(d.sizes, int32(min(p.Size(), math.MaxInt32)))
+		d.textTokens = d.textTokens || r.GeneratesText()
 	}
 	if opts.Sequences != nil {
 		var err error

@@ -80,9 +80,10 @@ type ResponseTiming struct {
 	// when a response is a token.
 	First time.Duration
 	Gaps  []time.Duration
-	// Tokens is the output token count the server reported for the
-	// request (a text endpoint's usage); 0 when it reported none, and
-	// each response is then taken for a token.
+	// Tokens is the request's output tokens: the count the server
+	// reported (a text endpoint's usage), else, for a model that
+	// generates text (its requests carry a BYTES text_input), one per
+	// response. 0 for any other model: its responses are not tokens.
 	Tokens int32
 	// Sequence is set on the last request of a stateful model's sequence
 	// (Options.Sequences) when it succeeded: the time from the sequence's

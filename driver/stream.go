@@ -184,7 +184,12 @@ func (t *timings) add(wid int, seq uint64, resp *triton.StreamResponse) {
 	rep := streamReply{size: p.size, err: p.err, done: now, responses: p.responses,
 		arrived: t.r.since(resp.Arrived), sent: t.r.since(resp.Sent)}
 	if p.responses > 0 && p.err == nil {
-		rep.timing = &ResponseTiming{First: p.first, Gaps: slices.Clone(p.gaps), Tokens: p.tokens}
+		tokens := p.tokens
+		if tokens == 0 && t.r.d.textTokens {
+			// An LLM's responses are its tokens.
+			tokens = p.responses
+		}
+		rep.timing = &ResponseTiming{First: p.first, Gaps: slices.Clone(p.gaps), Tokens: tokens}
 	}
 	p.done = true
 	if w := t.r.workers.get(wid); w != nil && w.pending.CompareAndSwap(seq, 0) {

@@ -14,10 +14,12 @@ import (
 
 const msec = time.Millisecond
 
-// llmResult is a request to a decoupled model: its first response ttft
-// after the send, then one response every gap.
+// llmResult is a request to a decoupled LLM: its first response ttft
+// after the send, then one response every gap, each a token (as the
+// driver counts an LLM's).
 func llmResult(ttft, gap time.Duration, responses int) driver.Result {
-	r := driver.Result{Decoupled: true, Responses: int32(responses), Inferences: 1, Timing: &driver.ResponseTiming{First: ttft}}
+	r := driver.Result{Decoupled: true, Responses: int32(responses), Inferences: 1,
+		Timing: &driver.ResponseTiming{First: ttft, Tokens: int32(responses)}}
 	r.Done = ttft
 	for range responses - 1 {
 		r.Timing.Gaps = append(r.Timing.Gaps, gap)
@@ -210,5 +212,39 @@ func TestSummaryTTFTFromSchedule(t *testing.T) {
 	}
 	if strings.Contains(closed.String(), "from schedule") {
 		t.Errorf("a closed loop's summary:\n%s", closed.String())
+	}
+}
+
+// TestWriteTextDecoupledWithoutTokens: a decoupled model that generates no
+// text (the driver counted no token: repeat_int32's numbers) has response
+// throughput and no token throughput, in the text summary and the CSV.
+func TestWriteTextDecoupledWithoutTokens(t *testing.T) {
+	a := stats.NewAggregator(time.Second, 10*time.Second)
+	a.SetDecoupled()
+	var snaps []stats.Snapshot
+	for i := range 2 {
+		r := llmResult(10*msec, 5*msec, 4)
+		r.Timing.Tokens = 0
+		a.Add([]driver.Result{r})
+		s := stats.Snapshot{Seq: i + 1, Interval: time.Second, Elapsed: time.Duration(i+1) * time.Second,
+			Load: stats.Load{Mode: load.Concurrency, Concurrency: 1, InFlight: 1}}
+		if err := a.Tick(time.Second, false, &s); err != nil {
+			t.Fatal(err)
+		}
+		snaps = append(snaps, s)
+	}
+	run := &record.Run{Header: testHeader(), Snapshots: snaps}
+	var text, csv bytes.Buffer
+	if err := WriteText(&text, SummarizeRun(run)); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCSV(&csv, run); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "Response Throughput: 4 infer/sec\n") || strings.Contains(text.String(), "token") {
+		t.Errorf("summary:\n%s", text.String())
+	}
+	if strings.Contains(csv.String(), "Token") || !strings.Contains(csv.String(), "Avg Responses Per Request\n") {
+		t.Errorf("CSV:\n%s", csv.String())
 	}
 }

@@ -34,8 +34,11 @@ type StreamingStats struct {
 	// scheduled time, in open loop (coordinated omission, as the request
 	// latency from the schedule); nil in closed loop.
 	TTFTScheduled *Latency `json:"ttft_from_schedule,omitempty"`
-	// OutputTokens counts their output tokens: the server's count where it
-	// sent one (a text endpoint's usage), else one per response.
+	// OutputTokens counts their output tokens (driver.ResponseTiming's
+	// Tokens): the server's count where it sent one (a text endpoint's
+	// usage), else one per response of a model that generates text; 0 for
+	// a model whose responses are not tokens (a decoupled model without a
+	// text_input), which then has no token throughput anywhere.
 	// OutputTokensPerS is OutputTokens over the span's duration.
 	OutputTokens     int64   `json:"output_tokens,omitempty"`
 	OutputTokensPerS float64 `json:"output_tokens_per_s,omitempty"`
@@ -153,10 +156,8 @@ func (sp *span) addStream(r *driver.Result) {
 	st := &sp.t.stream
 	st.requests++
 	st.responses += int64(r.Responses)
-	if r.Timing != nil && r.Timing.Tokens > 0 {
+	if r.Timing != nil {
 		st.tokens += int64(r.Timing.Tokens)
-	} else {
-		st.tokens += int64(r.Responses)
 	}
 	st.perReq.add(time.Duration(r.Responses))
 	_ = sp.stream.perReq.RecordValue(countValue(int64(r.Responses)))

@@ -49,8 +49,8 @@ func TestAggregatorStreaming(t *testing.T) {
 	}
 	want := StreamingStats{
 		Requests: 4, Responses: 6, ResponsesPerS: 12,
-		// Without the server's count, a response is a token.
-		OutputTokens: 6, OutputTokensPerS: 12,
+		// No token counted by the driver: a model whose responses are
+		// not tokens has no output tokens.
 		PerRequest: Counts{Count: 4, Min: 0, Mean: 1.5, P50: 1, P90: 3, P95: 3, P99: 3, P999: 3, Max: 3},
 		// The histogram's percentiles are the highest value of their
 		// bucket: 20.015 ms for 20 ms at 3 significant digits.
@@ -208,19 +208,22 @@ func TestServerResponseDeltas(t *testing.T) {
 }
 
 // TestAggregatorOutputTokensFromTheServer counts the output tokens the
-// server reported (a text endpoint's usage) where it did, and a token per
-// response elsewhere.
+// driver counted for each request (the server's count, a text endpoint's
+// usage; a token per response of an LLM), and none for a request of a
+// model whose responses are not tokens.
 func TestAggregatorOutputTokensFromTheServer(t *testing.T) {
 	a := NewAggregator(time.Second, 2*time.Second)
 	usage := decoupled(0, 10*msec, 2*msec, 2*msec) // 3 responses carrying 7 tokens
 	usage.Timing.Tokens = 7
-	a.Add([]driver.Result{usage, decoupled(0, 10*msec, 2*msec)})
+	llm := decoupled(0, 10*msec, 2*msec) // an LLM's 2 responses, a token each
+	llm.Timing.Tokens = 2
+	a.Add([]driver.Result{usage, llm, decoupled(0, 10*msec, 2*msec, 2*msec)})
 	var s Snapshot
 	if err := a.Tick(time.Second, false, &s); err != nil {
 		t.Fatal(err)
 	}
-	if st := s.Tick.Streaming; st == nil || st.Responses != 5 || st.OutputTokens != 9 || st.OutputTokensPerS != 9 {
-		t.Fatalf("streaming %+v; want 5 responses, 9 tokens, 9 per second", st)
+	if st := s.Tick.Streaming; st == nil || st.Responses != 8 || st.OutputTokens != 9 || st.OutputTokensPerS != 9 {
+		t.Fatalf("streaming %+v; want 8 responses, 9 tokens, 9 per second", st)
 	}
 	// The run's counters add up and their rate is derived again.
 	var sum ClientStats

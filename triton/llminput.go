@@ -96,6 +96,20 @@ func (l *llmInputs) finish(req *InferRequest) {
 	l.out = 0
 }
 
+// GeneratesText reports whether req is an LLM's request, one with a BYTES
+// LLMTextInput (as BuildRequests takes a model with one for an LLM): its
+// model generates text, so each response it streams is a token where the
+// server sends no count of its own. A run file knows it from its header:
+// the model's metadata has that input.
+func (req *InferRequest) GeneratesText() bool {
+	for _, in := range req.Inputs {
+		if in.Name == LLMTextInput && in.Datatype == "BYTES" {
+			return true
+		}
+	}
+	return false
+}
+
 // newLLMInputs returns the LLM input filler for a model with a BYTES
 // text_input, nil otherwise.
 func newLLMInputs(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts InputOptions) *llmInputs {

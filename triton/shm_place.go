@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"strings"
 )
 
 // SharedMemorySet is the regions a run's requests use: each request's
@@ -82,19 +84,52 @@ func (s *SharedMemorySet) add(ctx context.Context, name string, size int) (*Syst
 	return r, r.Unlink()
 }
 
-// ShmRegisterError is a region the server would not register: most often
-// a server on another host, or in a container that does not share this
-// host's /dev/shm.
+// ShmRegisterError is a region the server would not register, with the
+// server's reason (Err).
 type ShmRegisterError struct {
 	Key string
 	Err error
 }
 
+// Error is the server's reason and, where the reason shows its cause, what
+// to do about it (Hint).
 func (e *ShmRegisterError) Error() string {
-	return fmt.Sprintf("the server could not register shared-memory region %s (%v): --shared-memory system needs the server on this host, seeing its /dev/shm (a container needs --ipc=host or /dev/shm mounted)", e.Key, e.Err)
+	msg := fmt.Sprintf("the server could not register shared-memory region %s (%v)", e.Key, e.Err)
+	if h := e.Hint(); h != "" {
+		msg += ": " + h
+	}
+	return msg
 }
 
 func (e *ShmRegisterError) Unwrap() error { return e.Err }
+
+// shmStartFlag finds the flag a server's message says to start it with
+// (Triton: "Client shared memory is disabled. Start the server with
+// '--allow-client-shm=true' to enable.").
+var shmStartFlag = regexp.MustCompile(`(?i)start the server with '?(--[a-z0-9-]+(?:=[^'\s]+)?)`)
+
+// Hint is what to do about the refusal, read from the server's answer,
+// or "" when it shows no cause beyond its own words:
+//
+//   - a server that says which flag to start it with (Triton 2.69 and
+//     later refuse a client's shared memory unless started with
+//     --allow-client-shm=true: UNIMPLEMENTED, HTTP 501): start it so;
+//   - a server that could not open the region's key (Triton's "Unable to
+//     open shared memory region"): it does not see this host's /dev/shm,
+//     being on another host or in a container of its own.
+func (e *ShmRegisterError) Hint() string {
+	var te *Error
+	if !errors.As(e.Err, &te) {
+		return ""
+	}
+	if m := shmStartFlag.FindStringSubmatch(te.Message); m != nil {
+		return "start the server with " + m[1]
+	}
+	if strings.HasPrefix(te.Message, "Unable to open shared memory region") {
+		return "--shared-memory system needs the server on this host, seeing its /dev/shm (a container needs --ipc=host or /dev/shm mounted)"
+	}
+	return ""
+}
 
 // Regions is the number of regions created.
 func (s *SharedMemorySet) Regions() int { return len(s.regions) }
