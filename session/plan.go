@@ -31,6 +31,11 @@ type PlanConfig struct {
 	more   []plan.SLO // the others
 }
 
+// maxTargetRate is the most requests per second a plan plans for: a
+// thousand times what one tritontop process may send, far past any fleet
+// a plan's arithmetic (replicas as whole numbers) is meant for.
+const maxTargetRate = 1e9
+
 // Defaults of a plan's measurement: shorter windows than a sweep's, so a
 // plan takes a couple of minutes.
 const (
@@ -70,8 +75,8 @@ func (pf *PlanConfig) check(f *Config) error {
 		return fmt.Errorf("tritontop plan chooses the load itself: drop the @load of %s", f.models[0].where)
 	case len(f.SLO.Specs) == 0:
 		return errors.New("no SLO given: use --slo p99:100ms (a percentile and a latency) or --slo avg:20ms")
-	case !(pf.TargetRate > 0) || pf.TargetRate > 1e9:
-		return fmt.Errorf("--target-rate %v: give the requests per second to plan for, above 0", pf.TargetRate)
+	case !(pf.TargetRate > 0) || pf.TargetRate > maxTargetRate:
+		return fmt.Errorf("--target-rate %v is out of range: give the requests per second to plan for, above 0 and at most %g", pf.TargetRate, maxTargetRate)
 	case pf.GPUUtilizationTarget < 0 || pf.GPUUtilizationTarget > 1 || pf.GPUUtilizationTarget != pf.GPUUtilizationTarget:
 		return fmt.Errorf("--gpu-utilization-target %v: give a fraction between 0 and 1, such as 0.85", pf.GPUUtilizationTarget)
 	case f.ConcurrencyRange != "" || f.RequestRateRange != "" || f.Given["concurrency"] || f.Given["request-rate"]:
