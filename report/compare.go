@@ -66,6 +66,10 @@ type Comparison struct {
 	FailIf []FailIfResult `json:"fail_if,omitempty"`
 	// Alpha is the significance level of the noise tests (AddNoise).
 	Alpha float64 `json:"alpha,omitempty"`
+	// FewRepeats says why the runs' repeats were not tested as repeats:
+	// too few for a Mann–Whitney U test to find any change significant
+	// at Alpha, so their ticks were bootstrapped instead; empty otherwise.
+	FewRepeats string `json:"few_repeats,omitempty"`
 }
 
 // ModelComparison is one model of two runs, compared as two runs of that

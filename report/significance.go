@@ -103,6 +103,13 @@ func (c *Comparison) AddNoise(a, b *record.Run, alpha float64) {
 	c.Alpha = alpha
 	ra, rb := Repeats(a), Repeats(b)
 	repeats := len(ra) >= 2 && len(rb) >= 2
+	if least := leastMannWhitneyP(len(ra), len(rb)); repeats && least >= alpha {
+		// A test that could call nothing significant would pass every
+		// gate: the repeats' ticks are tested instead.
+		c.FewRepeats = fmt.Sprintf("%d and %d repeats cannot make a Mann-Whitney U test significant at %.2f (the least p is %.3f; %d and %d repeats can): "+
+			"the block bootstrap over the repeats' ticks judged the changes instead", len(ra), len(rb), alpha, least, repeatsFor(alpha), repeatsFor(alpha))
+		repeats = false
+	}
 	if len(c.Models) > 0 {
 		for _, mc := range c.Models {
 			pa, pb := modelRepeats(ra, mc.Model), modelRepeats(rb, mc.Model)
@@ -458,6 +465,10 @@ func (c *Comparison) noiseNotes() []string {
 		}
 		return []string{note}
 	case TestBootstrapTicks:
+		if c.FewRepeats != "" {
+			return []string{fmt.Sprintf("Noise: %s, %.0f%% interval of the change of the ticks' mean (%d and %d ticks in the whole runs); significant when it leaves out 0.",
+				c.FewRepeats, 100*(1-c.alpha()), na, nb)}
+		}
 		return []string{fmt.Sprintf("Noise: block bootstrap over the ticks (%d and %d ticks in the whole runs), %.0f%% interval of the change of the ticks' mean; significant when it leaves out 0. "+
 			"Weaker than repeats: ticks of one run share its conditions; record both runs with --repeat 5 for a test over runs.", na, nb, 100*(1-c.alpha()))}
 	}
@@ -470,6 +481,16 @@ func (c *Comparison) alpha() float64 {
 		return c.Alpha
 	}
 	return DefaultAlpha
+}
+
+// repeatsFor is the fewest repeats of each run with which a Mann–Whitney
+// U test can find a change significant at alpha.
+func repeatsFor(alpha float64) int {
+	n := 2
+	for leastMannWhitneyP(n, n) >= alpha && n < 100 {
+		n++
+	}
+	return n
 }
 
 // leastMannWhitneyP is the smallest two-sided p-value samples of n and m

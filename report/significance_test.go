@@ -301,3 +301,41 @@ func TestAddNoiseModels(t *testing.T) {
 		t.Fatal("no change of a model was tested")
 	}
 }
+
+// TestAddNoiseFewRepeats: with 3 repeats a side no Mann–Whitney U test can
+// be significant at 0.05 (the least p is 0.100), so a --fail-if on such
+// runs could never fail: the repeats' ticks are bootstrapped instead, the
+// gate fails on a change every tick shows, and the notes say which test
+// judged it and why.
+func TestAddNoiseFewRepeats(t *testing.T) {
+	a := repeatedRun(3, func(i int) float64 { return 100 + float64(i%3) }, func(i int) float64 { return 10 + float64(i%2) })
+	b := repeatedRun(3, func(i int) float64 { return 100 + float64((i+1)%3) }, func(i int) float64 { return 16 + float64(i%2) })
+	c, err := Compare(SummarizeRun(a), SummarizeRun(b), "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.AddNoise(a, b, DefaultAlpha)
+	if !strings.Contains(c.FewRepeats, "3 and 3 repeats cannot make a Mann-Whitney U test significant at 0.05 (the least p is 0.100; 4 and 4 repeats can)") {
+		t.Errorf("FewRepeats %q", c.FewRepeats)
+	}
+	for _, m := range c.Overall.Metrics {
+		if m.Metric == "p99_latency" && (m.Noise == nil || m.Noise.Test != TestBootstrapTicks || !m.Noise.Significant) {
+			t.Errorf("p99 (+6 ms in every tick): %+v", m.Noise)
+		}
+	}
+	if failed := c.CheckFailIf([]FailIf{mustFailIf(t, "p99:+10%")}); len(failed) != 1 {
+		t.Errorf("a p99 50%% higher in every tick passed the gate: %+v", c.FailIf)
+	}
+	notes := strings.Join(c.noiseNotes(), "\n")
+	if !strings.Contains(notes, "block bootstrap over the repeats' ticks judged the changes instead") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	// Four repeats a side can be tested as repeats.
+	a, b = repeatedRun(4, func(int) float64 { return 100 }, func(int) float64 { return 10 }), repeatedRun(4, func(int) float64 { return 100 }, func(int) float64 { return 16 })
+	if c, _ = Compare(SummarizeRun(a), SummarizeRun(b), "a", "b"); c != nil {
+		c.AddNoise(a, b, DefaultAlpha)
+		if c.FewRepeats != "" {
+			t.Errorf("4 and 4 repeats: %q", c.FewRepeats)
+		}
+	}
+}
