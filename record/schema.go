@@ -118,6 +118,17 @@ type Header struct {
 	Repeats int `json:"repeats,omitempty"`
 	// Plan is the run's load plan (--stages), nil without one.
 	Plan *LoadPlan `json:"plan,omitempty"`
+	// Retry is the run's retry policy (--retries, --retry-codes), nil
+	// when failed requests were not retried.
+	Retry *RetryPolicy `json:"retry,omitempty"`
+}
+
+// RetryPolicy says how a run retried failed requests: at most Retries times
+// each, on the gRPC codes named in Codes (as Triton names them, e.g.
+// UNAVAILABLE).
+type RetryPolicy struct {
+	Retries int      `json:"retries"`
+	Codes   []string `json:"codes"`
 }
 
 // ServerInfo identifies the server a run measured.

@@ -28,6 +28,8 @@ type Summary struct {
 	Simulated bool `json:"simulated,omitempty"`
 	// Load is the load profile at the end of the run.
 	Load stats.Load `json:"load"`
+	// Retry is the run's retry policy (the header's), nil without one.
+	Retry *RetryPolicy `json:"retry,omitempty"`
 
 	// Client is the whole run as the client saw it, merged from every tick
 	// (histograms included), so that a reset of the dashboard's windows

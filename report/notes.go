@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,7 +26,7 @@ func runNotes(s record.Summary) []string {
 	if n := pausedNote(s.Duration, s.Paused, s.Client.Duration); n != "" {
 		out = append(out, n)
 	}
-	if n := retriesNote(s.Client); n != "" {
+	if n := retriesNote(s.Client, s.Retry); n != "" {
 		out = append(out, n)
 	}
 	if n := cancelledNote(s.Client); n != "" {
@@ -35,16 +36,41 @@ func runNotes(s record.Summary) []string {
 }
 
 // retriesNote says how many sends were retries, which the server served on
-// top of the requests counted; empty without one.
-func retriesNote(c stats.ClientStats) string {
+// top of the requests counted; with a retry policy (--retries), it says so
+// when none was, and why no error could be: their codes are not among the
+// policy's. Empty without a retry or a policy.
+func retriesNote(c stats.ClientStats, p *record.RetryPolicy) string {
 	if c.Retries <= 0 {
-		return ""
+		if p == nil {
+			return ""
+		}
+		return "retries: none" + RetryWhyNot(c.ErrorsByCode, p)
 	}
 	more := ""
 	if sends := c.Requests + c.Cancelled; sends > 0 {
 		more = fmt.Sprintf(" (%s%% more sends than requests)", fixed(100*float64(c.Retries)/float64(sends), 1))
 	}
 	return fmt.Sprintf("retries: %d%s; latency is over every attempt of a request, each attempt with its own --timeout", c.Retries, more)
+}
+
+// RetryWhyNot says why a run with a retry policy retried no try: no error,
+// or errors whose codes the policy does not retry (naming them and the
+// flag that would).
+func RetryWhyNot(errs []stats.ErrorCount, p *record.RetryPolicy) string {
+	if p == nil {
+		return ""
+	}
+	var not []string
+	for _, e := range errs {
+		if !slices.Contains(p.Codes, e.Code) {
+			not = append(not, fmt.Sprintf("%s (%d)", e.Code, e.Count))
+		}
+	}
+	if len(not) == 0 {
+		return fmt.Sprintf(" (--retries %d: no try failed with a code it retries)", p.Retries)
+	}
+	return fmt.Sprintf(" (--retries %d): the errors' codes %s are not among --retry-codes %s; add them to retry those", p.Retries,
+		strings.Join(not, ", "), strings.Join(p.Codes, ","))
 }
 
 // pausedNote says how long of a span of length total the load was paused

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,10 @@ import (
 // batch size, each GPU's utilization by index, and in a run over several
 // models each model's load, throughput, p99 and queue time.
 type Progress struct {
+	// Retry is the run's retry policy: with one, every line says how many
+	// tries its tick retried (none too, and why none could be).
+	Retry *record.RetryPolicy
+
 	w      io.Writer
 	min    time.Duration
 	opts   stats.DiagnoseOptions
@@ -51,9 +56,12 @@ func (p *Progress) Add(s stats.Snapshot) {
 	}
 	fmt.Fprintf(b, "%7.1fs  %-16s  %9.1f infer/s  p50 %s  p99 %s (from %s)  errors %d",
 		s.Elapsed.Seconds(), s.Load.String(), s.Tick.InferPerS, p50, p99, from, s.Tick.Errors)
-	if s.Tick.Retries > 0 {
+	switch {
+	case s.Tick.Retries > 0 || p.Retry != nil && s.Tick.Errors == 0:
 		// Sends the server served on top of the requests counted.
 		b.WriteString("  retries " + strconv.FormatInt(s.Tick.Retries, 10))
+	case p.Retry != nil:
+		b.WriteString("  retries 0" + retriedCodes(s.Tick.ErrorsByCode, p.Retry))
 	}
 	writePlanned(b, s.Load)
 	if s.Load.Paused {
@@ -177,4 +185,19 @@ func WriteLabelledStepLine(w io.Writer, label string, i, n int, elapsed time.Dur
 	}
 	b.WriteByte('\n')
 	io.WriteString(w, b.String())
+}
+
+// retriedCodes names the codes of a tick's errors that the retry policy
+// does not retry: " (INTERNAL not in --retry-codes)".
+func retriedCodes(errs []stats.ErrorCount, p *record.RetryPolicy) string {
+	var not []string
+	for _, e := range errs {
+		if !slices.Contains(p.Codes, e.Code) {
+			not = append(not, e.Code)
+		}
+	}
+	if len(not) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(not, ", ") + " not in --retry-codes)"
 }

@@ -197,6 +197,7 @@ func (z *Summarizer) Summary() record.Summary {
 		Plan:      z.plan,
 		Balance:   z.h.Server.Balance,
 		Simulated: z.h.Server.Simulated,
+		Retry:     z.h.Retry,
 	}
 	if z.ticks == 0 {
 		return sum

@@ -376,6 +376,7 @@ func runHeader(f *Config, args []string, t *target, drivers []*driver.Driver) re
 		Window:           f.Window,
 		Models:           models,
 		Plan:             tracePlan(&f.Shape),
+		Retry:            f.Retry.policy(f.Retries),
 	}
 	if len(f.URLs) > 1 {
 		h.Server.Replicas, h.Server.Balance = f.URLs, f.Balance

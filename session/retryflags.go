@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -73,4 +74,21 @@ func codeByName(name string) (codes.Code, bool) {
 		}
 	}
 	return 0, false
+}
+
+// policy is the run file's account of the retry settings: nil without
+// retries.
+func (f *RetryConfig) policy(retries int) *record.RetryPolicy {
+	if retries <= 0 {
+		return nil
+	}
+	list := driver.DefaultRetryCodes()
+	if f.Codes.Given {
+		list = f.Codes.List
+	}
+	p := &record.RetryPolicy{Retries: retries, Codes: []string{}}
+	for _, c := range list {
+		p.Codes = append(p.Codes, kserve.CodeName(c))
+	}
+	return p
 }

@@ -110,7 +110,9 @@ func (s *Session) view() report.Sink {
 			}
 		})
 	case s.cfg.Record != "-":
-		return report.NewProgress(s.stderr, s.cfg.Tick/2, stats.DiagnoseOptions{SharedProcess: s.cfg.SharedProcess})
+		pr := report.NewProgress(s.stderr, s.cfg.Tick/2, stats.DiagnoseOptions{SharedProcess: s.cfg.SharedProcess})
+		pr.Retry = p.Header.Retry
+		return pr
 	}
 	return nil
 }
