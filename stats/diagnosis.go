@@ -114,9 +114,9 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 	switch {
 	case !last.Server.Available && !last.Metrics.Available && last.Tick.Successes == 0 && last.Interval > 0:
 		add(Unreachable, "server unreachable: no response, statistics or metrics in the last tick")
-	case last.Load.InFlight > 0 && last.Tick.Requests == 0 && last.Tick.Cancelled == 0 && !last.Load.Paused && last.Interval > 0 &&
-		!last.Server.Responses.progressed():
-		add(Stalled, "server stalled: %d requests in flight and none finished in the last tick", last.Load.InFlight)
+	case stalled(recent):
+		add(Stalled, "server stalled: %d requests in flight and none finished in the last %s", last.Load.InFlight,
+			stalledSpan(recent).Round(time.Millisecond))
 	}
 
 	var c ClientStats
@@ -392,4 +392,49 @@ func ms(d time.Duration) string {
 		return strconv.FormatFloat(v, 'f', 2, 64) + " ms"
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
+}
+
+// MinStallSpan is the shortest time without a finished request that the
+// diagnosis calls a stall: a tick shorter than a request takes (a 10 ms
+// tick of a 60 ms model) sees none finish from a healthy server.
+const MinStallSpan = 500 * time.Millisecond
+
+// stalled reports whether requests were in flight and none finished (nor
+// sent a response) for at least MinStallSpan and three times the recent
+// mean latency, over the last ticks.
+func stalled(recent []Snapshot) bool {
+	last := &recent[len(recent)-1]
+	if last.Load.InFlight == 0 || last.Load.Paused || last.Interval <= 0 {
+		return false
+	}
+	span := stalledSpan(recent)
+	return span > 0 && span >= max(MinStallSpan, 3*recentMeanLatency(recent))
+}
+
+// stalledSpan is how long the ticks at the end of recent, with requests in
+// flight, saw no request finish, none cancelled and no response sent.
+func stalledSpan(recent []Snapshot) time.Duration {
+	var span time.Duration
+	for i := len(recent) - 1; i >= 0; i-- {
+		s := &recent[i]
+		if s.Load.InFlight == 0 || s.Tick.Requests != 0 || s.Tick.Cancelled != 0 || s.Server.Responses.progressed() {
+			break
+		}
+		span += s.Interval
+	}
+	return span
+}
+
+// recentMeanLatency is the mean latency of the last tick of recent in
+// which requests finished, or of the window; 0 when none did.
+func recentMeanLatency(recent []Snapshot) time.Duration {
+	for i := len(recent) - 1; i >= 0; i-- {
+		if l := recent[i].Tick.Latency; l.Count > 0 {
+			return l.Mean
+		}
+	}
+	if l := recent[len(recent)-1].Window.Latency; l.Count > 0 {
+		return l.Mean
+	}
+	return 0
 }

@@ -327,3 +327,51 @@ func TestDiagnoseShortfallOfABatchIsChance(t *testing.T) {
 		t.Errorf("60 of 350 sends short, none late: verdicts %v", v)
 	}
 }
+
+// TestDiagnoseShortTicksAreNotAStall: ticks shorter than a request takes
+// (10 ms ticks of a 60 ms model) often see none finish from a healthy
+// server; that is no stall until none finished for MinStallSpan and three
+// mean latencies. A long request (an LLM's 1.2 s answer at 1 s ticks) is
+// no stall either until three of its latencies passed.
+func TestDiagnoseShortTicksAreNotAStall(t *testing.T) {
+	const lat = 60 * time.Millisecond
+	short := func(idle int) []Snapshot {
+		return ticks(10, func(i int, s *Snapshot) {
+			s.Interval = 10 * time.Millisecond
+			s.Tick = ClientStats{Duration: s.Interval, Requests: 1, Successes: 1,
+				Latency: Latency{Count: 1, Mean: lat, P50: lat, P99: lat}}
+			if i >= 10-idle {
+				s.Tick = ClientStats{Duration: s.Interval}
+			}
+		})
+	}
+	if v := verdicts(Diagnose(short(5), DiagnoseOptions{})); slices.Contains(v, Stalled) {
+		t.Errorf("5 ticks of 10 ms without a finished 60 ms request were diagnosed %v", v)
+	}
+	// Nine idle ticks of 100 ms (900 ms, fifteen latencies): a stall.
+	long := ticks(10, func(i int, s *Snapshot) {
+		s.Interval, s.Tick = 100*time.Millisecond, ClientStats{Duration: 100 * time.Millisecond}
+	})
+	long[0].Tick = ClientStats{Duration: 100 * time.Millisecond, Requests: 1, Successes: 1, Latency: Latency{Count: 1, Mean: lat}}
+	if v := verdicts(Diagnose(long, DiagnoseOptions{})); !slices.Contains(v, Stalled) {
+		t.Errorf("900 ms without a finished 60 ms request were diagnosed %v", v)
+	}
+	llm := ticks(10, func(i int, s *Snapshot) {
+		s.Tick.Latency.Mean = 1200 * time.Millisecond
+		if i >= 8 {
+			s.Tick = ClientStats{Duration: time.Second}
+		}
+	})
+	if v := verdicts(Diagnose(llm, DiagnoseOptions{})); slices.Contains(v, Stalled) {
+		t.Errorf("2 s without a finished 1.2 s request were diagnosed %v", v)
+	}
+	llm = ticks(10, func(i int, s *Snapshot) {
+		s.Tick.Latency.Mean = 1200 * time.Millisecond
+		if i >= 6 {
+			s.Tick = ClientStats{Duration: time.Second}
+		}
+	})
+	if fs := Diagnose(llm, DiagnoseOptions{}); !slices.Contains(verdicts(fs), Stalled) || !strings.Contains(fs[0].Message, "none finished in the last 4s") {
+		t.Errorf("4 s without a finished 1.2 s request were diagnosed %+v", fs)
+	}
+}
