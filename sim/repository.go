@@ -374,5 +374,5 @@ func (m ModelSpec) check(ngpu int) error {
 			return err
 		}
 	}
-	return nil
+	return m.checkEnsemble()
 }
