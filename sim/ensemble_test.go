@@ -2,10 +2,14 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -315,4 +319,232 @@ func ensSameNumbers(data json.RawMessage, n int) bool {
 		}
 	}
 	return true
+}
+
+func TestEnsembleConfigAsTritonReportsIt(t *testing.T) {
+	t.Parallel()
+	s := startSim(t, ensRepository(0, 0), EngineOptions{})
+	cfg, err := s.Engine().ModelConfig("pipeline", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Triton: "platform":"ensemble","backend":"", "ensemble_scheduling":
+	// {"step":[{"model_name":"preprocess","model_version":-1,"input_map":
+	// {"INPUT0":"IN"},"output_map":{"OUTPUT0":"features"},...},...]},
+	// "instance_group":[], "model_transaction_policy":{"decoupled":false},
+	// no dynamic_batching, no response_cache.
+	steps := cfg.GetEnsembleScheduling().GetStep()
+	if cfg.Platform != EnsemblePlatform || cfg.Backend != "" || len(steps) != 2 || len(cfg.InstanceGroup) != 0 ||
+		cfg.GetDynamicBatching() != nil || cfg.ResponseCache != nil || cfg.GetModelTransactionPolicy().GetDecoupled() {
+		t.Fatalf("config %v", cfg)
+	}
+	if st := steps[1]; st.ModelName != "classifier" || st.ModelVersion != -1 || st.InputMap["INPUT0"] != "features" || st.OutputMap["OUTPUT0"] != "OUT" {
+		t.Errorf("step 1 %v", st)
+	}
+	_, _, body := httpDo(t, "GET", "http://"+s.HTTPAddr()+"/v2/models/pipeline/config", nil, nil)
+	for _, want := range []string{`"platform":"ensemble"`, `"instance_group":[]`, `"model_transaction_policy":{"decoupled":false}`,
+		`{"input_map":{"INPUT0":"features"},"model_name":"classifier","model_namespace":"","model_version":-1,"output_map":{"OUTPUT0":"OUT"}}`} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("HTTP config lacks %s: %s", want, body)
+		}
+	}
+	// Triton: {"name":"pipeline","versions":["1"],"platform":"ensemble",
+	// "inputs":[{"name":"IN","datatype":"FP32","shape":[-1,16]}],
+	// "outputs":[{"name":"OUT","datatype":"FP32","shape":[-1,16]}]}.
+	_, _, body = httpDo(t, "GET", "http://"+s.HTTPAddr()+"/v2/models/pipeline", nil, nil)
+	if want := `{"name":"pipeline","versions":["1"],"platform":"ensemble","inputs":[{"name":"IN","datatype":"FP32","shape":[-1,16]}],` +
+		`"outputs":[{"name":"OUT","datatype":"FP32","shape":[-1,16]}]}`; string(body) != want {
+		t.Errorf("metadata %s\nwant %s", body, want)
+	}
+}
+
+func TestEnsembleLoadsAndUnloadsWithItsSteps(t *testing.T) {
+	t.Parallel()
+	s := startSim(t, ensRepository(0, 0), EngineOptions{ModelControl: ModelControlExplicit})
+	e := s.Engine()
+	ready := func() string {
+		var names []string
+		for _, m := range e.RepositoryIndex(true) {
+			names = append(names, m.Name)
+		}
+		return strings.Join(names, " ")
+	}
+	load := "http://" + s.HTTPAddr() + "/v2/repository/models/pipeline/load"
+	// Triton: loading pipeline loads preprocess and classifier.
+	if code, _, body := httpDo(t, "POST", load, nil, nil); code != 200 || ready() != "classifier pipeline preprocess" {
+		t.Fatalf("load = %d %s; ready: %s", code, body, ready())
+	}
+	// Triton: unloading preprocess unloads pipeline ("ensemble pipeline
+	// contains models that are not available or ambiguous: preprocess"
+	// in its log).
+	if err := e.UnloadModel("preprocess"); err != nil || ready() != "classifier" {
+		t.Fatalf("unload preprocess: %v; ready: %s", err, ready())
+	}
+	if _, err := engInfer(t, e, ensRequest(1)); errorMessage(err) != "Request for unknown model: 'pipeline' has no available versions" {
+		t.Errorf("infer after unload: %v", err)
+	}
+	// Triton: unload_dependents unloads the composing models too.
+	if code, _, _ := httpDo(t, "POST", load, nil, nil); code != 200 || ready() != "classifier pipeline preprocess" {
+		t.Fatalf("reload: %d; ready: %s", code, ready())
+	}
+	unload := "http://" + s.HTTPAddr() + "/v2/repository/models/pipeline/unload"
+	if code, _, body := httpDo(t, "POST", unload, []byte(`{"parameters":{"unload_dependents":true}}`), nil); code != 200 || ready() != "" {
+		t.Fatalf("unload_dependents = %d %s; ready: %s", code, body, ready())
+	}
+	// Triton answers a dependency error 400, a config error 500.
+	bad := Repository{Models: []ModelSpec{ensIdentity("preprocess", 0), ensIdentity("classifier", 0),
+		ensBad("e_dtype", func(m *ModelSpec) { m.Inputs[0].DataType = "TYPE_FP16" }),
+		ensBad("e_nosteps", func(m *ModelSpec) { m.EnsembleScheduling.Steps = nil })}}
+	s2 := startSim(t, bad, EngineOptions{ModelControl: ModelControlExplicit})
+	for model, want := range map[string]string{
+		"e_dtype":   `{"error":"load failed for model 'e_dtype': in ensemble e_dtype, ensemble tensor IN: inconsistent data type: TYPE_FP16 is inferred from model e_dtype while TYPE_FP32 is inferred from model preprocess\n"} 400`,
+		"e_nosteps": `{"error":"failed to load 'e_nosteps', failed to poll from model repository"} 500`,
+	} {
+		code, _, body := httpDo(t, "POST", "http://"+s2.HTTPAddr()+"/v2/repository/models/"+model+"/load", nil, nil)
+		if got := string(body) + " " + strconv.Itoa(code); got != want {
+			t.Errorf("load %s = %s\nwant %s", model, got, want)
+		}
+	}
+}
+
+func TestEnsembleSlowStepTakesTheQueueTime(t *testing.T) {
+	t.Parallel()
+	// Triton 2.73's pipeline with classifier slowed (identity's
+	// execute_delay_ms 2; perf_analyzer -m pipeline --shape IN:16
+	// --concurrency-range 8): of the pipeline's 50.4 s over 10072
+	// requests, 18.4 s in classifier's queue, 1.7 s in preprocess's
+	// (perf_analyzer: queue 1668 µs and 132 µs per request).
+	slow := LatencySpec{FixedUS: 1000, PerItemUS: 500}
+	fast := LatencySpec{FixedUS: 50}
+	for _, slowStep := range []string{"preprocess", "classifier"} {
+		t.Run(slowStep, func(t *testing.T) {
+			t.Parallel()
+			repo := ensRepository(0, 0)
+			for i := range repo.Models[:2] {
+				repo.Models[i].Latency = fast
+				if repo.Models[i].Name == slowStep {
+					repo.Models[i].Latency = slow
+				}
+			}
+			e := engNew(t, repo, EngineOptions{})
+			ensLoad(t, e, 16, 96, 1)
+			fastStep := map[string]string{"preprocess": "classifier", "classifier": "preprocess"}[slowStep]
+			sq := engStats(t, e, slowStep).InferenceStats.Queue.Ns
+			fq := engStats(t, e, fastStep).InferenceStats.Queue.Ns
+			p := engStats(t, e, "pipeline").InferenceStats
+			t.Logf("pipeline %d ns: %s queue %d ns, %s queue %d ns", p.Success.Ns, slowStep, sq, fastStep, fq)
+			if sq < 3*fq || float64(sq) < 0.25*float64(p.Success.Ns) {
+				t.Errorf("slow %s's queue %d ns, fast %s's %d ns, of the pipeline's %d ns: want the slow step's queue to hold the time",
+					slowStep, sq, fastStep, fq, p.Success.Ns)
+			}
+		})
+	}
+}
+
+// ensFork is an ensemble of two steps that read only its input: a → OA,
+// b → OB.
+func ensFork(stepUS float64) Repository {
+	fork := ModelSpec{
+		Name: "fork", Platform: EnsemblePlatform, MaxBatchSize: 8,
+		Inputs: []TensorSpec{{Name: "IN", DataType: "TYPE_FP32", Dims: []int64{16}}},
+		Outputs: []TensorSpec{{Name: "OA", DataType: "TYPE_FP32", Dims: []int64{16}},
+			{Name: "OB", DataType: "TYPE_FP32", Dims: []int64{16}}},
+		EnsembleScheduling: &EnsembleSpec{Steps: []EnsembleStepSpec{
+			ensStep("a", "INPUT0", "IN", "OUTPUT0", "OA"),
+			ensStep("b", "INPUT0", "IN", "OUTPUT0", "OB"),
+		}},
+	}
+	return Repository{Models: []ModelSpec{ensIdentity("a", stepUS), ensIdentity("b", stepUS), fork}}
+}
+
+// ensHeld is how many requests model's latest version holds.
+func ensHeld(e *Engine, model string) int64 {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	vs := e.models[model].versions
+	return vs[len(vs)-1].held.Load()
+}
+
+func TestEnsembleStepsRunWhenTheirInputsExist(t *testing.T) {
+	t.Parallel()
+	e := engNew(t, ensFork(300_000), EngineOptions{})
+	req := engFP32Request("fork", 1, 16)
+	req.Inputs[0].Name = "IN"
+	done := make(chan error, 1)
+	go func() {
+		resp, err := engInfer(t, e, req)
+		if err == nil && len(resp.Outputs) != 2 {
+			err = fmt.Errorf("outputs %v, want OA and OB", resp.Outputs)
+		}
+		done <- err
+	}()
+	// Both steps read only the ensemble's input: both run at once.
+	deadline := time.Now().Add(10 * time.Second)
+	for ensHeld(e, "a") != 1 || ensHeld(e, "b") != 1 {
+		select {
+		case err := <-done:
+			t.Fatalf("the request ended (%v) before a and b ran together", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a and b never ran at the same time")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEnsembleRunsOnlyTheStepsOfTheOutputsAskedFor(t *testing.T) {
+	t.Parallel()
+	e := engNew(t, ensFork(0), EngineOptions{})
+	req := engFP32Request("fork", 2, 16)
+	req.Inputs[0].Name = "IN"
+	req.Outputs = []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "OB"}}
+	resp, err := engInfer(t, e, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Outputs) != 1 || resp.Outputs[0].Name != "OB" || !bytes.Equal(resp.RawOutputContents[0], req.RawInputContents[0]) {
+		t.Fatalf("outputs %v, want OB = IN", resp.Outputs)
+	}
+	// Triton prunes the steps no requested output depends on.
+	if a, b := engStats(t, e, "a").InferenceStats.Success.Count, engStats(t, e, "b").InferenceStats.Success.Count; a != 0 || b != 1 {
+		t.Errorf("a ran %d times, b %d, want 0 and 1", a, b)
+	}
+}
+
+func TestEnsembleCancelledStartsNoFurtherStep(t *testing.T) {
+	t.Parallel()
+	e := engNew(t, ensRepository(0, 0), EngineOptions{Faults: Faults{StallUntil: time.Now().Add(time.Minute)}})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.Infer(ctx, ensRequest(1), false)
+		errc <- err
+	}()
+	for engMetrics(t, e, "preprocess").Pending < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-errc; kserve.ErrorCode(err) != codes.Canceled {
+		t.Fatalf("err = %v, want CANCELLED", err)
+	}
+	// The step under way finishes; the next never starts, and the
+	// ensemble counts the request failed, as it counts any failure.
+	e.SetFaults(Faults{})
+	deadline := time.Now().Add(10 * time.Second)
+	for engStats(t, e, "pipeline").InferenceStats.Fail.Count < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled request never ended")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if pre, cls := engStats(t, e, "preprocess").InferenceStats.Success.Count, engStats(t, e, "classifier").InferenceStats; pre != 1 || cls.Success.Count+cls.Fail.Count != 0 {
+		t.Errorf("preprocess ran %d, classifier %d requests, want 1 and 0", pre, cls.Success.Count+cls.Fail.Count)
+	}
+	if held := ensHeld(e, "pipeline"); held != 0 {
+		t.Errorf("pipeline still holds %d requests", held)
+	}
 }
