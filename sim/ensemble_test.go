@@ -548,3 +548,45 @@ func TestEnsembleCancelledStartsNoFurtherStep(t *testing.T) {
 		t.Errorf("pipeline still holds %d requests", held)
 	}
 }
+
+func TestDemoPipelineSpendsItsTimeInPreprocess(t *testing.T) {
+	t.Parallel()
+	e := engNew(t, DemoRepository(), EngineOptions{})
+	const conc, n = 8, 48
+	var wg sync.WaitGroup
+	errs := make(chan error, conc)
+	for c := range conc {
+		wg.Go(func() {
+			for i := c; i < n; i += conc {
+				req := &pb.ModelInferRequest{ModelName: "resnet50_pipeline",
+					Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "image", Datatype: "UINT8", Shape: []int64{1, 224, 224, 3}}},
+					RawInputContents: [][]byte{make([]byte, 224*224*3)}}
+				resp, err := engInfer(t, e, req)
+				if err == nil && (len(resp.Outputs) != 1 || !slicesEqual(resp.Outputs[0].Shape, []int64{1, 1000}) || len(resp.RawOutputContents[0]) != 4000) {
+					err = fmt.Errorf("outputs %v, want output FP32 [1,1000]", resp.Outputs)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"resnet50_pipeline", "preprocess", "resnet50"} {
+		if got := engStats(t, e, m).InferenceStats.Success.Count; got != n {
+			t.Errorf("%s success %d, want %d", m, got, n)
+		}
+		engCheckInvariants(t, e, m)
+	}
+	pre, gpu := engStats(t, e, "preprocess").InferenceStats, engStats(t, e, "resnet50").InferenceStats
+	t.Logf("preprocess: queue %v compute %v; resnet50: queue %v compute %v", time.Duration(pre.Queue.Ns/n),
+		time.Duration(pre.ComputeInfer.Ns/n), time.Duration(gpu.Queue.Ns/n), time.Duration(gpu.ComputeInfer.Ns/n))
+	if pre.Success.Ns <= gpu.Success.Ns {
+		t.Errorf("preprocess took %d ns, resnet50 %d: the demo pipeline's time should go to its CPU step", pre.Success.Ns, gpu.Success.Ns)
+	}
+}
