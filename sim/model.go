@@ -33,6 +33,9 @@ type model struct {
 	// ens holds an ensemble's steps (spec.isEnsemble); nil for other
 	// models. It is set by NewEngine, which knows the composing models.
 	ens *ensembleInfo
+	// zeros is the zero buffer a zeros model's outputs share
+	// (zeroBytes).
+	zeros atomic.Pointer[[]byte]
 
 	// versions are the loaded versions, ascending; nil when unloaded.
 	// loaded tells an unloaded model from one never loaded (explicit model
