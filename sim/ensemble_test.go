@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -588,5 +590,40 @@ func TestDemoPipelineSpendsItsTimeInPreprocess(t *testing.T) {
 		time.Duration(pre.ComputeInfer.Ns/n), time.Duration(gpu.Queue.Ns/n), time.Duration(gpu.ComputeInfer.Ns/n))
 	if pre.Success.Ns <= gpu.Success.Ns {
 		t.Errorf("preprocess took %d ns, resnet50 %d: the demo pipeline's time should go to its CPU step", pre.Success.Ns, gpu.Success.Ns)
+	}
+}
+
+func TestEnsembleFromJSONDescription(t *testing.T) {
+	t.Parallel()
+	identity := func(name string) string {
+		return `{"name": "` + name + `", "backend": "identity", "max_batch_size": 8,
+		 "inputs": [{"name": "INPUT0", "data_type": "TYPE_FP32", "dims": [16]}],
+		 "outputs": [{"name": "OUTPUT0", "data_type": "TYPE_FP32", "dims": [16]}],
+		 "dynamic_batching": {}, "instance_group": [{"count": 1, "kind": "KIND_CPU"}], "behaviour": "identity"}`
+	}
+	// The ensemble as the Repository doc comment describes it.
+	doc := `{"models": [` + identity("preprocess") + `,` + identity("classifier") + `,
+	    {"name": "pipeline", "platform": "ensemble", "max_batch_size": 8,
+	     "inputs":  [{"name": "IN", "data_type": "TYPE_FP32", "dims": [16]}],
+	     "outputs": [{"name": "OUT", "data_type": "TYPE_FP32", "dims": [16]}],
+	     "ensemble_scheduling": {"step": [
+	       {"model_name": "preprocess", "model_version": -1,
+	        "input_map": {"INPUT0": "IN"}, "output_map": {"OUTPUT0": "features"}},
+	       {"model_name": "classifier", "model_version": -1,
+	        "input_map": {"INPUT0": "features"}, "output_map": {"OUTPUT0": "OUT"}}]}}]}`
+	path := filepath.Join(t.TempDir(), "repo.json")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := LoadRepository(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := engNew(t, repo, EngineOptions{})
+	if _, err := engInfer(t, e, ensRequest(1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := engStats(t, e, "classifier").InferenceStats.Success.Count; got != 1 {
+		t.Errorf("classifier ran %d requests, want 1", got)
 	}
 }
