@@ -627,3 +627,44 @@ func TestEnsembleFromJSONDescription(t *testing.T) {
 		t.Errorf("classifier ran %d requests, want 1", got)
 	}
 }
+
+func TestEnsembleStepRefusedByAFullQueue(t *testing.T) {
+	t.Parallel()
+	repo := ensRepository(0, 2000)
+	repo.Models[1].DynamicBatching = &DynamicBatchingSpec{MaxQueueSize: 1}
+	e := engNew(t, repo, EngineOptions{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	failed := 0
+	for range 8 {
+		wg.Go(func() {
+			for range 6 {
+				_, err := engInfer(t, e, ensRequest(1))
+				if err == nil {
+					continue
+				}
+				// Triton: "in ensemble 'pipeline', [request id:
+				// <id_unknown>] Exceeds maximum queue size".
+				if kserve.ErrorCode(err) != codes.Unavailable ||
+					errorMessage(err) != "in ensemble 'pipeline', [request id: <id_unknown>] Exceeds maximum queue size" {
+					t.Errorf("err = %v", err)
+				}
+				mu.Lock()
+				failed++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if failed == 0 {
+		t.Fatal("no step found classifier's queue full")
+	}
+	// Triton (classifier max_queue_size 1, concurrency 8): pipeline success
+	// 248 and fail 14 for 7 refused steps, preprocess success 255,
+	// classifier fail 0.
+	p, pre, cls := engStats(t, e, "pipeline").InferenceStats, engStats(t, e, "preprocess").InferenceStats, engStats(t, e, "classifier").InferenceStats
+	if p.Fail.Count != uint64(2*failed) || pre.Success.Count != p.Success.Count+uint64(failed) || cls.Fail.Count != 0 || cls.Success.Count != p.Success.Count {
+		t.Errorf("%d refused: pipeline success %d fail %d, preprocess success %d, classifier success %d fail %d",
+			failed, p.Success.Count, p.Fail.Count, pre.Success.Count, cls.Success.Count, cls.Fail.Count)
+	}
+}
