@@ -31,11 +31,12 @@ package sim
 //   - preprocess: a CPU image preprocessor (python backend): image UINT8
 //     [224,224,3] (HWC pixels) → preprocessed FP32 [3,224,224] (zeros);
 //     max_batch_size 32, dynamic batching with 100 µs delay; two KIND_CPU
-//     instances; 4 ms + 2 ms per item, input and output 20 µs per item, 5%
-//     jitter. Its cost per item makes batching gain little: two instances
-//     serve at most about 940 images/s (68 ms per batch of 32) against
-//     resnet50's 3200 on its two GPUs, so a pipeline's time goes to
-//     preprocess's queue before the GPUs are busy.
+//     instances; 5 ms + 5 ms per item, input and output 20 µs per item, 5%
+//     jitter. An image takes 10 ms there against 5 ms on resnet50's GPU,
+//     and its cost per item makes batching gain little: two instances
+//     serve at most about 385 images/s (166 ms per batch of 32) against
+//     resnet50's 3 080 on its two GPUs. So a pipeline's time goes to
+//     preprocess, and the GPUs stay far from busy.
 //   - resnet50_pipeline: an ensemble (see EnsembleSpec) of preprocess then
 //     resnet50: image UINT8 [224,224,3] → output FP32 [1000];
 //     max_batch_size 32. Its statistics are Triton's for an ensemble; its
@@ -123,7 +124,7 @@ func DemoPreprocess() ModelSpec {
 		Outputs:         []TensorSpec{{Name: "preprocessed", DataType: "TYPE_FP32", Dims: []int64{3, 224, 224}}},
 		DynamicBatching: &DynamicBatchingSpec{MaxQueueDelayMicroseconds: 100},
 		InstanceGroups:  []InstanceGroupSpec{{Count: 2, Kind: "KIND_CPU"}},
-		Latency: LatencySpec{FixedUS: 4000, PerItemUS: 2000, Jitter: 0.05,
+		Latency: LatencySpec{FixedUS: 5000, PerItemUS: 5000, Jitter: 0.05,
 			ComputeInputUS: 20, ComputeOutputUS: 20},
 		Behaviour: BehaviourZeros,
 	}
