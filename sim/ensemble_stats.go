@@ -35,6 +35,9 @@ func (st *statistics) recordEnsemble(r *request, computeStart, end int64, comput
 	q := uint64(max(0, computeStart-r.queueStart))
 	cin, cinf, cout := compute[0], compute[1], compute[2]
 	batch := uint64(max(1, r.batch))
+	// An ensemble that is a step of another hands its sums on, as Triton's
+	// request reports to its parent ensemble's aggregator.
+	r.cin, r.cinf, r.cout = cin, cinf, cout
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.success.count++

@@ -720,3 +720,26 @@ func TestEnsembleVersionsShareTheMetricsOfVersion1(t *testing.T) {
 		t.Errorf("pipeline metrics %+v, want one version-1 set counting 3 requests", series)
 	}
 }
+
+func TestEnsembleOfAnEnsemble(t *testing.T) {
+	t.Parallel()
+	repo := ensRepository(0, 0)
+	outer := ensPipeline()
+	outer.Name = "outer"
+	outer.EnsembleScheduling = &EnsembleSpec{Steps: []EnsembleStepSpec{ensStep("pipeline", "IN", "IN", "OUT", "OUT")}}
+	repo.Models = append(repo.Models, outer)
+	e := engNew(t, repo, EngineOptions{})
+	req := ensRequest(2)
+	req.ModelName = "outer"
+	resp, err := engInfer(t, e, req)
+	if err != nil || resp.ModelName != "outer" || !bytes.Equal(resp.RawOutputContents[0], req.RawInputContents[0]) {
+		t.Fatalf("outer = %v, %v; want OUT = IN", resp, err)
+	}
+	// Each ensemble counts the request once; the inner one's compute is
+	// its steps', and the outer's its inner's.
+	o, p := engStats(t, e, "outer"), engStats(t, e, "pipeline")
+	if o.InferenceCount != 2 || p.InferenceCount != 2 || p.InferenceStats.ComputeInfer.Ns == 0 || o.InferenceStats.ComputeInfer.Ns != p.InferenceStats.ComputeInfer.Ns ||
+		engStats(t, e, "classifier").InferenceStats.Success.Count != 1 {
+		t.Errorf("outer %v\npipeline %v", o, p)
+	}
+}
