@@ -204,7 +204,8 @@ func (run *ensembleRun) done(sr *request) {
 			run.err = sr.err
 		}
 	case sr.resp == nil:
-		// Cancelled by the composing model's scheduler as it stopped.
+		// A step completes with a response or an error; should one
+		// bring neither, the run fails rather than read nothing.
 		if run.err == nil {
 			run.err = errStopping
 		}
