@@ -129,15 +129,30 @@ func (e *Engine) LoadModel(name string) error {
 	if e.closed {
 		return errStopping
 	}
-	e.load(m)
+	if le := e.ensembleError(m); le != nil {
+		return le.loadError()
+	}
+	e.loadWithSteps(m, map[*model]bool{})
 	return nil
 }
 
 // UnloadModel unloads a model in explicit model control mode: new requests
 // are refused, and requests already queued finish before its instances
 // stop. Unloading a model that is not loaded, or not in the repository,
-// does nothing, as on Triton.
+// does nothing, as on Triton. The ensembles one of whose steps it ran
+// are unloaded with it, as on Triton.
 func (e *Engine) UnloadModel(name string) error {
+	return e.unloadModel(name, false)
+}
+
+// UnloadModelAndDependents is UnloadModel with the repository extension's
+// unload_dependents: an ensemble's composing models (and theirs) are
+// unloaded with it.
+func (e *Engine) UnloadModelAndDependents(name string) error {
+	return e.unloadModel(name, true)
+}
+
+func (e *Engine) unloadModel(name string, dependents bool) error {
 	e.mu.Lock()
 	if e.opts.ModelControl != ModelControlExplicit {
 		e.mu.Unlock()
@@ -149,6 +164,10 @@ func (e *Engine) UnloadModel(name string) error {
 		return nil
 	}
 	scheds := e.unload(m)
+	if dependents {
+		scheds = append(scheds, e.unloadSteps(m, map[*model]bool{})...)
+	}
+	scheds = append(scheds, e.unloadDependents()...)
 	e.mu.Unlock()
 	for _, s := range scheds {
 		s.drain()

@@ -120,12 +120,27 @@ func NewEngine(repo Repository, opts EngineOptions) (*Engine, error) {
 		e.names = append(e.names, m.name)
 	}
 	slices.Sort(e.names)
+	for _, m := range e.models {
+		if m.spec.isEnsemble() {
+			m.ens = newEnsembleInfo(m.spec, e.models)
+		}
+	}
 	startup, err := e.startupModels()
 	if err != nil {
 		return nil, fmt.Errorf("model control: %w", err)
 	}
+	var bad []*ensembleLoadError
 	for _, name := range startup {
-		e.load(e.models[name])
+		if le := e.ensembleError(e.models[name]); le != nil {
+			bad = append(bad, le)
+		}
+	}
+	if len(bad) > 0 {
+		return nil, startError(bad)
+	}
+	seen := map[*model]bool{}
+	for _, name := range startup {
+		e.loadWithSteps(e.models[name], seen)
 	}
 	e.samplerW.Add(1)
 	go e.sampleGPUs()

@@ -80,3 +80,25 @@ func BenchmarkEngineInferSharedGPU(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 }
+
+// BenchmarkEngineInferEnsemble is the same through a two-step ensemble of
+// zero-compute identity models (the real server's pipeline, without its
+// execution times): a request to it is two requests to its steps and the
+// ensemble's own bookkeeping.
+func BenchmarkEngineInferEnsemble(b *testing.B) {
+	e := engNew(b, ensRepository(0, 0), EngineOptions{})
+	req := ensRequest(1)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := e.Infer(ctx, req, false); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}

@@ -101,7 +101,11 @@ func (g *grpcService) RepositoryModelLoad(_ context.Context, req *pb.RepositoryM
 
 // RepositoryModelUnload implements GRPCInferenceServiceServer.
 func (g *grpcService) RepositoryModelUnload(_ context.Context, req *pb.RepositoryModelUnloadRequest) (*pb.RepositoryModelUnloadResponse, error) {
-	if err := g.engine.UnloadModel(req.GetModelName()); err != nil {
+	unload := g.engine.UnloadModel
+	if req.GetParameters()["unload_dependents"].GetBoolParam() {
+		unload = g.engine.UnloadModelAndDependents
+	}
+	if err := unload(req.GetModelName()); err != nil {
 		return nil, grpcError(err)
 	}
 	return &pb.RepositoryModelUnloadResponse{}, nil

@@ -215,6 +215,8 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest st
 				return
 			}
 			err = h.engine.LoadModel(parts[1])
+		} else if dependents, _ := body.Parameters["unload_dependents"].(bool); dependents {
+			err = h.engine.UnloadModelAndDependents(parts[1])
 		} else {
 			err = h.engine.UnloadModel(parts[1])
 		}

@@ -30,6 +30,12 @@ type model struct {
 	// inputs.
 	seq      bool
 	controls controlValues
+	// ens holds an ensemble's steps (spec.isEnsemble); nil for other
+	// models. It is set by NewEngine, which knows the composing models.
+	ens *ensembleInfo
+	// zeros is the zero buffer a zeros model's outputs share
+	// (zeroBytes).
+	zeros atomic.Pointer[[]byte]
 
 	// versions are the loaded versions, ascending; nil when unloaded.
 	// loaded tells an unloaded model from one never loaded (explicit model
@@ -95,7 +101,7 @@ func newModel(spec ModelSpec, gpus []*gpu) (*model, error) {
 	if spec.Latency.Exponent == 0 {
 		spec.Latency.Exponent = 1
 	}
-	if len(spec.InstanceGroups) == 0 {
+	if len(spec.InstanceGroups) == 0 && !spec.isEnsemble() {
 		spec.InstanceGroups = []InstanceGroupSpec{{Count: 1, Kind: "KIND_GPU"}}
 	}
 	if sb := spec.SequenceBatching; sb != nil {
@@ -140,7 +146,11 @@ func newModel(spec ModelSpec, gpus []*gpu) (*model, error) {
 		groups[i] = g
 	}
 	spec.InstanceGroups = groups
-	if len(m.placements) == 0 {
+	if spec.isEnsemble() {
+		// An ensemble has no instances; instance groups in its config
+		// keep it from loading (ensembleConfigError).
+		m.placements = nil
+	} else if len(m.placements) == 0 {
 		return nil, fmt.Errorf("instance_group: no instances")
 	}
 	m.spec = spec
@@ -182,6 +192,9 @@ func buildConfig(spec ModelSpec) *pb.ModelConfig {
 	if sb := spec.SequenceBatching; sb != nil {
 		c.SchedulingChoice = &pb.ModelConfig_SequenceBatching{SequenceBatching: sb.proto()}
 	}
+	if es := spec.EnsembleScheduling; es != nil {
+		c.SchedulingChoice = &pb.ModelConfig_EnsembleScheduling{EnsembleScheduling: ensembleProto(es)}
+	}
 	for k, v := range spec.Parameters {
 		if c.Parameters == nil {
 			c.Parameters = map[string]*pb.ModelParameter{}
@@ -208,6 +221,13 @@ func buildConfig(spec ModelSpec) *pb.ModelConfig {
 		c.InstanceGroup = append(c.InstanceGroup, ig)
 	}
 	c.ModelTransactionPolicy = &pb.ModelTransactionPolicy{Decoupled: spec.Decoupled}
+	if spec.isEnsemble() {
+		// Triton reports an ensemble's config without instance groups
+		// (NormalizeInstanceGroup leaves ensembles alone) and without a
+		// response_cache section.
+		c.InstanceGroup = nil
+		return c
+	}
 	c.ResponseCache = &pb.ModelResponseCache{Enable: false}
 	return c
 }
@@ -230,8 +250,12 @@ func (e *Engine) load(m *model) {
 		mv.stats.init(uuids)
 		mv.sched = newScheduler(e, mv)
 		// A real load takes milliseconds at least; the floor also keeps
-		// the gauge a plain decimal.
+		// the gauge a plain decimal. Triton reports no load time for an
+		// ensemble (its gauge stays 0).
 		mv.stats.loadNanos = int64(max(time.Since(start), time.Millisecond))
+		if m.ens != nil {
+			mv.stats.loadNanos = 0
+		}
 		e.scheds[mv.sched] = struct{}{}
 		m.versions = append(m.versions, mv)
 	}

@@ -71,6 +71,9 @@ func (m *model) output(r *request, j int) ([]int64, []byte, error) {
 		// n empty strings: a zero length each.
 		return shape, make([]byte, 4*n), nil
 	}
+	if m.spec.Behaviour == BehaviourZeros {
+		return shape, m.zeroBytes(n * t.size), nil
+	}
 	data := make([]byte, n*t.size)
 	if m.spec.Behaviour == BehaviourClassifier {
 		// Each batch item's scores come from that item alone, so equal
@@ -221,4 +224,17 @@ func fillScores(dt pb.DataType, data, input []byte) {
 			le.PutUint64(data[i:], math.Float64bits(rng.Float64()))
 		}
 	}
+}
+
+// zeroBytes returns n zero bytes, which the caller must not write: a zeros
+// model's outputs share one buffer (its length and capacity n, so that an
+// append copies), so that a large output such as an image tensor costs no
+// allocation and no clearing per request.
+func (m *model) zeroBytes(n int) []byte {
+	if p := m.zeros.Load(); p != nil && len(*p) >= n {
+		return (*p)[:n:n]
+	}
+	b := make([]byte, n)
+	m.zeros.Store(&b)
+	return b[:n:n]
 }

@@ -43,9 +43,35 @@ import (
 //	     "parameters": {"key": "value"},     // reported in the config only
 //	     "sequence_batching": {...},         // see SequenceBatchingSpec
 //	     "llm": {...},                       // see LLMSpec
-//	     "behaviour": "add_sub"}             // add_sub | identity | classifier | zeros
-//	  ]                                      //   | sequence | accumulate
+//	     "behaviour": "add_sub"},            // add_sub | identity | classifier | zeros
+//	                                         //   | sequence | accumulate
+//	    {"name": "pipeline", "platform": "ensemble", "max_batch_size": 8,
+//	     "inputs":  [{"name": "IN", "data_type": "TYPE_FP32", "dims": [16]}],
+//	     "outputs": [{"name": "OUT", "data_type": "TYPE_FP32", "dims": [16]}],
+//	     "ensemble_scheduling": {"step": [
+//	       {"model_name": "preprocess", "model_version": -1,
+//	        "input_map": {"INPUT0": "IN"}, "output_map": {"OUTPUT0": "features"}},
+//	       {"model_name": "classifier", "model_version": -1,
+//	        "input_map": {"INPUT0": "features"}, "output_map": {"OUTPUT0": "OUT"}}]}}
+//	  ]
 //	}
+//
+// An ensemble (platform "ensemble" with an ensemble_scheduling section, as
+// in Triton) has no backend, instances, batcher or latency of its own: a
+// request to it runs its steps, each a request to the composing model
+// named, queued, batched and executed by that model's own scheduler and
+// instances. The maps join the composing models' inputs and outputs
+// (keys) to ensemble tensors (values); the ensemble's inputs and outputs
+// are ensemble tensors too. A step starts as soon as the tensors it reads
+// exist; model_version -1 is the composing model's latest version, any
+// other number that version (Triton reads a step without model_version as
+// version 0, which no model has). To make one step slow, give its model a
+// slower latency. An ensemble is checked as Triton checks it when it loads
+// (at start, or by an explicit load), with Triton's messages: every step's
+// model must be in the repository, every input of a composing model
+// mapped, every map name an input or output that model has, every
+// ensemble output written and every tensor read, the datatypes and shapes
+// agree, no chain of ensembles leads back to itself.
 //
 // A tensor may also say "format" (inputs: "FORMAT_NCHW", "FORMAT_NHWC"),
 // "reshape" (a shape reported in the config), "label_filename" and
@@ -120,8 +146,9 @@ type EnsembleSpec struct {
 // its inputs and outputs map to the ensemble's tensors.
 type EnsembleStepSpec struct {
 	ModelName string `json:"model_name"`
-	// ModelVersion is the composing model's version; -1 (or 0) is its
-	// latest.
+	// ModelVersion is the composing model's version; -1 is its latest.
+	// As in Triton, 0 (what a step without model_version says) is a
+	// version number, which no model has: the ensemble does not load.
 	ModelVersion int64 `json:"model_version"`
 	// InputMap maps the composing model's input names to ensemble
 	// tensors; OutputMap its output names to ensemble tensors.
@@ -374,5 +401,5 @@ func (m ModelSpec) check(ngpu int) error {
 			return err
 		}
 	}
-	return nil
+	return m.checkEnsemble()
 }

@@ -60,6 +60,12 @@ type request struct {
 	// heldAtArrival is how many requests of its model version the server
 	// held when this one arrived, itself included.
 	heldAtArrival int64
+	// cin, cinf and cout are the compute input, infer and output times
+	// recorded for the request when it succeeded, which the ensemble whose
+	// step it is sums.
+	cin, cinf, cout uint64
+	// run is the ensemble run of a request to an ensemble.
+	run *ensembleRun
 }
 
 // complete ends a request with its resp or err set. The server stops
@@ -97,6 +103,9 @@ type scheduler struct {
 
 	seq *sequencer // sequence models only
 	llm *llmBook   // LLM models only
+	// ensemble tells an ensemble's scheduler: it queues nothing and has
+	// no instances; each request runs its steps (ensemble_run.go).
+	ensemble bool
 
 	pending   atomic.Int64 // queued, not executing
 	wake      chan struct{}
@@ -129,6 +138,10 @@ func newScheduler(e *Engine, mv *modelVersion) *scheduler {
 	}
 	if s.maxPref == 0 {
 		s.maxPref = s.maxBatch
+	}
+	if m.ens != nil {
+		s.ensemble = true
+		return s
 	}
 	if m.seq {
 		s.seq = newSequencer(s)
@@ -174,7 +187,7 @@ func newScheduler(e *Engine, mv *modelVersion) *scheduler {
 }
 
 // enqueue adds a validated request to the queue, or refuses it when the
-// queue is full (UNAVAILABLE, counted as a REJECTED failure).
+// queue is full (UNAVAILABLE, not counted, as on Triton).
 func (s *scheduler) enqueue(r *request) error {
 	r.done = make(chan struct{})
 	s.mu.Lock()
@@ -184,10 +197,21 @@ func (s *scheduler) enqueue(r *request) error {
 	}
 	if s.maxQueue > 0 && s.pending.Load() >= s.maxQueue {
 		s.mu.Unlock()
-		s.mv.stats.recordFailure(s.e.now()-r.start, reasonRejected)
-		return &kserve.Error{Code: codes.Unavailable, Message: "Exceeds maximum queue size"}
+		// Triton's PolicyQueue::Enqueue refuses it with the request's
+		// prefix and counts it nowhere: not in fail, not in
+		// nv_inference_request_failure (2.73, checked on the real
+		// server).
+		return &kserve.Error{Code: codes.Unavailable, Message: requestPrefix(r.req) + "Exceeds maximum queue size"}
 	}
 	r.queueStart = s.e.now()
+	if s.ensemble {
+		// Triton's ensemble scheduler holds the request as executing
+		// once it has passed it on.
+		r.state.Store(stateExecuting)
+		s.mu.Unlock()
+		s.e.startEnsemble(r)
+		return nil
+	}
 	if s.seq != nil {
 		if err := s.seq.admit(r, r.queueStart); err != nil {
 			s.mu.Unlock()
@@ -210,6 +234,9 @@ func (s *scheduler) enqueue(r *request) error {
 // cancel fails a request whose caller gave up. It reports false when the
 // request has already completed, in which case its result stands.
 func (s *scheduler) cancel(r *request) bool {
+	if s.ensemble {
+		return r.run.cancel()
+	}
 	if r.state.CompareAndSwap(stateQueued, stateCancelled) {
 		// It will never complete: the server lets go of it now.
 		s.pending.Add(-1)

@@ -184,6 +184,7 @@ func (st *statistics) recordExecution(batch []*request, ts execTimes, gpuUUID st
 		sc.cInUS += cin / 1000
 		sc.cInferUS += cinf / 1000
 		sc.cOutUS += cout / 1000
+		r.cin, r.cinf, r.cout = cin, cinf, cout
 		elems += uint64(r.batch)
 	}
 	if elems == 0 {
@@ -341,7 +342,7 @@ func (e *Engine) ModelStatistics(name, version string) (*pb.ModelStatisticsRespo
 func (e *Engine) Metrics() MetricsState {
 	var s MetricsState
 	for _, mv := range e.readyVersions() {
-		s.Models = append(s.Models, mv.stats.metrics(mv))
+		s.Models = appendMetrics(s.Models, mv)
 	}
 	for _, g := range e.gpus {
 		s.GPUs = append(s.GPUs, g.state())

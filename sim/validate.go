@@ -163,8 +163,12 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 	r.batch = max(1, int(batch))
 	r.timeout = m.queueTimeout(req.GetParameters()["timeout"].GetInt64Param())
 	r.varKey = hash.Sum64()
-	if err := m.checkOutputs(r); err != nil {
-		return nil, err
+	// An ensemble computes no output itself: its steps' models check
+	// theirs.
+	if m.ens == nil {
+		if err := m.checkOutputs(r); err != nil {
+			return nil, err
+		}
 	}
 	if m.seq {
 		if err := m.sequenceParameters(r); err != nil {

@@ -1,0 +1,115 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton/kserve"
+)
+
+// ensembleLoadError is why an ensemble does not load: Triton's message,
+// and whether Triton finds it reading the config (poll) or loading the
+// ensemble (see ensemble_validate.go).
+type ensembleLoadError struct {
+	model, msg string
+	poll       bool
+}
+
+// ensembleError checks an ensemble as Triton does before it loads it; nil
+// for other models and for an ensemble that passes. The checks depend on
+// the specs alone: the simulator's other models always load.
+func (e *Engine) ensembleError(m *model) *ensembleLoadError {
+	if m.ens == nil {
+		return nil
+	}
+	if msg := ensembleConfigError(m.spec); msg != "" {
+		return &ensembleLoadError{model: m.name, msg: msg, poll: true}
+	}
+	if msg := e.ensembleDependencyError(m); msg != "" {
+		return &ensembleLoadError{model: m.name, msg: msg}
+	}
+	return nil
+}
+
+// loadError is an explicit load's answer for an ensemble that does not
+// load, as Triton's repository extension gives it.
+func (le *ensembleLoadError) loadError() error {
+	if le.poll {
+		return &kserve.Error{Code: codes.Internal,
+			Message: fmt.Sprintf("failed to load '%s', failed to poll from model repository", le.model)}
+	}
+	return &kserve.Error{Code: codes.InvalidArgument,
+		Message: fmt.Sprintf("load failed for model '%s': %s\n", le.model, le.msg)}
+}
+
+// startError is the error NewEngine returns when models it must load at
+// start do not: each model's message, as Triton logs them before it fails
+// to start ("failed to load all models").
+func startError(errs []*ensembleLoadError) error {
+	msgs := make([]string, len(errs))
+	for i, le := range errs {
+		msgs[i] = fmt.Sprintf("failed to load '%s': %s", le.model, le.msg)
+	}
+	return fmt.Errorf("model repository: failed to load all models: %s", strings.Join(msgs, "; "))
+}
+
+// loadWithSteps loads m, first the models an ensemble's steps name (and
+// theirs), as Triton loads the composing models of an ensemble it is asked
+// to load. m has passed ensembleError. The caller holds e.mu or owns e.
+func (e *Engine) loadWithSteps(m *model, seen map[*model]bool) {
+	if seen[m] {
+		return
+	}
+	seen[m] = true
+	if m.ens != nil {
+		for _, s := range m.ens.steps {
+			e.loadWithSteps(s.model, seen)
+		}
+	}
+	e.load(m)
+}
+
+// unloadDependents unloads the loaded ensembles a step of which names a
+// model that is not loaded, until none is left: Triton unloads an ensemble
+// whose composing model goes ("ensemble X contains models that are not
+// available"). The caller holds e.mu; the schedulers returned are to be
+// drained once it is released.
+func (e *Engine) unloadDependents() []*scheduler {
+	var scheds []*scheduler
+	for changed := true; changed; {
+		changed = false
+		for _, name := range e.names {
+			m := e.models[name]
+			if m.ens == nil || m.versions == nil {
+				continue
+			}
+			for _, s := range m.ens.steps {
+				if s.model.versions == nil {
+					scheds = append(scheds, e.unload(m)...)
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	return scheds
+}
+
+// unloadSteps unloads the models an ensemble's steps name, and theirs: the
+// repository extension's unload_dependents. The caller holds e.mu.
+func (e *Engine) unloadSteps(m *model, seen map[*model]bool) []*scheduler {
+	if m.ens == nil || seen[m] {
+		return nil
+	}
+	seen[m] = true
+	var scheds []*scheduler
+	for _, s := range m.ens.steps {
+		if s.model != nil {
+			scheds = append(scheds, e.unloadSteps(s.model, seen)...)
+			scheds = append(scheds, e.unload(s.model)...)
+		}
+	}
+	return scheds
+}
