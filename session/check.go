@@ -84,7 +84,8 @@ func checkProtocol(c *Config) error {
 }
 
 // deriveGiven fills Given for a Config a program made: a setting counts as
-// given when it is not zero (or, for URL, not empty).
+// given when it is not zero (or, for URL, not empty; for a setting whose
+// default is not zero, when it is not the default).
 func (c *Config) deriveGiven() {
 	if c.Given != nil {
 		return
@@ -110,7 +111,7 @@ func (c *Config) deriveGiven() {
 		"sequence-id-range":             c.Sequences.IDRange != "",
 		"serial-sequences":              c.Sequences.Serial,
 		"trace-speed":                   c.Shape.TraceSpeed != 0 && c.Shape.TraceSpeed != 1,
-		"connections":                   c.Connections != 0,
+		"connections":                   c.Connections != 0 && c.Connections != 1,
 	} {
 		if set {
 			c.Given[name] = true
