@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/tritontop/tritontop/triton"
 )
 
 // check validates c and derives what follows from it, once: the defaults of
@@ -112,6 +114,7 @@ func (c *Config) deriveGiven() {
 		"serial-sequences":              c.Sequences.Serial,
 		"trace-speed":                   c.Shape.TraceSpeed != 0 && c.Shape.TraceSpeed != 1,
 		"connections":                   c.Connections != 0 && c.Connections != 1,
+		"isl-block-size":                c.Mooncake.BlockTokens != 0 && c.Mooncake.BlockTokens != triton.DefaultBlockTokens,
 	} {
 		if set {
 			c.Given[name] = true
