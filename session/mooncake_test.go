@@ -48,26 +48,30 @@ func mooncakeWrite(t *testing.T, dir string, recs []mooncakeRecord) string {
 	return writeFile(t, dir, "mooncake.jsonl", b.String())
 }
 
+// mooncakeEndpoint is a way TestMooncakeReplayOverTextEndpoints sends the
+// trace: an HTTP text endpoint ("": gRPC), streaming or not.
+type mooncakeEndpoint struct {
+	name      string
+	endpoint  string
+	streaming bool
+}
+
 // TestMooncakeReplayOverTextEndpoints replays a Mooncake trace to the
 // simulator's llm model over each text endpoint and over gRPC streaming,
 // each against its own simulator: the server gets every request once,
 // each with exactly its input_length in prompt tokens (counted by the
 // server with the same tokenizer), asks for and generates exactly its
 // output_length (max_tokens and min_tokens), the run's output token count
-// is the server's, and the requests arrive at their times: their lateness
-// against the trace varies by less than half the trace's span.
+// is the server's, and the requests arrive at their times: the server
+// holds the trace's overlapping requests at once, and their lateness
+// against the trace varies by less than half the trace's span. A busy
+// host can stall the client past that for a moment, so the replay is made
+// up to three times, against a fresh simulator, and the lateness holds
+// when one replay meets it; everything else holds in every replay.
 func TestMooncakeReplayOverTextEndpoints(t *testing.T) {
 	t.Parallel()
 	path := mooncakeWrite(t, t.TempDir(), mooncakeTestTrace)
-	byPrompt := map[int]mooncakeRecord{}
-	for _, r := range mooncakeTestTrace {
-		byPrompt[r.in] = r
-	}
-	for _, tc := range []struct {
-		name      string
-		endpoint  string // over HTTP; "" is gRPC
-		streaming bool
-	}{
+	for _, tc := range []mooncakeEndpoint{
 		{"generate", "generate", false},
 		{"generate_stream", "generate_stream", false},
 		{"chat", "chat", true},
@@ -77,49 +81,74 @@ func TestMooncakeReplayOverTextEndpoints(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := startSim(t)
-			c := session.Defaults()
-			c.ModelArgs, c.URL, c.Streaming = []string{"llm"}, srv.GRPCAddr(), tc.streaming
-			if tc.endpoint != "" {
-				c.URL, c.Protocol, c.Endpoint.Name = srv.HTTPAddr(), "http", tc.endpoint
-			}
-			c.Shape.Trace, c.Mooncake.BlockTokens = path, 16
-			c.Tick, c.Headless = quickTick, true
-			run, _ := recordRun(t, c)
-			ls, err := srv.Engine().LLMStats("llm")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ls.Requests) != len(mooncakeTestTrace) {
-				t.Fatalf("the server finished %d requests, the trace has %d", len(ls.Requests), len(mooncakeTestTrace))
-			}
-			seen := map[int]bool{}
-			tokens := 0
-			first := slices.MinFunc(ls.Requests, func(a, b sim.LLMRequest) int { return int(a.Arrival - b.Arrival) }).Arrival
-			var late []time.Duration
-			for _, r := range ls.Requests {
-				want, ok := byPrompt[r.PromptTokens]
-				if !ok || seen[r.PromptTokens] {
-					t.Fatalf("the server got a prompt of %d tokens: the trace has none (or it came twice)", r.PromptTokens)
+			var spreads []time.Duration
+			for range 3 {
+				spread := mooncakeReplay(t, tc, path)
+				if spread <= 300*time.Millisecond {
+					return
 				}
-				seen[r.PromptTokens] = true
-				if r.MaxTokens != want.out || r.Tokens != want.out {
-					t.Errorf("request of %d prompt tokens: max_tokens %d, %d tokens generated; the trace says %d", r.PromptTokens, r.MaxTokens, r.Tokens, want.out)
-				}
-				tokens += r.Tokens
-				late = append(late, r.Arrival-first-time.Duration(want.at)*time.Millisecond)
+				spreads = append(spreads, spread)
 			}
-			spread := slices.Max(late) - slices.Min(late)
-			t.Logf("arrivals against the trace: %v (spread %v)", late, spread)
-			if spread > 300*time.Millisecond {
-				t.Errorf("the arrivals' lateness against the trace spreads over %v, half the trace's 600 ms span", spread)
-			}
-			st := run.Snapshots[len(run.Snapshots)-1].Run.Streaming
-			if st == nil || st.OutputTokens != int64(tokens) || st.Requests != int64(len(mooncakeTestTrace)) {
-				t.Errorf("run file: streaming %+v; the server generated %d tokens in %d requests", st, tokens, len(mooncakeTestTrace))
-			}
+			t.Errorf("the arrivals' lateness against the trace spreads over %v in three replays: more than half the trace's 600 ms span", spreads)
 		})
 	}
+}
+
+// mooncakeReplay replays the trace at path over e against a fresh
+// simulator, checks what the server and the run file counted, and returns
+// how far the requests' lateness against the trace spreads.
+func mooncakeReplay(t *testing.T, e mooncakeEndpoint, path string) time.Duration {
+	t.Helper()
+	byPrompt := map[int]mooncakeRecord{}
+	for _, r := range mooncakeTestTrace {
+		byPrompt[r.in] = r
+	}
+	srv := startSim(t)
+	c := session.Defaults()
+	c.ModelArgs, c.URL, c.Streaming = []string{"llm"}, srv.GRPCAddr(), e.streaming
+	if e.endpoint != "" {
+		c.URL, c.Protocol, c.Endpoint.Name = srv.HTTPAddr(), "http", e.endpoint
+	}
+	c.Shape.Trace, c.Mooncake.BlockTokens = path, 16
+	c.Tick, c.Headless = quickTick, true
+	run, _ := recordRun(t, c)
+	ls, err := srv.Engine().LLMStats("llm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls.Requests) != len(mooncakeTestTrace) {
+		t.Fatalf("the server finished %d requests, the trace has %d", len(ls.Requests), len(mooncakeTestTrace))
+	}
+	seen := map[int]bool{}
+	tokens, together := 0, 0
+	first := slices.MinFunc(ls.Requests, func(a, b sim.LLMRequest) int { return int(a.Arrival - b.Arrival) }).Arrival
+	var late []time.Duration
+	for _, r := range ls.Requests {
+		want, ok := byPrompt[r.PromptTokens]
+		if !ok || seen[r.PromptTokens] {
+			t.Fatalf("the server got a prompt of %d tokens: the trace has none (or it came twice)", r.PromptTokens)
+		}
+		seen[r.PromptTokens] = true
+		if r.MaxTokens != want.out || r.Tokens != want.out {
+			t.Errorf("request of %d prompt tokens: max_tokens %d, %d tokens generated; the trace says %d", r.PromptTokens, r.MaxTokens, r.Tokens, want.out)
+		}
+		tokens += r.Tokens
+		together = max(together, r.InFlightAtArrival)
+		late = append(late, r.Arrival-first-time.Duration(want.at)*time.Millisecond)
+	}
+	spread := slices.Max(late) - slices.Min(late)
+	t.Logf("arrivals against the trace: %v (spread %v); at most %d in flight", late, spread, together)
+	// The trace's requests overlap (two are due at once): sent at their
+	// times, not one after the other, the server holds several at once
+	// however late a busy host makes them.
+	if together < 2 {
+		t.Errorf("the server never held two requests at once: the replay sent them one after the other")
+	}
+	st := run.Snapshots[len(run.Snapshots)-1].Run.Streaming
+	if st == nil || st.OutputTokens != int64(tokens) || st.Requests != int64(len(mooncakeTestTrace)) {
+		t.Errorf("run file: streaming %+v; the server generated %d tokens in %d requests", st, tokens, len(mooncakeTestTrace))
+	}
+	return spread
 }
 
 // TestMooncakeBlockSizeBadInput: a block size that cannot be, or one
