@@ -29,6 +29,8 @@ can be shared. Stops on Ctrl-C (SIGINT) or SIGTERM.
 Flags:
 `
 
+// runCapture is `tritontop capture`: capture.Run until Ctrl-C or SIGTERM,
+// its error one line with the exit code it calls for.
 func runCapture(args []string, stdout, stderr io.Writer) int {
 	c, code, done := parseCaptureFlags(args, stdout, stderr)
 	if done {
