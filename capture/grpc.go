@@ -6,6 +6,11 @@
 // sizes on the wire are written; the tensors themselves only when asked
 // (Options.Tensors), since they may be private data. `tritontop --trace`
 // replays the capture.
+//
+// Run is a whole capture, as tritontop capture runs it: a proxy on an
+// address of its own, its trace written to a new file until the context
+// ends. NewGRPCProxy and NewHTTPProxy are the proxies themselves, for a
+// program that serves and writes the trace its own way.
 package capture
 
 import (

@@ -271,6 +271,11 @@ func newDrivers(f *Config, t *target, sched schedule, client driver.Client, stre
 		if mf.Shape.trace != nil {
 			seqs = nil // a trace's requests carry their own sequence ids
 		}
+		if schedule != nil || mf.Shape.plan != nil {
+			// The driver takes only the cap of Load: a trace's or a plan's
+			// open loop keeps the one of any other.
+			initial.MaxInFlight = mf.MaxInflight
+		}
 		opts := driver.Options{
 			Client: client, Requests: requests, BatchSize: mf.BatchSize, Schedule: schedule,
 			Load:      initial,

@@ -6,6 +6,8 @@ import (
 	"io"
 	"maps"
 	"time"
+
+	"github.com/tritontop/tritontop/triton"
 )
 
 // check validates c and derives what follows from it, once: the defaults of
@@ -85,7 +87,8 @@ func checkProtocol(c *Config) error {
 }
 
 // deriveGiven fills Given for a Config a program made: a setting counts as
-// given when it is not zero (or, for URL, not empty).
+// given when it is not zero (or, for URL, not empty; for a setting whose
+// default is not zero, when it is not the default).
 func (c *Config) deriveGiven() {
 	if c.Given != nil {
 		return
@@ -111,7 +114,8 @@ func (c *Config) deriveGiven() {
 		"sequence-id-range":             c.Sequences.IDRange != "",
 		"serial-sequences":              c.Sequences.Serial,
 		"trace-speed":                   c.Shape.TraceSpeed != 0 && c.Shape.TraceSpeed != 1,
-		"connections":                   c.Connections != 0,
+		"connections":                   c.Connections != 0 && c.Connections != 1,
+		"isl-block-size":                c.Mooncake.BlockTokens != 0 && c.Mooncake.BlockTokens != triton.DefaultBlockTokens,
 	} {
 		if set {
 			c.Given[name] = true
