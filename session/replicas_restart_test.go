@@ -59,7 +59,9 @@ func replicasKillAndRestart(ctx context.Context, t *testing.T, ticks <-chan stat
 		}
 		return true
 	}
-	if !until(5, func(s stats.Snapshot) bool { return s.Replicas[0].Tick.Successes > 0 && s.Replicas[1].Tick.Successes > 0 }) {
+	if !until(5, func(s stats.Snapshot) bool {
+		return s.Replicas[0].Tick.Successes > 0 && s.Replicas[1].Tick.Successes > 0
+	}) {
 		return ev
 	}
 	grpcAddr, metricsAddr := b.GRPCAddr(), b.MetricsAddr()

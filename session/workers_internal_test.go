@@ -24,9 +24,9 @@ func TestWorkerShare(t *testing.T) {
 	}{
 		{"concurrency 10", func(c *Config) { c.Concurrency = 10 }, 10, [][]float64{{4}, {3}, {3}}},
 		{"rate 100", func(c *Config) { c.RequestRate = 100 }, 100, [][]float64{{100.0 / 3}, {100.0 / 3}, {100.0 / 3}}},
-		{"concurrency range 3:11:4", func(c *Config) { c.ConcurrencyRange, c.StepDuration = "3:11:4", 2 * time.Second }, 3,
+		{"concurrency range 3:11:4", func(c *Config) { c.ConcurrencyRange, c.StepDuration = "3:11:4", 2*time.Second }, 3,
 			[][]float64{{1, 1, 3, 4}, {1, 1, 2, 4}, {1, 1, 2, 3}}},
-		{"rate range 30:90:30", func(c *Config) { c.RequestRateRange, c.StepDuration = "30:90:30", 2 * time.Second }, 30,
+		{"rate range 30:90:30", func(c *Config) { c.RequestRateRange, c.StepDuration = "30:90:30", 2*time.Second }, 30,
 			[][]float64{{10, 10, 20, 30}, {10, 10, 20, 30}, {10, 10, 20, 30}}},
 	}
 	for _, tc := range cases {
