@@ -188,9 +188,11 @@ func TestWorkersMerge(t *testing.T) {
 	for i := range files {
 		files[i] = filepath.Join(dir, fmt.Sprintf("w%d.jsonl", i))
 		c := quickConfig(srv, "simple")
-		c.Duration = 0
+		// Merge refuses ticks that end more than a tick apart: a tick of
+		// 250 ms, not 100, holds through a busy host's stalls.
+		c.Duration, c.Tick = 0, 250*time.Millisecond
 		c.Workers = session.WorkersConfig{Count: 3, Index: i, StartAt: start.Format(time.RFC3339Nano)}
-		c.ConcurrencyRange, c.StepDuration, c.Record = "3:6:3", 3*quickTick, files[i]
+		c.ConcurrencyRange, c.StepDuration, c.Record = "3:6:3", 3*c.Tick, files[i]
 		if i == 0 {
 			// It serves until the test has scraped it.
 			c.Workers.PrometheusAddr, c.Workers.ScrapeInterval = "127.0.0.1:0", time.Minute
