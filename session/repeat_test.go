@@ -12,6 +12,7 @@ import (
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/session"
+	"github.com/tritontop/tritontop/sim"
 )
 
 // repeatCompare compares run files a and b as tritontop compare does (the
@@ -68,24 +69,64 @@ func repeatRecord(t *testing.T, c session.Config, n int, path string) (stdout, s
 // such runs over their repeats.
 func TestRepeatRecordsEveryRepeat(t *testing.T) {
 	t.Parallel()
-	srv := startSim(t)
 	dir := t.TempDir()
-	c := quickConfig(srv, model)
-	c.Concurrency, c.Duration = 2, 500*time.Millisecond
-	c.Gates.Thresholds = []string{"errors<1%"}
-	record1 := func(name string) string {
-		path := filepath.Join(dir, name)
-		stdout, stderr := repeatRecord(t, c, 3, path)
-		if !strings.Contains(stdout, "Over 3 repeats:") || !strings.Contains(stdout, "Thresholds: 1 of 1 passed") {
-			t.Errorf("summary lacks the repeats or the thresholds:\n%s", stdout)
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	// The two runs, recorded at once, each against a simulator of its own.
+	t.Run("record", func(t *testing.T) {
+		for _, path := range []string{a, b} {
+			t.Run(filepath.Base(path), func(t *testing.T) {
+				t.Parallel()
+				srv := startSim(t)
+				c := quickConfig(srv, model)
+				c.Concurrency, c.Duration = 2, 500*time.Millisecond
+				c.Gates.Thresholds = []string{"errors<1%"}
+				repeatCheckRun(t, srv, c, path)
+			})
 		}
-		if strings.Count(stderr, "tritontop: repeat ") != 3 {
-			t.Errorf("stderr does not announce each repeat:\n%s", stderr)
-		}
-		return path
+	})
+	if t.Failed() {
+		t.FailNow()
 	}
-	a := record1("a.jsonl")
-	run, err := record.ReadAll(a)
+	out, broken := repeatCompare(t, a, b, true, "p99:+50%")
+	if broken != 0 {
+		t.Fatalf("compare: %d bounds broken between two runs of one load:\n%s", broken, out)
+	}
+	if !strings.Contains(out, `"test": "mann-whitney"`) || !strings.Contains(out, `"n_a": 3`) || !strings.Contains(out, `"fail_if"`) {
+		t.Errorf("compare JSON does not test over the repeats:\n%s", out)
+	}
+	c := session.Defaults()
+	c.Model, c.URL, c.Headless, c.Gates.Repeat, c.Record = model, "127.0.0.1:1", true, 2, a
+	err, _, _ := runConfig(t, c)
+	wantRefused(t, err, "already exists")
+	for _, tc := range []struct {
+		files []string
+		out   string
+		want  string
+	}{
+		{[]string{a, b}, filepath.Join(dir, "j.jsonl"), "already holds 3 repeats"},
+		{[]string{a}, filepath.Join(dir, "j.jsonl"), "needs two run files or more"},
+		{[]string{a, b}, "", "needs -o FILE"},
+	} {
+		err := report.JoinRepeats(tc.files, tc.out, io.Discard, io.Discard)
+		if !usage.Is(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("merge --repeats %q -o %q: %v, want a usage error with %q", tc.files, tc.out, err, tc.want)
+		}
+	}
+}
+
+// repeatCheckRun records c's load with --repeat 3 into path and checks the
+// run: what it printed, its ticks marked with their repeat and numbered on,
+// the simulator's count of what it served, the figures over the repeats.
+func repeatCheckRun(t *testing.T, srv *sim.Server, c session.Config, path string) {
+	t.Helper()
+	stdout, stderr := repeatRecord(t, c, 3, path)
+	if !strings.Contains(stdout, "Over 3 repeats:") || !strings.Contains(stdout, "Thresholds: 1 of 1 passed") {
+		t.Errorf("summary lacks the repeats or the thresholds:\n%s", stdout)
+	}
+	if strings.Count(stderr, "tritontop: repeat ") != 3 {
+		t.Errorf("stderr does not announce each repeat:\n%s", stderr)
+	}
+	run, err := record.ReadAll(path)
 	if err != nil || run.Summary == nil {
 		t.Fatalf("run file: %v", err)
 	}
@@ -116,31 +157,5 @@ func TestRepeatRecordsEveryRepeat(t *testing.T) {
 	}
 	if tput == nil || len(tput.Values) != 3 || tput.Min > tput.Median || tput.Median > tput.Max || tput.Min <= 0 {
 		t.Fatalf("throughput over repeats: %+v", tput)
-	}
-
-	b := record1("b.jsonl")
-	out, broken := repeatCompare(t, a, b, true, "p99:+50%")
-	if broken != 0 {
-		t.Fatalf("compare: %d bounds broken between two runs of one load:\n%s", broken, out)
-	}
-	if !strings.Contains(out, `"test": "mann-whitney"`) || !strings.Contains(out, `"n_a": 3`) || !strings.Contains(out, `"fail_if"`) {
-		t.Errorf("compare JSON does not test over the repeats:\n%s", out)
-	}
-	c.Gates.Repeat, c.Record = 2, a
-	err, _, _ = runConfig(t, c)
-	wantRefused(t, err, "already exists")
-	for _, tc := range []struct {
-		files []string
-		out   string
-		want  string
-	}{
-		{[]string{a, b}, filepath.Join(dir, "j.jsonl"), "already holds 3 repeats"},
-		{[]string{a}, filepath.Join(dir, "j.jsonl"), "needs two run files or more"},
-		{[]string{a, b}, "", "needs -o FILE"},
-	} {
-		err := report.JoinRepeats(tc.files, tc.out, io.Discard, io.Discard)
-		if !usage.Is(err) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("merge --repeats %q -o %q: %v, want a usage error with %q", tc.files, tc.out, err, tc.want)
-		}
 	}
 }
