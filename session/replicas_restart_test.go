@@ -78,6 +78,24 @@ func replicasKillAndRestart(ctx context.Context, t *testing.T, ticks <-chan stat
 	return ev
 }
 
+// replicasTicksTo is the session's own Builder, with every tick of the
+// run sent to ticks too.
+func replicasTicksTo(ticks chan<- stats.Snapshot) session.Builder {
+	return session.BuilderFunc(func(ctx context.Context, cfg session.Config, stdout, stderr io.Writer) (*session.Parts, error) {
+		p, err := session.Build(ctx, cfg, stdout, stderr)
+		if err != nil {
+			return nil, err
+		}
+		p.Sinks = append(p.Sinks, report.SinkFunc(func(s stats.Snapshot) {
+			select {
+			case ticks <- s:
+			default:
+			}
+		}))
+		return p, nil
+	})
+}
+
 // TestReplicasKillAndRestart runs load over two simulators serving
 // simple and closes one mid-run: every tick's replicas add up to its
 // aggregate (client requests and successes, Triton's successes); the
@@ -107,19 +125,7 @@ func TestReplicasKillAndRestart(t *testing.T) {
 	c.Concurrency, c.Duration, c.Tick, c.Record = 8, 0, 500*time.Millisecond, runFile
 
 	ticks := make(chan stats.Snapshot, 4096)
-	builder := session.BuilderFunc(func(ctx context.Context, cfg session.Config, stdout, stderr io.Writer) (*session.Parts, error) {
-		p, err := session.Build(ctx, cfg, stdout, stderr)
-		if err != nil {
-			return nil, err
-		}
-		p.Sinks = append(p.Sinks, report.SinkFunc(func(s stats.Snapshot) {
-			select {
-			case ticks <- s:
-			default:
-			}
-		}))
-		return p, nil
-	})
+	builder := replicasTicksTo(ticks)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	events := make(chan replicasEvents, 1)

@@ -74,31 +74,13 @@ func TestStressRepeatedRunsWithinNoise(t *testing.T) {
 	// slower one get eight, so that a test of eight against eight can see
 	// a 30% change through this machine's noise (five against five needs
 	// every repeat of one side past every repeat of the other).
-	const runs, repeats, slowRepeats = 11, 5, 8
+	const runs = 11
 	names := make([]string, 0, runs+1)
 	for i := range runs {
 		names = append(names, fmt.Sprintf("run%d", i))
 	}
 	names = append(names, "slow")
-	parts := map[string][]string{}
-	for k := 1; k <= slowRepeats; k++ {
-		for i, name := range names {
-			if k > repeats && i < runs-1 {
-				continue
-			}
-			srv := fast
-			if name == "slow" {
-				srv = slow
-			}
-			c := quickConfig(srv, "gate")
-			c.Concurrency, c.Tick = 16, 250*time.Millisecond
-			c.Record = filepath.Join(dir, fmt.Sprintf("%s-r%d.jsonl", name, k))
-			if err, _, stderr := runConfig(t, c); err != nil {
-				t.Fatalf("record %s: %v: %s", c.Record, err, stressLastLines(stderr, 3))
-			}
-			parts[name] = append(parts[name], c.Record)
-		}
-	}
+	parts := stressRecordInTurn(t, dir, names, fast, slow)
 	joined := map[string]string{}
 	for _, name := range names {
 		joined[name] = filepath.Join(dir, name+".jsonl")
@@ -140,4 +122,32 @@ func TestStressRepeatedRunsWithinNoise(t *testing.T) {
 func stressLastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// stressRecordInTurn records the repeats of the runs named, one of each
+// run at a time: five of each, eight of the last two (the last against
+// slow, the others against fast). It returns each run's files.
+func stressRecordInTurn(t *testing.T, dir string, names []string, fast, slow *sim.Server) map[string][]string {
+	t.Helper()
+	const repeats, slowRepeats = 5, 8
+	parts := map[string][]string{}
+	for k := 1; k <= slowRepeats; k++ {
+		for i, name := range names {
+			if k > repeats && i < len(names)-2 {
+				continue
+			}
+			srv := fast
+			if i == len(names)-1 {
+				srv = slow
+			}
+			c := quickConfig(srv, "gate")
+			c.Concurrency, c.Tick = 16, 250*time.Millisecond
+			c.Record = filepath.Join(dir, fmt.Sprintf("%s-r%d.jsonl", name, k))
+			if err, _, stderr := runConfig(t, c); err != nil {
+				t.Fatalf("record %s: %v: %s", c.Record, err, stressLastLines(stderr, 3))
+			}
+			parts[name] = append(parts[name], c.Record)
+		}
+	}
+	return parts
 }

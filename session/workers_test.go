@@ -205,34 +205,9 @@ func TestWorkersMerge(t *testing.T) {
 	addr := workersPromAddr(t, workers[0])
 	fams := workersScrapeAfterRun(t, files[0], "http://"+addr+promexport.MetricsPath)
 	workers[0].stop()
-
 	runs := make([]*record.Run, 3)
 	for i, f := range files {
-		if err := workers[i].wait(t); err != nil {
-			t.Fatalf("worker %d: %v\n%s", i, err, workers[i].stderr.String())
-		}
-		if stderr := workers[i].stderr.String(); !strings.Contains(stderr, fmt.Sprintf("worker %d of 3 waits until", i)) {
-			t.Errorf("worker %d did not say that it waits: %s", i, stderr)
-		}
-		run, err := record.ReadAll(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := run.Header
-		if h.Worker == nil || h.Worker.Index != i || h.Worker.Count != 3 || h.Worker.Load.Concurrency != 3 || h.Load.Concurrency != 1 {
-			t.Errorf("worker %d's header: worker %+v, load %+v", i, h.Worker, h.Load)
-		}
-		if !h.StartTime.Equal(start) {
-			t.Errorf("worker %d started at %v, not at --start-at %v", i, h.StartTime, start)
-		}
-		if len(run.Steps) != 2 || len(run.Snapshots) < 6 {
-			t.Fatalf("worker %d: %d steps, %d ticks", i, len(run.Steps), len(run.Snapshots))
-		}
-		// Ticks begin at the shared start.
-		if first := run.Snapshots[0]; first.Time.Add(-first.Interval).Sub(start).Abs() > 50*time.Millisecond {
-			t.Errorf("worker %d's first tick began at %v, %v after --start-at", i, first.Time.Add(-first.Interval), first.Time.Add(-first.Interval).Sub(start))
-		}
-		runs[i] = run
+		runs[i] = workersCheckWorker(t, workers[i], i, f, start)
 	}
 	workersCheckPrometheus(t, fams, runs[0])
 
@@ -254,8 +229,58 @@ func TestWorkersMerge(t *testing.T) {
 		t.Fatalf("merged file: summary %v, header %+v", all.Summary != nil, all.Header)
 	}
 	want, requests := workersCheckMerged(t, all, runs)
+	workersCheckReplay(t, path, all, want, requests)
 
-	// The merged file replays and reports like any other.
+	// The same files again, or with one missing, say so.
+	if _, err := record.Merge([]*record.Run{runs[0], runs[0], runs[1]}, []string{files[0], files[0], files[1]}); err == nil ||
+		!strings.Contains(err.Error(), "are both worker 0 of 3") {
+		t.Errorf("the same worker twice: %v", err)
+	}
+	part, err := record.Merge([]*record.Run{runs[0], runs[2]}, []string{files[0], files[2]})
+	if err != nil {
+		t.Fatalf("a missing worker: %v", err)
+	}
+	if m := part.Header.Merged; m == nil || !slices.Equal(m.Workers, []int{0, 2}) || m.Count != 3 {
+		t.Errorf("a missing worker: merged %+v, want workers 0 and 2 of 3", m)
+	}
+}
+
+// workersCheckWorker checks worker i's run, ended, and its file f: it
+// waited for the shared start, its header says which worker of how many
+// it is and the whole load, and its ticks begin at the start.
+func workersCheckWorker(t *testing.T, w *workersRun, i int, f string, start time.Time) *record.Run {
+	t.Helper()
+	if err := w.wait(t); err != nil {
+		t.Fatalf("worker %d: %v\n%s", i, err, w.stderr.String())
+	}
+	if stderr := w.stderr.String(); !strings.Contains(stderr, fmt.Sprintf("worker %d of 3 waits until", i)) {
+		t.Errorf("worker %d did not say that it waits: %s", i, stderr)
+	}
+	run, err := record.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := run.Header
+	if h.Worker == nil || h.Worker.Index != i || h.Worker.Count != 3 || h.Worker.Load.Concurrency != 3 || h.Load.Concurrency != 1 {
+		t.Errorf("worker %d's header: worker %+v, load %+v", i, h.Worker, h.Load)
+	}
+	if !h.StartTime.Equal(start) {
+		t.Errorf("worker %d started at %v, not at --start-at %v", i, h.StartTime, start)
+	}
+	if len(run.Steps) != 2 || len(run.Snapshots) < 6 {
+		t.Fatalf("worker %d: %d steps, %d ticks", i, len(run.Steps), len(run.Snapshots))
+	}
+	// Ticks begin at the shared start.
+	if first := run.Snapshots[0]; first.Time.Add(-first.Interval).Sub(start).Abs() > 50*time.Millisecond {
+		t.Errorf("worker %d's first tick began at %v, %v after --start-at", i, first.Time.Add(-first.Interval), first.Time.Add(-first.Interval).Sub(start))
+	}
+	return run
+}
+
+// workersCheckReplay checks that the merged file replays and reports like
+// any other.
+func workersCheckReplay(t *testing.T, path string, all *record.Run, want stats.Latency, requests int64) {
+	t.Helper()
 	var replayed bytes.Buffer
 	if err := session.Replay(context.Background(), session.ReplayConfig{File: path, JSON: true}, &replayed, io.Discard); err != nil {
 		t.Fatalf("replay: %v", err)
@@ -271,19 +296,6 @@ func TestWorkersMerge(t *testing.T) {
 	if err := report.WriteHTML(&page, []report.HTMLRun{{Label: "all", File: path, Run: all}}, report.HTMLOptions{}); err != nil ||
 		!bytes.Contains(page.Bytes(), []byte("<svg")) {
 		t.Errorf("report: %v", err)
-	}
-
-	// The same files again, or with one missing, say so.
-	if _, err := record.Merge([]*record.Run{runs[0], runs[0], runs[1]}, []string{files[0], files[0], files[1]}); err == nil ||
-		!strings.Contains(err.Error(), "are both worker 0 of 3") {
-		t.Errorf("the same worker twice: %v", err)
-	}
-	part, err := record.Merge([]*record.Run{runs[0], runs[2]}, []string{files[0], files[2]})
-	if err != nil {
-		t.Fatalf("a missing worker: %v", err)
-	}
-	if m := part.Header.Merged; m == nil || !slices.Equal(m.Workers, []int{0, 2}) || m.Count != 3 {
-		t.Errorf("a missing worker: merged %+v, want workers 0 and 2 of 3", m)
 	}
 }
 
