@@ -29,6 +29,9 @@ type GatesConfig struct {
 // noise, not to run all night.
 const maxRepeats = 100
 
+// errRepeatLoadRunOnly refuses --repeat in anything but a load run.
+var errRepeatLoadRunOnly = errors.New("--repeat repeats a load run (tritontop -m MODEL ...); tritontop demo runs once (in tritontop plan, --repeat repeats the capacity measurement)")
+
 // checkGateFlags parses the thresholds (the run's and each --load-file
 // model's) and checks the gate flags against each other and the files they
 // write. Every error is one line naming the bad part.
@@ -68,7 +71,7 @@ func checkGateFlags(f *Config) error {
 	// runRepeats runs each repeat as a run of one; anything else with
 	// --repeat is tritontop demo (tritontop plan's --repeat is its own).
 	if g.Repeat > 1 {
-		return errors.New("--repeat repeats a load run (tritontop -m MODEL ...); tritontop demo runs once (in tritontop plan, --repeat repeats the capacity measurement)")
+		return errRepeatLoadRunOnly
 	}
 	if g.RepeatPause < 0 {
 		return fmt.Errorf("--repeat-pause %s is negative", g.RepeatPause)

@@ -19,6 +19,8 @@ import (
 // the run file afterwards (tritontop replay FILE -f out.csv).
 func checkRepeatFlags(f *Config) error {
 	switch {
+	case f.Demo != nil || f.Plan != nil:
+		return errRepeatLoadRunOnly
 	case f.Record == "-":
 		return errors.New("--repeat writes one run file after the repeats: give --record FILE, not -")
 	case f.CSV != "":
