@@ -33,6 +33,15 @@ type Client interface {
 	ModelStatistics(ctx context.Context, model, version string) (*pb.ModelStatisticsResponse, error)
 	// RepositoryIndex lists the models of the server's repositories.
 	RepositoryIndex(ctx context.Context, readyOnly bool) ([]*pb.RepositoryIndexResponse_ModelIndex, error)
+	// LoadModel loads (or reloads) a model through the repository API;
+	// config, when not empty, is a configuration override: a ModelConfig
+	// as JSON with Triton's field names, which replaces the model's
+	// configuration until it is unloaded (Triton does not write it to the
+	// repository). The server must be in explicit model control mode
+	// (ErrNotExplicit otherwise).
+	LoadModel(ctx context.Context, model, config string) error
+	// UnloadModel unloads a model through the repository API.
+	UnloadModel(ctx context.Context, model string) error
 	// Infer sends one request and decodes the whole response.
 	Infer(ctx context.Context, req *InferRequest) (*InferResponse, error)
 	// Prepare encodes a request once so that it can be sent many times by
