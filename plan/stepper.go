@@ -71,6 +71,10 @@ type Options struct {
 	// length (perf_analyzer's --measurement-mode count_windows and
 	// --measurement-request-count); see countWindowFull.
 	CountWindow int
+	// Prepare, when set, changes the server between levels that need it
+	// (tritontop tune loads each level's model configuration): the level
+	// before is stopped and its requests finish first (see Preparer).
+	Prepare Preparer
 }
 
 // Stepper runs a stepped run: a Sink of the run's snapshots that measures
@@ -100,6 +104,9 @@ type Stepper struct {
 	// settle is the next level while the load is paused for the requests
 	// still in flight from an open-loop level to finish.
 	settle *settling
+	// preparing is set while Options.Prepare changes the server for the
+	// next level.
+	preparing bool
 	// warmup counts the level's ticks still to skip (the ramp after a
 	// settle); warmedUp those skipped.
 	warmup, warmedUp int
@@ -142,6 +149,12 @@ type Progress struct {
 	Done bool
 	// Levels are the steps measured so far, for a curve that grows.
 	Levels []Level
+	// Search is the run's search, for a view that knows more of it (the
+	// dashboard's tune pane reads tritontop tune's trials from it).
+	Search Search
+	// Preparing is set while Options.Prepare changes the server for the
+	// next level.
+	Preparing bool
 }
 
 // NewStepper checks o and returns a stepper; the driver must start at
@@ -571,7 +584,7 @@ func (s *Stepper) finish(interrupted bool) {
 		}
 		return
 	}
-	if !pre && mustSettle(s.target, next) {
+	if !pre && (mustSettle(s.target, next) || s.needsPrepare(next)) {
 		// The level leaves requests in flight that the next would count:
 		// it starts once they are done.
 		s.settle = &settling{index: s.index + 1, target: next}
@@ -615,14 +628,24 @@ func (s *Stepper) settled(snap stats.Snapshot, st *settling) {
 		return
 	}
 	s.settle = nil
-	s.index, s.target = st.index, st.target
-	// The level starts from nothing in flight: its first tick is the
-	// ramp, warm-up for a fixed step too.
-	s.warmup = 1
+	if s.needsPrepare(st.target) {
+		s.prepare(st)
+		return
+	}
+	s.startSettled(st)
 	s.bound.AtNextTick(func() {
 		s.drv.SetStep(st.index, st.target)
 		s.drv.Resume()
 	})
+}
+
+// startSettled makes st the level measured; the driver is set to it at
+// the next boundary.
+func (s *Stepper) startSettled(st *settling) {
+	s.index, s.target = st.index, st.target
+	// The level starts from nothing in flight: its first tick is the
+	// ramp, warm-up for a fixed step too.
+	s.warmup = 1
 }
 
 // settleTicks is how many ticks a lockstep level stays paused for its
@@ -716,7 +739,7 @@ func kneeOf(steps []record.Step) int {
 // publish updates the progress others read.
 func (s *Stepper) publish(now time.Time) {
 	p := Progress{Step: len(s.levels) + 1, Total: s.o.Search.Total(), Level: s.target, Done: s.done,
-		MaxTrials: s.o.MaxTrials, Trials: len(s.trials)}
+		MaxTrials: s.o.MaxTrials, Trials: len(s.trials), Search: s.o.Search, Preparing: s.preparing}
 	if s.done {
 		p.Step = len(s.levels)
 	}
