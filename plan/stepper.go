@@ -503,6 +503,16 @@ func (s *Stepper) levelDone() bool {
 	return s.stable() || len(s.trials) >= s.o.MaxTrials || s.overThreshold()
 }
 
+// SetGPUTarget sets the GPU-utilization ceiling of the first SLO for the
+// levels measured after: tritontop tune's trials run without one (a closed
+// loop keeps the GPU busy by design) and the plan after them with it. Call
+// it from the search's Next.
+func (s *Stepper) SetGPUTarget(target float64) {
+	if len(s.slos) > 0 {
+		s.slos[0].GPUTarget = target
+	}
+}
+
 // Interrupt ends the level under way when the run ends before it is
 // measured (a signal, --duration): its ticks so far become a step marked
 // interrupted and unstable, so that nothing measured is lost. It must not

@@ -47,8 +47,12 @@ type Summary struct {
 	// Search is what a stepped run found: the highest level meeting the
 	// SLO and the knee. Nil for a run without steps.
 	Search *Search `json:"search,omitempty"`
-	// Plan is the capacity plan of `tritontop plan`.
+	// Plan is the capacity plan of `tritontop plan` (and of `tritontop
+	// tune` at its best configuration).
 	Plan *Plan `json:"plan,omitempty"`
+	// Tune is what `tritontop tune` found: its trials, the best
+	// configuration, the frontier.
+	Tune *Tune `json:"tune,omitempty"`
 	// Diagnosis is what limited the load at the end of the run.
 	Diagnosis []stats.Finding `json:"diagnosis,omitempty"`
 	// DiagnosisSpans names, for each finding, the ticks it was read over
@@ -153,6 +157,9 @@ type Step struct {
 	// Repeat is the step's repeat in a run of --repeat N (0 without); its
 	// FirstSeq and LastSeq number that repeat's ticks.
 	Repeat int `json:"repeat,omitempty"`
+	// TuneConfig is the model configuration a tritontop tune run measured
+	// the step at; nil in other runs.
+	TuneConfig *TuneConfig `json:"tune_config,omitempty"`
 }
 
 // Measurement is how a stepped run measured one step, perf_analyzer's way:

@@ -8,6 +8,7 @@
 //	tritontop sim                            the simulator alone
 //	tritontop replay run.jsonl               the dashboard fed from a run file
 //	tritontop report run.jsonl -o run.html   a self-contained HTML report
+//	tritontop tune -m MODEL --slo p99:100ms  the best model configuration
 //	tritontop compare a.jsonl b.jsonl        two runs side by side
 //	tritontop merge w0.jsonl w1.jsonl -o all.jsonl  one run from many workers
 //
@@ -49,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return runReplay(args[1:], stdout, stderr)
 		case "plan":
 			return runPlan(args[1:], stdout, stderr)
+		case "tune":
+			return runTune(args[1:], stdout, stderr)
 		case "report":
 			return runReport(args[1:], stdout, stderr)
 		case "compare":
@@ -82,6 +85,8 @@ Usage:
   tritontop replay FILE [--speed X]            replay a recorded run in the dashboard
   tritontop plan -m MODEL --slo p99:100ms --target-rate N [--demo]
                                                capacity plan: one replica's capacity, replicas, autoscaling
+  tritontop tune -m MODEL --slo p99:100ms [--objective throughput] [-o config.pbtxt]
+                                               the model configuration that does best under the SLO
   tritontop replay FILE -f out.csv [--json | --markdown]
                                                a recorded run's CSV and summary
   tritontop report RUN.jsonl... -o report.html an HTML report of runs (--label NAME each)
@@ -93,8 +98,8 @@ Usage:
                                                a proxy that records Triton's traffic for --trace
   tritontop version
 
-"tritontop sim -h", "tritontop replay -h", "tritontop plan -h", "tritontop report -h" and
-"tritontop compare -h" list those subcommands' flags.
+"tritontop sim -h", "tritontop replay -h", "tritontop plan -h", "tritontop tune -h",
+"tritontop report -h" and "tritontop compare -h" list those subcommands' flags.
 Exit codes: 0 ok, 1 run failed, 2 usage error, 99 an SLO missed (no level of a range met
 --latency-threshold, a plan that cannot meet its SLO or refuses a client-bound measurement),
 a --threshold breached or a compare --fail-if bound broken.
