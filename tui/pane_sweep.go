@@ -23,6 +23,9 @@ func (p *sweepPane) View() string {
 	st := p.b.common.Styles
 	focused := p.b.ui.focus == focusSweep
 	pr := &p.b.ui.sweep
+	if ts, ok := tuneSource(pr); ok {
+		return p.tuneView(ts.TuneView())
+	}
 	step, total := pr.Position()
 	title := "Sweep · step " + strconv.Itoa(step) + "/" + strconv.Itoa(total)
 	iw, rows := p.w-4, p.h-2

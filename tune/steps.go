@@ -9,6 +9,7 @@ import (
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/tui"
 )
 
 // steps is the search as a stepped run's plan.Search and plan.Preparer:
@@ -266,4 +267,19 @@ func measureOf(l plan.Level, obj Objective, floor float64) Measure {
 // recordConfig is p as the run file has it.
 func recordConfig(p Point) record.TuneConfig {
 	return record.TuneConfig{Instances: p.Instances, MaxBatchSize: p.MaxBatch, QueueDelayUS: p.Delay, Preferred: string(p.Preferred)}
+}
+
+// TuneView implements tui.TuneSource: the dashboard's tune pane reads the
+// search through the stepper's progress.
+func (s *steps) TuneView() tui.TuneView {
+	rs, best, stopped := s.x.State()
+	v := tui.TuneView{Tune: *Record(s.obj, s.x.s.o.Space, rs, best, stopped)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.x.Pending(); ok {
+		cur := record.TuneTrial{Config: recordConfig(t.Point), Concurrency: t.Concurrency, Baseline: t.Baseline, Step: -1}
+		v.Current = &cur
+		v.Loading = s.stepper != nil && s.stepper.Progress().Preparing
+	}
+	return v
 }
