@@ -150,6 +150,7 @@ type htmlRunView struct {
 	Diagnosis []stats.Finding
 	Errors    []stats.ErrorCount
 	Plan      *htmlPlan
+	Tune      *htmlTune
 }
 
 // htmlField is one line of a run's header.
@@ -303,6 +304,10 @@ func runView(i int, r HTMLRun, sum record.Summary) *htmlRunView {
 	v.StepsNote += "; queue and compute are Triton's own, per request; GPU is the busiest GPU's average; CPU/req is tritontop's CPU time per request."
 	if sum.Plan != nil {
 		v.Plan = planView(sum.Plan)
+	}
+	if sum.Tune != nil {
+		// A chart that cannot be drawn leaves the section without it.
+		v.Tune, _ = tuneView(sum.Tune, i)
 	}
 	return v
 }

@@ -32,7 +32,7 @@ func Summarize(h record.Header, snaps []stats.Snapshot, steps ...record.Step) re
 func SummarizeRun(run *record.Run) record.Summary {
 	sum := Summarize(run.Header, run.Snapshots, run.Steps...)
 	if run.Summary != nil {
-		sum.Search, sum.Plan = run.Summary.Search, run.Summary.Plan
+		sum.Search, sum.Plan, sum.Tune = run.Summary.Search, run.Summary.Plan, run.Summary.Tune
 		sum.Thresholds, sum.Repeats = run.Summary.Thresholds, run.Summary.Repeats
 	}
 	return sum

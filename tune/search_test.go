@@ -63,14 +63,14 @@ func bestOf(x *Search, o Objective) (float64, Result) {
 func TestSearchNearBruteForce(t *testing.T) {
 	t.Parallel()
 	models := map[string]model{
-		"small": {FixedMS: 0.3, PerItemMS: 0.02, Overlap: 0.6},
+		"small":    {FixedMS: 0.3, PerItemMS: 0.02, Overlap: 0.6},
 		"resnet50": {FixedMS: 2, PerItemMS: 0.45, Overlap: 0.3},
-		"large": {FixedMS: 20, PerItemMS: 6, Overlap: 0.1},
+		"large":    {FixedMS: 20, PerItemMS: 6, Overlap: 0.1},
 	}
 	slos := map[string][]time.Duration{
-		"small": {2 * time.Millisecond, 20 * time.Millisecond},
+		"small":    {2 * time.Millisecond, 20 * time.Millisecond},
 		"resnet50": {15 * time.Millisecond, 100 * time.Millisecond},
-		"large": {150 * time.Millisecond, 1500 * time.Millisecond},
+		"large":    {150 * time.Millisecond, 1500 * time.Millisecond},
 	}
 	sp := testSpace()
 	for name, m := range models {

@@ -70,6 +70,9 @@ type Series struct {
 	// with a dash pattern of its own (VariantDash), which overrides
 	// Dashed. VariantLen variants stay distinct.
 	Variant int
+	// Scatter draws an x-y chart's series as points alone, not joined:
+	// measurements in no order (a tune run's trials).
+	Scatter bool
 	// Points are the samples. On a time chart X must not decrease.
 	Points []Point
 }

@@ -75,6 +75,9 @@ func (c *XYChart) WriteSVG(w io.Writer) error {
 	for i, s := range c.Series {
 		xs, ys := splitXY(s.Points)
 		segs[i] = splitGaps(ys)
+		if s.Scatter {
+			continue
+		}
 		m.WriteString(`<path class="line"`)
 		m.attr("data-series", s.Name)
 		m.seriesStroke(s)
