@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tritontop/tritontop/triton/pb"
@@ -79,11 +78,7 @@ func PBTxt(cfg *pb.ModelConfig, comment string) string {
 			b.WriteString("# " + line + "\n")
 		}
 	}
-	text := prototext.MarshalOptions{Multiline: true, Indent: "  "}.Format(cfg)
-	b.WriteString(text)
-	if !strings.HasSuffix(text, "\n") {
-		b.WriteString("\n")
-	}
+	b.WriteString(textFormat(cfg.ProtoReflect()))
 	return b.String()
 }
 

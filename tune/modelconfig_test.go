@@ -94,6 +94,28 @@ func TestOverrideAndPBTxtRoundTrip(t *testing.T) {
 	if err := prototext.Unmarshal([]byte(txt), &parsed); err != nil || !proto.Equal(&parsed, c) {
 		t.Errorf("config.pbtxt does not parse back: %v\n%s", err, txt)
 	}
+	if again := PBTxt(c, "tuned by tritontop\nobjective: throughput"); again != txt {
+		t.Error("the same configuration wrote another text")
+	}
+}
+
+// TestPBTxtEscapesAndMaps: strings with quotes, backslashes, newlines
+// and UTF-8, and map parameters, parse back to the same configuration.
+func TestPBTxtEscapesAndMaps(t *testing.T) {
+	t.Parallel()
+	c := served(t)
+	c.Parameters = map[string]*pb.ModelParameter{
+		"zeta": {StringValue: "a \"quoted\" \\ path\nline"}, "alpha": {StringValue: "naïve ✓"},
+	}
+	c.Input[0].Dims = []int64{-1, 3}
+	txt := PBTxt(c, "")
+	var parsed pb.ModelConfig
+	if err := prototext.Unmarshal([]byte(txt), &parsed); err != nil || !proto.Equal(&parsed, c) {
+		t.Errorf("does not parse back: %v\n%s", err, txt)
+	}
+	if i, j := strings.Index(txt, `key: "alpha"`), strings.Index(txt, `key: "zeta"`); i < 0 || j < i {
+		t.Errorf("map keys not sorted:\n%s", txt)
+	}
 }
 
 // TestTunableRefusesWhatItCannotVary: ensembles, stateful and decoupled

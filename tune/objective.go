@@ -97,9 +97,17 @@ func (o Objective) Show(v float64) string {
 	return fmt.Sprintf("%.0f %s", v, o.Unit())
 }
 
-// saturated reports whether Triton's own numbers say every instance was
-// busy: requests queued for at least half their compute time. More load
-// then only queues longer (plan's capacity probe reads it the same way).
-func (m Measure) saturated() bool {
-	return m.Compute > 0 && m.Queue*2 >= m.Compute
+// saturated reports whether Triton's own numbers say every instance of
+// the trial's configuration was busy: requests queued, beyond the
+// batcher's own delay, for at least half their compute time (and
+// minQueue). More load then only queues longer (plan's capacity probe
+// reads it the same way).
+func (r Result) saturated() bool {
+	q := r.Queue - time.Duration(r.Point.Delay)*time.Microsecond
+	return r.Compute > 0 && q*2 >= r.Compute && q >= minQueue
 }
+
+// minQueue is the queue time under which a trial is not called saturated:
+// a server's own scheduling costs tens of microseconds per request, more
+// than a small model computes.
+const minQueue = 250 * time.Microsecond
