@@ -110,7 +110,7 @@ func (c *Config) deriveGiven() {
 		"sequence-id-range":             c.Sequences.IDRange != "",
 		"serial-sequences":              c.Sequences.Serial,
 		"trace-speed":                   c.Shape.TraceSpeed != 0 && c.Shape.TraceSpeed != 1,
-		"connections":                   c.Connections != 0,
+		"connections":                   c.Connections != 0 && c.Connections != Defaults().Connections,
 	} {
 		if set {
 			c.Given[name] = true
