@@ -98,13 +98,16 @@ func TestLoadFileChecks(t *testing.T) {
 		{writeFile(t, dir, "huge.yaml", "models:\n  - model: simple\n    concurrency: "+huge+"\n"), "cannot unmarshal"},
 		{writeFile(t, dir, "hugedist.yaml", "models:\n  - model: simple\n    distribution: "+huge+"\n"), "bytes in all"},
 	} {
-		c := earlyConfig()
-		c.Model, c.LoadFile = "", tc.file
-		err, _, stderr := runConfig(t, c)
-		wantRefused(t, err, tc.want)
-		if err != nil && len(err.Error())+len(stderr) > 2000 {
-			t.Errorf("%s: %d bytes of error and %d of stderr, want short: %.300q", tc.file, len(err.Error()), len(stderr), err.Error())
-		}
+		t.Run(tc.want, func(t *testing.T) {
+			t.Parallel()
+			c := earlyConfig()
+			c.Model, c.LoadFile = "", tc.file
+			err, _, stderr := runConfig(t, c)
+			wantRefused(t, err, tc.want)
+			if err != nil && len(err.Error())+len(stderr) > 2000 {
+				t.Errorf("%s: %d bytes of error and %d of stderr, want short: %.300q", tc.file, len(err.Error()), len(stderr), err.Error())
+			}
+		})
 	}
 }
 
