@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tritontop/tritontop/internal/testenv"
 )
 
 // captureHostBusy is the share of the host's CPU time busy over d, from
@@ -37,15 +39,12 @@ func captureHostBusy(t *testing.T, d time.Duration) float64 {
 }
 
 // captureNeedQuietPass skips a timing test held to an idle host's bounds
-// unless TRITONTOP_QUIET_PASS is set (.ci/run's quiet pass runs each
-// TestQuiet… test alone). It does not skip on a busy host: it logs how
+// unless .ci/run's quiet pass runs it (internal/testenv). It does not skip on a busy host: it logs how
 // busy the host was in the second before, so that a failure under others'
 // load says so.
 func captureNeedQuietPass(t *testing.T) {
 	t.Helper()
-	if os.Getenv("TRITONTOP_QUIET_PASS") == "" {
-		t.Skip("needs the host to itself: run alone by .ci/run's quiet pass (TRITONTOP_QUIET_PASS=1 go test -run '^TestQuiet' ./session)")
-	}
+	testenv.Quiet(t)
 	t.Logf("host %.0f%% busy in the second before the test", 100*captureHostBusy(t, time.Second))
 }
 

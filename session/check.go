@@ -114,7 +114,7 @@ func (c *Config) deriveGiven() {
 		"sequence-id-range":             c.Sequences.IDRange != "",
 		"serial-sequences":              c.Sequences.Serial,
 		"trace-speed":                   c.Shape.TraceSpeed != 0 && c.Shape.TraceSpeed != 1,
-		"connections":                   c.Connections != 0 && c.Connections != 1,
+		"connections":                   c.Connections != 0 && c.Connections != Defaults().Connections,
 		"isl-block-size":                c.Mooncake.BlockTokens != 0 && c.Mooncake.BlockTokens != triton.DefaultBlockTokens,
 	} {
 		if set {

@@ -3,14 +3,14 @@ package session_test
 import (
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/testenv"
+	"github.com/tritontop/tritontop/internal/testproc"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/sim"
 )
@@ -27,21 +27,6 @@ const stressGateRepository = `{"models": [{"name": "gate", "backend": "python", 
   "latency": {"fixed_us": 100000, "jitter": 0.1},
   "behaviour": "identity"}]}`
 
-// stressCPUHogs starts n busy-looping processes: the loaded CI runner a
-// gate must hold on. They die with the test process, even when go test
-// kills it (Pdeathsig), and are killed when the test ends.
-func stressCPUHogs(t *testing.T, n int) {
-	t.Helper()
-	for range n {
-		hog := exec.Command("sh", "-c", "while :; do :; done")
-		hog.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := hog.Start(); err != nil {
-			t.Fatalf("start a CPU hog: %v", err)
-		}
-		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
-	}
-}
-
 // TestStressRepeatedRunsWithinNoise is the gate on a loaded machine: with
 // CPU hogs on every core, runs of the same load (five repeats each)
 // compared with --fail-if bounds of 10% are within noise (compare's exit
@@ -55,9 +40,7 @@ func stressCPUHogs(t *testing.T, n int) {
 // recorded one after the other with --repeat 5 compare the machine's
 // minutes as well as the runs; that is what this design leaves out.
 func TestStressRepeatedRunsWithinNoise(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs for about a minute and a half")
-	}
+	testenv.Stress(t)
 	dir := t.TempDir()
 	repo, err := sim.LoadRepository(writeFile(t, dir, "repo.json", stressGateRepository))
 	if err != nil {
@@ -68,7 +51,7 @@ func TestStressRepeatedRunsWithinNoise(t *testing.T) {
 		t.Fatal(err)
 	}
 	fast, slow := startSimRepo(t, repo), startSimRepo(t, slowRepo)
-	stressCPUHogs(t, runtime.NumCPU())
+	testproc.CPUHogs(t, runtime.NumCPU())
 
 	// Eleven runs of five repeats for the ten tries; the last run and the
 	// slower one get eight, so that a test of eight against eight can see

@@ -682,6 +682,10 @@ func (r *collection) cutOpen() error {
 
 // finish emits the last, partial tick after the driver finished: every
 // result is in, so an open tick is cut at once, and the last tick ends now.
+// No tick comes after the last to carry a late statistics read, so it
+// waits past ReadWait for its statistics reads to end: a read still running
+// (whose answer it carries) and its own, each bounded by ReadTimeout.
+// Metrics are gauges: a late one is left out as in any tick.
 func (r *collection) finish() error {
 	if err := r.cutOpen(); err != nil {
 		return err
@@ -700,8 +704,33 @@ func (r *collection) finish() error {
 	r.metrics.start()
 	r.deadline.Reset(r.c.opts.ReadWait)
 	r.awaitReads()
+	r.awaitStatistics(2 * r.c.opts.ReadTimeout)
 	r.emitPending()
 	return nil
+}
+
+// awaitStatistics blocks until no statistics read is running or limit
+// passes; like awaitReads, it is used only once no more results can
+// arrive.
+func (r *collection) awaitStatistics(limit time.Duration) {
+	if !r.server.waiting() {
+		return
+	}
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for r.server.waiting() {
+		select {
+		case <-r.ctx.Done():
+			return
+		case v := <-r.server.outC():
+			r.server.receive(v)
+			r.afterServerRead(v.i)
+		case v := <-r.metrics.outC():
+			r.metrics.receive(v)
+		case <-timer.C:
+			return
+		}
+	}
 }
 
 // awaitReads blocks until the running reads answer or the tick's deadline
