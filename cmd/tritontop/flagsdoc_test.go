@@ -112,6 +112,7 @@ func flagsMarkdown(t *testing.T) string {
 	for _, sub := range []struct{ name, what string }{
 		{"demo", "the simulator in-process and the dashboard on it"},
 		{"plan", "capacity plan: one replica's capacity, the replicas a target rate needs, autoscaling"},
+		{"tune", "the model configuration (instances, max batch size, dynamic batcher) that does best under an SLO, found live ([tune.md](tune.md))"},
 		{"sim", "the Triton-compatible simulator"},
 		{"replay", "a recorded run in the dashboard, or its CSV and summary"},
 		{"report", "an HTML report of runs"},
