@@ -93,6 +93,27 @@ func TestRepositoryLoadWithOverride(t *testing.T) {
 	}
 }
 
+// TestTuneRefusesAServerOutsideExplicitMode: tune against a server that
+// takes no loads ends before measuring, in one line that says what to do,
+// with Triton's message.
+func TestTuneRefusesAServerOutsideExplicitMode(t *testing.T) {
+	t.Parallel()
+	srv := interop.Start(t, interop.Options{Models: []string{identity}})
+	o := tune.Defaults()
+	o.Session.Model, o.Session.URL, o.Session.Shapes = identity, srv.GRPC, []string{"INPUT0:16"}
+	o.Session.SLO.Specs, o.Session.Headless = []string{"p99:100ms"}, true
+	o.Output = filepath.Join(t.TempDir(), "config.pbtxt")
+	var stdout, stderr bytes.Buffer
+	err := tune.Run(context.Background(), o, &stdout, &stderr)
+	if err == nil || !errors.Is(err, triton.ErrNotExplicit) || strings.Contains(err.Error(), "\n") ||
+		!strings.Contains(err.Error(), "explicit model load / unload is not allowed if polling is enabled") {
+		t.Errorf("tune against a polling server: %v", err)
+	}
+	if stdout.Len() > 0 {
+		t.Errorf("it measured something:\n%s", stdout.String())
+	}
+}
+
 func dialInterop(t *testing.T, addr, protocol string) triton.Client {
 	t.Helper()
 	c, err := triton.Dial(context.Background(), addr, triton.Options{Protocol: protocol})

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -43,11 +44,16 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if err := srv.readOriginal(ctx); err != nil {
 		return err
 	}
-	r, err := newRun(ctx, &o, srv, stderr)
-	if err != nil {
+	if err := srv.probe(ctx); err != nil {
 		return err
 	}
-	err = r.session(ctx, stdout, stderr)
+	r, err := newRun(ctx, &o, srv, stderr)
+	if err == nil {
+		err = r.session(ctx, stdout, stderr)
+	}
+	if r == nil {
+		return err
+	}
 	r.restore(ctx, stderr) // when the session ended before its own
 	if err == nil && r.restoreErr != nil {
 		err = fmt.Errorf("the original configuration of %s is not back: %w", model, r.restoreErr)
@@ -70,7 +76,7 @@ type run struct {
 
 // newRun sets up the search: the grid for this model, the baseline, the
 // first trial (the session's first load), the plan after it.
-func newRun(ctx context.Context, o *Options, srv *server, stderr io.Writer) (*run, error) {
+func newRun(ctx context.Context, o *Options, srv *server, stderr io.Writer) (r *run, err error) {
 	sp := o.space
 	base := PointOf(srv.original).normal()
 	if base.MaxBatch == 0 {
@@ -86,7 +92,7 @@ func newRun(ctx context.Context, o *Options, srv *server, stderr io.Writer) (*ru
 		return nil, err
 	}
 	o.space = sp
-	r := &run{o: o, srv: srv}
+	r = &run{o: o, srv: srv}
 	r.steps = &steps{x: x, obj: o.obj, floor: o.MinThroughput, load: srv.load, ctx: ctx, applied: base, from: -1,
 		gpu: o.Plan.GPUUtilizationTarget}
 	if o.Plan.TargetRate > 0 {
@@ -94,15 +100,44 @@ func newRun(ctx context.Context, o *Options, srv *server, stderr io.Writer) (*ru
 		r.steps.capacity = &plan.Capacity{Base: load.Target{Mode: load.Rate, Distribution: load.Distribution(c.Distribution), MaxInFlight: c.MaxInflight},
 			Window: time.Duration(c.MeasurementIntervalMS) * time.Millisecond, Repeat: o.Plan.Budget.Repeat}
 	}
-	first, ok := x.Next()
-	if !ok {
-		return nil, fmt.Errorf("tune: the search has nothing to measure")
+	first, err := r.firstTrial(ctx, stderr)
+	if err != nil {
+		return r, err // what it loaded goes back
 	}
 	o.Session.Concurrency = first.Concurrency
 	if o.Session.Given != nil {
 		o.Session.Given["concurrency"] = true
 	}
 	return r, nil
+}
+
+// firstTrial is the search's first trial, its configuration loaded
+// before the session starts (the stepper prepares the levels after the
+// first): the baseline needs none; a grid's first point does. A
+// configuration that does not load is its trial's result, and the next
+// trial is tried.
+func (r *run) firstTrial(ctx context.Context, stderr io.Writer) (Trial, error) {
+	s := r.steps
+	for {
+		t, ok := s.x.Next()
+		if !ok {
+			return Trial{}, errors.New("tune: no configuration of the grid loads")
+		}
+		if t.Point.normal() == s.applied.normal() {
+			return t, nil
+		}
+		s.loaded = true
+		if err := r.srv.load(ctx, t.Point); err != nil {
+			if ctx.Err() != nil {
+				return Trial{}, err
+			}
+			s.x.Record(Measure{}, err)
+			fmt.Fprintf(stderr, "%s  concurrency %d  not loaded: %s\n", t.Point, t.Concurrency, textsafe.Line(err.Error()))
+			continue
+		}
+		s.applied = t.Point
+		return t, nil
+	}
 }
 
 // keepDelays leaves out queue delays of half the SLO's threshold or more:

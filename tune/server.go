@@ -90,6 +90,22 @@ func (s *server) readOriginal(ctx context.Context) error {
 	return nil
 }
 
+// probe loads the model with its own configuration as an override: the
+// server must take overrides before anything is measured (a server
+// outside explicit model control refuses it with triton.ErrNotExplicit).
+// Triton takes the configuration the model already serves without
+// reloading it (its statistics go on).
+func (s *server) probe(ctx context.Context) error {
+	js, err := OverrideJSON(s.original)
+	if err != nil {
+		return err
+	}
+	if err := s.client.LoadModel(ctx, s.model, js); err != nil {
+		return fmt.Errorf("tritontop tune loads configurations through the repository API, which the server refused: %w", err)
+	}
+	return nil
+}
+
 // load loads the model with configuration p of the original.
 func (s *server) load(ctx context.Context, p Point) error {
 	js, err := OverrideJSON(Configure(s.original, p))

@@ -205,10 +205,14 @@ func (s *steps) Phase(done []plan.Level, i int) string {
 	if s.from >= 0 && i >= s.from {
 		return "plan " + s.capacity.Phase(done[s.from:], i-s.from) + " · " + s.best.String()
 	}
-	if p, ok := s.configOf(i); ok {
-		return fmt.Sprintf("trial %d · %s", i+1, p)
+	rs, _, _ := s.x.State()
+	if k := resultOf(rs, i); k >= 0 {
+		return fmt.Sprintf("trial %d · %s", k+1, rs[k].Point)
 	}
-	return fmt.Sprintf("trial %d", i+1)
+	if t, ok := s.x.Pending(); ok {
+		return fmt.Sprintf("trial %d · %s", len(rs)+1, t.Point)
+	}
+	return fmt.Sprintf("trial %d", len(rs)+1)
 }
 
 // configOf is the configuration level i measured.
