@@ -1,0 +1,39 @@
+package tune_test
+
+import (
+	"testing"
+
+	"github.com/tritontop/tritontop/internal/testenv"
+)
+
+// TestQuietTuneAgainstBruteForce tunes the small fast model on the
+// simulator, whose instances and batcher settings take effect in its
+// timing, and measures the brute force of the same grid (every
+// configuration at every concurrency, by the same rules): tune's best is
+// within 5% of the brute force's, from at most 15% of the grid's points,
+// in at most a fifth of its time. It measures timing: CI's quiet pass
+// runs it alone.
+func TestQuietTuneAgainstBruteForce(t *testing.T) {
+	testenv.Quiet(t)
+	p := profiles[0]
+	srv := p.serve(t)
+	brute, bruteTook := p.tuneOn(t, srv, "grid")
+	tuned, tuneTook := p.tuneOn(t, srv, "climb")
+	bb, tb := best(brute), best(tuned)
+	t.Logf("brute force: %.0f infer/s (%+v at %d) from %d trials of %d points in %v", bb,
+		brute.Trials[max(brute.Best, 0)].Config, brute.Trials[max(brute.Best, 0)].Concurrency, len(brute.Trials), brute.Grid.Points, bruteTook)
+	t.Logf("tune: %.0f infer/s (%+v at %d) from %d trials in %v (%s)", tb,
+		tuned.Trials[max(tuned.Best, 0)].Config, tuned.Trials[max(tuned.Best, 0)].Concurrency, len(tuned.Trials), tuneTook, tuned.Stopped)
+	if bb <= 0 || tb < 0.95*bb {
+		t.Errorf("tune's best %.0f infer/s is not within 5%% of the brute force's %.0f", tb, bb)
+	}
+	if len(tuned.Trials) > tuned.Grid.Points*15/100 {
+		t.Errorf("tune measured %d of the grid's %d points, over 15%%", len(tuned.Trials), tuned.Grid.Points)
+	}
+	if tuneTook*5 > bruteTook {
+		t.Errorf("tune took %v, over a fifth of the brute force's %v", tuneTook, bruteTook)
+	}
+	if !brute.Restored || !tuned.Restored {
+		t.Errorf("the original configuration not back: brute force %v, tune %v", brute.Restored, tuned.Restored)
+	}
+}
