@@ -186,6 +186,35 @@ func tunePlot(st *Styles, t *record.Tune, width, rows int) []string {
 		return out
 	}
 	maxX, maxY = niceCeil(maxX), niceCeil(maxY)
+	grid, paint := tuneGrid(st, t, plot, cols, maxX, maxY)
+	for r := range plot {
+		var b strings.Builder
+		switch r {
+		case 0:
+			b.WriteString(st.Dim.Render(fit(fmtAxis(maxY)+" ms", chartAxis-2) + " ┤"))
+		case plot - 1:
+			b.WriteString(st.Dim.Render(fit("0", chartAxis-2) + " ┤"))
+		default:
+			b.WriteString(st.Dim.Render("       │"))
+		}
+		for c := range cols {
+			b.WriteString(paint[r*cols+c].Render(string(grid[r*cols+c])))
+		}
+		out[r] = b.String()
+	}
+	axis, right := "x infer/s, y p99, ● frontier", fmtAxis(maxX)
+	pad := cols - len([]rune(axis)) - len(right) - 1
+	if pad < 1 {
+		axis, pad = "", cols-len(right)-1
+	}
+	out[plot] = st.Dim.Render(strings.Repeat(" ", chartAxis) + "0" + strings.Repeat(" ", max(0, pad/2)) + axis +
+		strings.Repeat(" ", max(0, pad-pad/2)) + right)
+	return out
+}
+
+// tuneGrid places the trials on a plot×cols grid of runes and their
+// paints, maxX infer/s across and maxY ms of p99 up.
+func tuneGrid(st *Styles, t *record.Tune, plot, cols int, maxX, maxY float64) ([]rune, []Paint) {
 	grid := make([]rune, plot*cols)
 	paint := make([]Paint, plot*cols)
 	for i := range grid {
@@ -215,27 +244,5 @@ func tunePlot(st *Styles, t *record.Tune, width, rows int) []string {
 	if t.Best >= 0 && t.Best < len(t.Trials) {
 		put(t.Best, '★', st.Good)
 	}
-	for r := range plot {
-		var b strings.Builder
-		switch r {
-		case 0:
-			b.WriteString(st.Dim.Render(fit(fmtAxis(maxY)+" ms", chartAxis-2) + " ┤"))
-		case plot - 1:
-			b.WriteString(st.Dim.Render(fit("0", chartAxis-2) + " ┤"))
-		default:
-			b.WriteString(st.Dim.Render("       │"))
-		}
-		for c := range cols {
-			b.WriteString(paint[r*cols+c].Render(string(grid[r*cols+c])))
-		}
-		out[r] = b.String()
-	}
-	axis, right := "x infer/s, y p99, ● frontier", fmtAxis(maxX)
-	pad := cols - len([]rune(axis)) - len(right) - 1
-	if pad < 1 {
-		axis, pad = "", cols-len(right)-1
-	}
-	out[plot] = st.Dim.Render(strings.Repeat(" ", chartAxis) + "0" + strings.Repeat(" ", max(0, pad/2)) + axis +
-		strings.Repeat(" ", max(0, pad-pad/2)) + right)
-	return out
+	return grid, paint
 }
