@@ -34,9 +34,10 @@ func sharedModel(name string, gpu int) sim.ModelSpec {
 }
 
 // sharedRun is one measured run of the shared-GPU test: the medians over
-// its ticks of Triton's per-tick averages and of one GPU's gauges. Medians,
-// so that a tick in which a busy test machine stalled the process does not
-// decide the comparison.
+// its ticks of Triton's per-tick throughput and averages and of one GPU's
+// gauges. Medians, so that a tick in which a busy test machine stalled the
+// process (or the first, with the connection's start) does not decide the
+// comparison.
 type sharedRun struct {
 	throughput           float64
 	queue, computeInfer  time.Duration
@@ -75,7 +76,7 @@ func sharedMeasure(t *testing.T, srv *sim.Server, model, gpu string) (sharedRun,
 	}
 	st := run.Summary.Steps[0]
 	var queue, infer []int64
-	var util, power, memory []float64
+	var rate, util, power, memory []float64
 	var r sharedRun
 	for _, s := range run.Snapshots {
 		if s.Seq < st.FirstSeq || s.Seq > st.LastSeq {
@@ -84,6 +85,7 @@ func sharedMeasure(t *testing.T, srv *sim.Server, model, gpu string) (sharedRun,
 		if sv := s.Server; sv.Available && !sv.Reset && sv.SuccessCount > 0 {
 			queue = append(queue, int64(sv.Queue))
 			infer = append(infer, int64(sv.ComputeInfer))
+			rate = append(rate, float64(sv.SuccessCount)/s.Interval.Seconds())
 		}
 		for _, g := range s.Metrics.GPUs {
 			if g.UUID == gpu && g.HasUtilization && g.HasPower && g.HasMemory {
@@ -97,7 +99,7 @@ func sharedMeasure(t *testing.T, srv *sim.Server, model, gpu string) (sharedRun,
 	if len(queue) < 4 || len(util) < 4 {
 		return sharedRun{}, fmt.Errorf("%s: %d ticks with statistics and %d with GPU %s's gauges, want 4 or more", c.Record, len(queue), len(util), gpu)
 	}
-	r.throughput = st.Client.InferPerS
+	r.throughput = sharedMedian(rate)
 	r.queue, r.computeInfer = time.Duration(sharedMedian(queue)), time.Duration(sharedMedian(infer))
 	r.util, r.power, r.memory = sharedMedian(util), sharedMedian(power), sharedMedian(memory)
 	return r, nil
