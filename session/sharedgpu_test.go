@@ -1,8 +1,10 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -10,7 +12,10 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/report"
+	"github.com/tritontop/tritontop/session"
 	"github.com/tritontop/tritontop/sim"
+	"github.com/tritontop/tritontop/stats"
 	"github.com/tritontop/tritontop/triton"
 )
 
@@ -33,11 +38,11 @@ func sharedModel(name string, gpu int) sim.ModelSpec {
 	}
 }
 
-// sharedRun is one measured run of the shared-GPU test: the medians over
-// its ticks of Triton's per-tick throughput and averages and of one GPU's
+// sharedRun is one measured run of the shared-GPU test: Triton's count of
+// the requests it served over the run's ticks after the first, and the
+// medians over its ticks of Triton's per-tick averages and of one GPU's
 // gauges. Medians, so that a tick in which a busy test machine stalled the
-// process (or the first, with the connection's start) does not decide the
-// comparison.
+// process does not decide the comparison.
 type sharedRun struct {
 	throughput           float64
 	queue, computeInfer  time.Duration
@@ -55,17 +60,60 @@ func sharedMedian[T int64 | float64](v []T) T {
 	return v[len(v)/2]
 }
 
-// sharedMeasure runs model on srv at concurrency 3 for 2 s, recording the
-// run, and reads the step's ticks back with gpu's gauges. Its ticks are
+// sharedTicks is how many ticks with Triton's statistics and the GPU's
+// gauges a measurement of the shared-GPU test lasts.
+const sharedTicks = 8
+
+// sharedMeasured reports whether tick s carries Triton's statistics of
+// requests that finished in it and gpu's gauges.
+func sharedMeasured(s stats.Snapshot, gpu string) bool {
+	if sv := s.Server; !sv.Available || sv.Reset || sv.SuccessCount == 0 {
+		return false
+	}
+	for _, g := range s.Metrics.GPUs {
+		if g.UUID == gpu && g.HasUtilization && g.HasPower && g.HasMemory {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedMeasure runs model on srv at concurrency 3, recording the run,
+// until sharedTicks of its ticks carry Triton's statistics and gpu's
+// gauges (within a minute), and reads the step's ticks back. Its ticks are
 // 250 ms: each reads Triton's statistics within two ticks, which a loaded
-// host under the race detector does not always manage in 200 ms.
+// host under the race detector does not always manage in 200 ms. It may
+// run on a goroutine of its own.
 func sharedMeasure(t *testing.T, srv *sim.Server, model, gpu string) (sharedRun, error) {
 	c := quickConfig(srv, model)
 	c.Concurrency, c.Record = 3, filepath.Join(t.TempDir(), model+".jsonl")
-	c.Tick, c.Duration = 250*time.Millisecond, 2*time.Second
-	err, _, stderr := runConfig(t, c)
-	if err != nil {
-		return sharedRun{}, fmt.Errorf("run of %s: %v: %s", model, err, stderr)
+	c.Tick, c.Duration = 250*time.Millisecond, 0
+	b := session.BuilderFunc(func(ctx context.Context, cfg session.Config, stdout, stderr io.Writer) (*session.Parts, error) {
+		p, err := session.Build(ctx, cfg, stdout, stderr)
+		if err != nil {
+			return nil, err
+		}
+		// OnEnd runs in Start, before the collector's first tick.
+		var end func()
+		onEnd := p.OnEnd
+		p.OnEnd = func(f func()) {
+			if onEnd != nil {
+				onEnd(f)
+			}
+			end = f
+		}
+		seen := 0
+		p.Sinks = append(p.Sinks, report.SinkFunc(func(s stats.Snapshot) {
+			if !s.Load.Drain && sharedMeasured(s, gpu) {
+				if seen++; seen == sharedTicks {
+					end()
+				}
+			}
+		}))
+		return p, nil
+	})
+	if err := sharedRunSession(c, b); err != nil {
+		return sharedRun{}, fmt.Errorf("run of %s: %w", model, err)
 	}
 	run, err := record.ReadAll(c.Record)
 	if err != nil {
@@ -76,7 +124,9 @@ func sharedMeasure(t *testing.T, srv *sim.Server, model, gpu string) (sharedRun,
 	}
 	st := run.Summary.Steps[0]
 	var queue, infer []int64
-	var rate, util, power, memory []float64
+	var util, power, memory []float64
+	var done int64
+	var span time.Duration
 	var r sharedRun
 	for _, s := range run.Snapshots {
 		if s.Seq < st.FirstSeq || s.Seq > st.LastSeq {
@@ -85,7 +135,10 @@ func sharedMeasure(t *testing.T, srv *sim.Server, model, gpu string) (sharedRun,
 		if sv := s.Server; sv.Available && !sv.Reset && sv.SuccessCount > 0 {
 			queue = append(queue, int64(sv.Queue))
 			infer = append(infer, int64(sv.ComputeInfer))
-			rate = append(rate, float64(sv.SuccessCount)/s.Interval.Seconds())
+			if len(queue) > 1 { // the first tick holds the connection's start
+				done += sv.SuccessCount
+				span += s.Interval
+			}
 		}
 		for _, g := range s.Metrics.GPUs {
 			if g.UUID == gpu && g.HasUtilization && g.HasPower && g.HasMemory {
@@ -99,10 +152,34 @@ func sharedMeasure(t *testing.T, srv *sim.Server, model, gpu string) (sharedRun,
 	if len(queue) < 4 || len(util) < 4 {
 		return sharedRun{}, fmt.Errorf("%s: %d ticks with statistics and %d with GPU %s's gauges, want 4 or more", c.Record, len(queue), len(util), gpu)
 	}
-	r.throughput = sharedMedian(rate)
+	r.throughput = float64(done) / span.Seconds()
 	r.queue, r.computeInfer = time.Duration(sharedMedian(queue)), time.Duration(sharedMedian(infer))
 	r.util, r.power, r.memory = sharedMedian(util), sharedMedian(power), sharedMedian(memory)
 	return r, nil
+}
+
+// sharedRunSession runs c, built by b, through a session's phases within a
+// minute; the error says what it printed on standard error.
+func sharedRunSession(c session.Config, b session.Builder) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var stderr bytes.Buffer
+	s, err := session.New(c, b, io.Discard, &stderr)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.Connect(ctx); err != nil {
+		return fmt.Errorf("%w: %s", err, stderr.String())
+	}
+	if err := s.Start(ctx); err != nil {
+		return fmt.Errorf("%w: %s", err, stderr.String())
+	}
+	s.Wait(ctx)
+	if err := s.Finish(ctx); err != nil {
+		return fmt.Errorf("%w: %s", err, stderr.String())
+	}
+	return nil
 }
 
 // sharedMeasureBoth measures a on GPU 0 and c on GPU 1 at the same time:
