@@ -57,14 +57,15 @@ type soakSample struct {
 // model through the whole measuring pipeline (driver, collector with the
 // server's statistics, metrics and the client's CPU, the progress line
 // and a run file): a closed loop at concurrency 256, then an open loop at
-// a steady rate, each half of the run (4 s in all, 100 ms ticks;
-// TRITONTOP_SOAK_DURATION makes it longer, and a leak smaller than the
-// margins of checkSoakPhase shows only in a longer run). At every tick it
-// samples the process's RSS, goroutines and open file descriptors; within
-// each half, after a third of warm-up, the last third must not grow past
-// the second third by more than those margins. It is not parallel: it
-// counts the whole process's goroutines and descriptors, and the package's
-// parallel tests wait while it runs.
+// a steady rate, each half of the run (4 s in all, 100 ms ticks, counted
+// in ticks: a loaded host's late ticks make it longer, never the check
+// shorter; TRITONTOP_SOAK_DURATION makes it longer, and a leak smaller
+// than the margins of checkSoakPhase shows only in a longer run). At
+// every tick it samples the process's RSS, goroutines and open file
+// descriptors; within each half, after a third of warm-up, the last third
+// must not grow past the second third by more than those margins. It is
+// not parallel: it counts the whole process's goroutines and descriptors,
+// and the package's parallel tests wait while it runs.
 func TestSoak(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("soak test: reads /proc/self for RSS and file descriptors")
@@ -90,8 +91,11 @@ func TestSoak(t *testing.T) {
 	defer srv.Close()
 	c := quickConfig(srv, "identity")
 	c.Concurrency, c.Shapes, c.InputData = soakConcurrency, []string{"INPUT0:16"}, "zero"
-	c.Duration, c.Drain = total, 2*time.Second
+	c.Duration, c.Drain = 0, 2*time.Second
 	c.Record = filepath.Join(t.TempDir(), "soak.jsonl")
+	// Each half lasts its share of the run in ticks, however late a
+	// loaded host makes them: the check counts ticks.
+	half := int(total / 2 / c.Tick)
 
 	rate := float64(soakRate)
 	if soakRaceEnabled {
@@ -103,25 +107,36 @@ func TestSoak(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
+		// OnEnd runs in Start, before the collector's first tick.
+		var end func()
+		onEnd := p.OnEnd
+		p.OnEnd = func(f func()) {
+			if onEnd != nil {
+				onEnd(f)
+			}
+			end = f
+		}
+		drv, col := p.Drivers[0], p.Collector
 		p.Sinks = append(p.Sinks, report.SinkFunc(func(s stats.Snapshot) {
-			if s.Load.Drain {
+			// The ticks of the drain, and those that end before the run
+			// has stopped, are not the load's.
+			if s.Load.Drain || len(samples) == 2*half {
 				return
 			}
 			samples = append(samples, soakSample{
 				seq: s.Seq, mode: s.Load.Mode, interval: s.Interval, requests: s.Tick.Requests, errors: s.Tick.Errors,
 				rss: soakRSS(t), goroutines: runtime.NumGoroutine(), fds: soakFDs(t),
 			})
-		}))
-		// Halfway, the closed loop becomes an open loop.
-		drv, onStart := p.Drivers[0], p.OnStart
-		p.OnStart = func() {
-			if onStart != nil {
-				onStart()
+			switch len(samples) {
+			case half:
+				// Halfway, the closed loop becomes an open loop.
+				col.AtNextTick(func() {
+					drv.SetLoad(load.Target{Mode: load.Rate, Rate: rate, MaxInFlight: soakOpenMaxInFlight})
+				})
+			case 2 * half:
+				end()
 			}
-			time.AfterFunc(total/2, func() {
-				drv.SetLoad(load.Target{Mode: load.Rate, Rate: rate, MaxInFlight: soakOpenMaxInFlight})
-			})
-		}
+		}))
 		return p, nil
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), total+2*time.Minute)
