@@ -96,13 +96,13 @@ func planStartOnCPU(t *testing.T, cpu int, env []string, args ...string) *exec.C
 // no autoscaler, and end with a verdict (exit status 99). The plan runs in
 // a process of its own, this test's binary started again: a CPU affinity
 // and a hog sharing its one core are a process's, and would starve the
-// package's other tests in this one.
+// package's other tests in this one. It is not parallel, so that the
+// package's timing tests wait while its hog runs.
 func TestPlanRefusesClientBoundMeasurement(t *testing.T) {
 	if dir := os.Getenv(planClientBoundEnv); dir != "" {
 		planClientBoundChild(t, dir)
 		return
 	}
-	t.Parallel()
 	if _, err := exec.LookPath("taskset"); err != nil {
 		t.Skip("no taskset (util-linux) to pin the plan to a core")
 	}
