@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/testenv"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/session"
 	"github.com/tritontop/tritontop/sim"
@@ -167,7 +168,7 @@ func TestStepsMatchSteadyRuns(t *testing.T) {
 	}
 }
 
-// TestCapacityFollowsTheConfig sweeps a resnet50-like model whose capacity
+// TestQuietCapacityFollowsTheConfig sweeps a resnet50-like model whose capacity
 // follows from its config: I instances each running batches of up to B
 // items in L(b) = 40 ms + 5 ms × b hold at most X = I·B / L(B) requests a
 // second (2·8 / 80 ms = 200/s). (Batches this long keep the numbers
@@ -183,8 +184,8 @@ func TestStepsMatchSteadyRuns(t *testing.T) {
 // throughput there is 20% short of X, so a sweep that ends soon after it
 // shows no clear corner. A binary SLO search over the same range returns
 // the level the full sweep shows as the highest under the SLO.
-func TestCapacityFollowsTheConfig(t *testing.T) {
-	t.Parallel()
+func TestQuietCapacityFollowsTheConfig(t *testing.T) {
+	testenv.Quiet(t) // the simulator's timing against its config: an idle host's
 	const instances, maxBatch, fixedMS, perItemMS = 2, 8, 40.0, 5.0
 	xmax := float64(instances*maxBatch) / ((fixedMS + perItemMS*maxBatch) / 1000)
 	const steps, step = "8:64:8", 1500 * time.Millisecond

@@ -14,12 +14,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tritontop/tritontop/internal/testenv"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/session"
 )
 
 // planClientBoundEnv, set to a directory, makes
-// TestPlanRefusesClientBoundMeasurement the plan itself, in a process of
+// TestStressPlanRefusesClientBoundMeasurement the plan itself, in a process of
 // its own that the parent test started on one core: it writes the plan's
 // standard output, standard error and exit status there.
 const planClientBoundEnv = "TRITONTOP_TEST_PLAN_CLIENT_BOUND_OUT"
@@ -90,7 +91,7 @@ func planStartOnCPU(t *testing.T, cpu int, env []string, args ...string) *exec.C
 	return cmd
 }
 
-// TestPlanRefusesClientBoundMeasurement plans a demo model at its
+// TestStressPlanRefusesClientBoundMeasurement plans a demo model at its
 // simulator's full speed with the plan pinned to one core that a CPU hog keeps busy:
 // the client is the limit, and the plan must say so, plan no replicas and
 // no autoscaler, and end with a verdict (exit status 99). The plan runs in
@@ -98,18 +99,19 @@ func planStartOnCPU(t *testing.T, cpu int, env []string, args ...string) *exec.C
 // and a hog sharing its one core are a process's, and would starve the
 // package's other tests in this one. It is not parallel, so that the
 // package's timing tests wait while its hog runs.
-func TestPlanRefusesClientBoundMeasurement(t *testing.T) {
+func TestStressPlanRefusesClientBoundMeasurement(t *testing.T) {
 	if dir := os.Getenv(planClientBoundEnv); dir != "" {
 		planClientBoundChild(t, dir)
 		return
 	}
+	testenv.Stress(t) // it loads a core with a hog on purpose
 	if _, err := exec.LookPath("taskset"); err != nil {
 		t.Skip("no taskset (util-linux) to pin the plan to a core")
 	}
 	cpu, dir := planFirstCPU(t), t.TempDir()
 	planStartOnCPU(t, cpu, nil, "sh", "-c", "while :; do :; done")
 	child := planStartOnCPU(t, cpu, []string{planClientBoundEnv + "=" + dir},
-		os.Args[0], "-test.run=^TestPlanRefusesClientBoundMeasurement$", "-test.count=1")
+		os.Args[0], "-test.run=^TestStressPlanRefusesClientBoundMeasurement$", "-test.count=1")
 	done := make(chan error, 1)
 	go func() { done <- child.Wait() }()
 	select {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/testenv"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/session"
@@ -241,7 +242,7 @@ func sharedLoad(t *testing.T, srv *sim.Server, model string) {
 	}
 }
 
-// TestSharedGPUInterference: models a and b share GPU 0, c has GPU 1. a
+// TestQuietSharedGPUInterference: models a and b share GPU 0, c has GPU 1. a
 // runs at concurrency 3 alone, then while b's load keeps GPU 0 busy too;
 // each execution of a then shares the GPU with one of b, running 1.8 times
 // as long (the default overlap, 0.2), so a's compute time and, its one
@@ -249,8 +250,8 @@ func sharedLoad(t *testing.T, srv *sim.Server, model string) {
 // GPU 0 is busier (never over 1), draws more power, and holds both models'
 // memory. c, on GPU 1, keeps its compute and queue times under the same
 // load; it runs beside a each time, so that both see the same host.
-func TestSharedGPUInterference(t *testing.T) {
-	t.Parallel()
+func TestQuietSharedGPUInterference(t *testing.T) {
+	testenv.Quiet(t) // the simulator's timing against its config: an idle host's
 	const gpu0, gpu1 = "GPU-shared-0", "GPU-other-1"
 	srv := startSimRepo(t, sim.Repository{
 		GPUs:   []sim.GPUSpec{{UUID: gpu0}, {UUID: gpu1}},
