@@ -90,11 +90,22 @@ func (e *Engine) RepositoryIndex(readyOnly bool) []*pb.RepositoryIndexResponse_M
 			if !readyOnly {
 				out = append(out, &pb.RepositoryIndexResponse_ModelIndex{Name: name})
 			}
-		case m.versions == nil:
+		case m.unavailable != "":
 			if !readyOnly {
 				for _, v := range m.spec.Versions {
 					out = append(out, &pb.RepositoryIndexResponse_ModelIndex{Name: name,
-						Version: strconv.FormatInt(v, 10), State: "UNAVAILABLE", Reason: "unloaded"})
+						Version: strconv.FormatInt(v, 10), State: "UNAVAILABLE", Reason: m.unavailable})
+				}
+			}
+		case m.versions == nil:
+			reason := "unloaded"
+			if m.loadFailed != "" {
+				reason = m.loadFailed
+			}
+			if !readyOnly {
+				for _, v := range m.spec.Versions {
+					out = append(out, &pb.RepositoryIndexResponse_ModelIndex{Name: name,
+						Version: strconv.FormatInt(v, 10), State: "UNAVAILABLE", Reason: reason})
 				}
 			}
 		case readyOnly && state != "READY":
@@ -108,28 +119,31 @@ func (e *Engine) RepositoryIndex(readyOnly bool) []*pb.RepositoryIndexResponse_M
 }
 
 // LoadModel loads a model of the repository in explicit model control mode;
-// loading a loaded model is a no-op. Statistics start from zero after a
+// loading a loaded model is a no-op (one loaded with a configuration
+// override keeps it, as on Triton 2.73; see LoadModelConfig). Statistics start from zero after a
 // load, as on Triton. In the other modes it fails with Triton's
 // UNAVAILABLE, and a name not in the repository with Triton's INTERNAL
 // "failed to poll".
 func (e *Engine) LoadModel(name string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.opts.ModelControl != ModelControlExplicit {
-		return errControlDisabled
+	m, err := e.checkLoad(name)
+	if err != nil {
+		return err
 	}
-	if strings.TrimSpace(name) == "" {
-		return &kserve.Error{Code: codes.InvalidArgument, Message: "Model name cannot be empty. Please enter a valid name to deploy."}
-	}
-	m, ok := e.models[name]
-	if !ok {
-		return &kserve.Error{Code: codes.Internal,
-			Message: fmt.Sprintf("failed to load '%s', failed to poll from model repository", name)}
-	}
-	if e.closed {
-		return errStopping
+	if m.versions == nil && m.override {
+		// Unloaded after an override: the repository's configuration.
+		nm, err := newModel(m.source, e.gpus)
+		if err != nil {
+			return err
+		}
+		e.models[name] = nm
+		m = nm
 	}
 	e.load(m)
+	if m.unavailable != "" {
+		return unavailableAnswer(m)
+	}
 	return nil
 }
 

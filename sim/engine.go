@@ -8,6 +8,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -110,10 +111,15 @@ func NewEngine(repo Repository, opts EngineOptions) (*Engine, error) {
 	}
 	f := opts.Faults
 	e.faults.Store(&f)
-	e.gpus = newGPUs(repo.GPUs, e.start)
+	if !repo.CPUOnly || len(repo.GPUs) > 0 {
+		e.gpus = newGPUs(repo.GPUs, e.start)
+	}
 	for _, spec := range repo.Models {
 		m, err := newModel(spec, e.gpus)
 		if err != nil {
+			if spec.Source != "" {
+				return nil, fmt.Errorf("model repository: model %q (%s): %w", spec.Name, spec.Source, err)
+			}
 			return nil, fmt.Errorf("model repository: model %q: %w", spec.Name, err)
 		}
 		e.models[m.name] = m
@@ -209,11 +215,23 @@ func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming
 // submit validates a request and queues it; wait then waits for its
 // response, or onDone (if not nil) is called when it completes, and
 // onResponse (if not nil) with each response of a decoupled model before
-// its final one. A stream submits its requests one after the other, in the
+// its final one (or the error such a response carries). A stream submits its requests one after the other, in the
 // order they arrive, as Triton's stream handler does: the requests of a
 // sequence must reach the sequence batcher in order.
 func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*request),
-	onResponse func(*request, *pb.ModelInferResponse)) (*request, error) {
+	onResponse func(*request, *pb.ModelInferResponse, error)) (*request, error) {
+	r, err := e.submitOnce(req, streaming, onDone, onResponse)
+	if errors.Is(err, errStopping) && e.Live() {
+		// The version it found was replaced by a load meanwhile: the
+		// new one takes it, as Triton's serving version does.
+		r, err = e.submitOnce(req, streaming, onDone, onResponse)
+	}
+	return r, err
+}
+
+// submitOnce is submit on the version ready now.
+func (e *Engine) submitOnce(req *pb.ModelInferRequest, streaming bool, onDone func(*request),
+	onResponse func(*request, *pb.ModelInferResponse, error)) (*request, error) {
 	mv, err := e.readyVersion(req.GetModelName(), req.GetModelVersion())
 	if err != nil {
 		return nil, err
