@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,19 @@ func TestIdentityBackendAsTriton(t *testing.T) {
 	}
 	if !proto.Equal(resp, wantResp) {
 		t.Errorf("gRPC: %v\nwant %v", resp, wantResp)
+	}
+	// The backend's own counter: the 8 and 12 bytes it copied.
+	_, _, metrics := httpDo(t, "GET", "http://"+s.MetricsAddr()+"/metrics", nil, nil)
+	for _, want := range []string{
+		"# HELP input_byte_size_counter Cumulative input byte size of all requests received by the model\n# TYPE input_byte_size_counter counter\n",
+		`input_byte_size_counter{model="identity",version="1"} 20`,
+	} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if strings.Contains(string(metrics), `input_byte_size_counter{model="simple_sequence"`) {
+		t.Error("a sequence model has the identity backend's counter")
 	}
 	// Two successes, the failed request a BACKEND failure, and its
 	// execution a batch of 0, as the real server counts them.

@@ -46,6 +46,16 @@ func (m *model) respond(r *request) (*pb.ModelInferResponse, error) {
 		resp.RawOutputContents = append(resp.RawOutputContents, data)
 	}
 	m.emu.decorate(resp)
+	if m.emu != nil && m.emu.backend == backendIdentity && m.identity != nil {
+		// The backend counts the bytes of each input it copied.
+		var n uint64
+		for _, j := range r.outputs {
+			if k := m.identity[j]; k >= 0 {
+				n += uint64(len(r.data[k]))
+			}
+		}
+		r.version.stats.inputBytes.Add(n)
+	}
 	return resp, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 
@@ -50,6 +51,11 @@ type ModelMetricsState struct {
 	RequestUS, QueueUS, ComputeInputUS, ComputeInferUS, ComputeOutputUS uint64
 	// LoadSeconds is how long loading the version took.
 	LoadSeconds float64
+	// InputByteSize is the identity backend's input_byte_size_counter:
+	// the bytes of the inputs it copied to outputs. HasInputByteSize tells
+	// the models that have it.
+	InputByteSize    uint64
+	HasInputByteSize bool
 	// Series split the counters by the reporter Triton counts them under:
 	// the model's own ("" gpu_uuid: CPU instances, requests that fail
 	// before they execute, the pending gauge) first, then one per GPU of
@@ -118,6 +124,8 @@ type statistics struct {
 	// series are keyed by gpu_uuid; "" (the model's own) always exists.
 	series    map[string]*seriesCounters
 	loadNanos int64
+	// inputBytes is the identity backend's input_byte_size_counter.
+	inputBytes atomic.Uint64
 }
 
 // init starts empty statistics for a version whose KIND_GPU instances run
@@ -284,15 +292,17 @@ func (st *statistics) metrics(mv *modelVersion) ModelMetricsState {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	s := ModelMetricsState{
-		Model:           mv.model.name,
-		Version:         mv.label,
-		SuccessByGPU:    make(map[string]uint64, len(st.series)),
-		Success:         st.success.count,
-		FailureByReason: make(map[string]uint64, len(reasonNames)),
-		InferenceCount:  st.inferenceCount,
-		ExecutionCount:  st.executionCount,
-		Pending:         uint64(max(0, mv.sched.pending.Load())),
-		LoadSeconds:     float64(st.loadNanos) / 1e9,
+		Model:            mv.model.name,
+		Version:          mv.label,
+		SuccessByGPU:     make(map[string]uint64, len(st.series)),
+		Success:          st.success.count,
+		FailureByReason:  make(map[string]uint64, len(reasonNames)),
+		InferenceCount:   st.inferenceCount,
+		ExecutionCount:   st.executionCount,
+		Pending:          uint64(max(0, mv.sched.pending.Load())),
+		LoadSeconds:      float64(st.loadNanos) / 1e9,
+		InputByteSize:    st.inputBytes.Load(),
+		HasInputByteSize: mv.model.emu != nil && mv.model.emu.backend == backendIdentity,
 	}
 	for _, n := range reasonNames {
 		s.FailureByReason[n] = 0
