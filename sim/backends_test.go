@@ -162,8 +162,8 @@ func TestBackendDelays(t *testing.T) {
 	if st := engStats(t, e, "slow").InferenceStats; st.ComputeInfer.Ns < delay {
 		t.Errorf("identity: compute_infer %d ns; want at least the 30 ms delay", st.ComputeInfer.Ns)
 	}
-	st := engStats(t, e, "seq").InferenceStats
-	if st.Queue.Ns < delay || st.ComputeInfer.Ns >= delay {
+	// Without the delay the direct sequence batcher queues nothing.
+	if st := engStats(t, e, "seq").InferenceStats; st.Queue.Ns < delay {
 		t.Errorf("sequence: queue %d ns, compute_infer %d ns; want the 30 ms delay in the queue time", st.Queue.Ns, st.ComputeInfer.Ns)
 	}
 }

@@ -1,10 +1,10 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -313,71 +313,113 @@ func TestOverrideInFlightFinishesOnOldConfig(t *testing.T) {
 	}
 }
 
-// closedLoop keeps clients requests in flight on a model and returns the
-// inferences the simulator counted in a window of d, once the clients run.
-func closedLoop(t *testing.T, e *Engine, model string, clients int, d time.Duration) uint64 {
+// closedLoops keeps clients requests in flight on each model at once and
+// returns the inferences the simulator counted for each in one window of
+// d, once all run; a host's stalls fall on all of them alike. The
+// requests still in flight at the end are cancelled.
+func closedLoops(t *testing.T, e *Engine, clients int, d time.Duration, models ...string) []uint64 {
 	t.Helper()
-	start := engStats(t, e, model).InferenceCount
-	var stop atomic.Bool
+	count := func() []uint64 {
+		out := make([]uint64, len(models))
+		for i, m := range models {
+			out[i] = engStats(t, e, m).InferenceCount
+		}
+		return out
+	}
+	start := count()
+	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer stop.Store(true)
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() {
-				if _, err := e.Infer(t.Context(), engFP32Request(model, 1, 4), false); err != nil {
-					t.Error(err)
-					return
+	defer cancel()
+	for _, m := range models {
+		for range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ctx.Err() == nil {
+					if _, err := e.Infer(ctx, engFP32Request(m, 1, 4), false); err != nil && ctx.Err() == nil {
+						t.Error(err)
+						return
+					}
 				}
-			}
-		}()
+			}()
+		}
 	}
-	waitFor(t, "the first inferences", func() bool { return engStats(t, e, model).InferenceCount > start })
-	before := engStats(t, e, model).InferenceCount
+	waitFor(t, "the first inferences", func() bool {
+		now := count()
+		for i := range now {
+			if now[i] == start[i] {
+				return false
+			}
+		}
+		return true
+	})
+	before := count()
 	time.Sleep(d) // the measurement window; the counts are the simulator's
-	return engStats(t, e, model).InferenceCount - before
+	after := count()
+	for i := range after {
+		after[i] -= before[i]
+	}
+	return after
 }
 
-// TestOverrideThroughput: an override's instance count, max_batch_size and
-// dynamic batcher take effect in the timing model, for a model described
-// in JSON whose latency model the override keeps: a batch-time-bound model
-// loaded with four instances serves about four times as many inferences
-// as with one, and with batches of 8 about eight times.
-func TestOverrideThroughput(t *testing.T) {
+// boundConfig is an override of a "bound" model: instances on the CPU,
+// max_batch_size, and a dynamic batcher if given.
+func boundConfig(name string, instances, maxBatch int, batching string) string {
+	return `{"name":"` + name + `","backend":"python","max_batch_size":` + itoa(maxBatch) + `,
+		"input":[{"name":"INPUT0","data_type":"TYPE_FP32","dims":[4]}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[4]}],
+		"instance_group":[{"kind":"KIND_CPU","count":` + itoa(instances) + `}]` + batching + `}`
+}
+
+// overrideThroughput serves two 20 ms models described in JSON, "base"
+// and "tuned", loads each with its override and returns the inferences
+// the simulator counted for each in one window with 8 requests in flight
+// on each, and tuned's statistics.
+func overrideThroughput(t *testing.T, base, tuned string) ([]uint64, *pb.ModelStatistics) {
+	t.Helper()
+	e := engNew(t, Repository{Models: []ModelSpec{
+		engTimedModel("base", 20*time.Millisecond, 1, 1, nil),
+		engTimedModel("tuned", 20*time.Millisecond, 1, 1, nil),
+	}}, EngineOptions{ModelControl: ModelControlExplicit, StartupModels: []string{"*"}})
+	for name, cfg := range map[string]string{"base": base, "tuned": tuned} {
+		if err := e.LoadModelConfig(name, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := closedLoops(t, e, 8, 200*time.Millisecond, "base", "tuned")
+	st := engStats(t, e, "tuned")
+	if lat := st.InferenceStats.ComputeInfer; lat.Ns/lat.Count < uint64(19*time.Millisecond) {
+		t.Errorf("compute_infer %d ns on average; the model's 20 ms latency model was not kept", lat.Ns/lat.Count)
+	}
+	return counts, st
+}
+
+// TestOverrideInstancesThroughput: an override's instance count takes
+// effect in the timing model of a model described in JSON, whose latency
+// model it keeps: of two batch-time-bound models in one window, the one
+// loaded with four instances serves about four times the inferences of
+// the one loaded with one.
+func TestOverrideInstancesThroughput(t *testing.T) {
 	t.Parallel()
-	spec := engTimedModel("bound", 10*time.Millisecond, 1, 1, nil)
-	e := engNew(t, Repository{Models: []ModelSpec{spec}}, EngineOptions{ModelControl: ModelControlExplicit, StartupModels: []string{"*"}})
-	cfg := func(instances, maxBatch int, batching string) string {
-		return `{"backend":"python","max_batch_size":` + itoa(maxBatch) + `,
-			"input":[{"name":"INPUT0","data_type":"TYPE_FP32","dims":[4]}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[4]}],
-			"instance_group":[{"kind":"KIND_CPU","count":` + itoa(instances) + `}]` + batching + `}`
+	counts, _ := overrideThroughput(t, boundConfig("base", 1, 1, ""), boundConfig("tuned", 4, 1, ""))
+	r := float64(counts[1]) / float64(max(counts[0], 1))
+	t.Logf("inferences in 200 ms: 1 instance %d, 4 instances %d (%.2fx)", counts[0], counts[1], r)
+	if r < 3 || r > 5 {
+		t.Errorf("4 instances served %.2f times 1 instance's inferences; want about 4", r)
 	}
-	const window = 150 * time.Millisecond
-	if err := e.LoadModelConfig("bound", cfg(1, 1, "")); err != nil {
-		t.Fatal(err)
-	}
-	one := closedLoop(t, e, "bound", 8, window)
-	if err := e.LoadModelConfig("bound", cfg(4, 1, "")); err != nil {
-		t.Fatal(err)
-	}
-	four := closedLoop(t, e, "bound", 8, window)
-	if err := e.LoadModelConfig("bound", cfg(1, 8, `,"dynamic_batching":{"max_queue_delay_microseconds":5000}`)); err != nil {
-		t.Fatal(err)
-	}
-	batched := closedLoop(t, e, "bound", 8, window)
-	st := engStats(t, e, "bound")
-	r4, r8 := float64(four)/float64(max(one, 1)), float64(batched)/float64(max(one, 1))
-	t.Logf("inferences in %v: 1 instance %d, 4 instances %d (%.2fx), batches of 8 %d (%.2fx)", window, one, four, r4, batched, r8)
-	if r4 < 3 || r4 > 5 {
-		t.Errorf("4 instances served %.2f times 1 instance's inferences; want about 4", r4)
-	}
-	if r8 < 5 || float64(st.InferenceCount)/float64(st.ExecutionCount) < 4 {
-		t.Errorf("batching served %.2f times, %d inferences in %d executions; want batches of several", r8, st.InferenceCount, st.ExecutionCount)
-	}
-	if lat := engStats(t, e, "bound").InferenceStats.ComputeInfer; lat.Ns/lat.Count < uint64(9*time.Millisecond) {
-		t.Errorf("compute_infer %d ns on average; the model's 10 ms latency model was not kept", lat.Ns/lat.Count)
+}
+
+// TestOverrideBatchingThroughput: an override's max_batch_size and dynamic
+// batcher take effect: batches of up to 8 serve several times the
+// inferences single requests serve in the same window.
+func TestOverrideBatchingThroughput(t *testing.T) {
+	t.Parallel()
+	counts, st := overrideThroughput(t, boundConfig("base", 1, 1, ""),
+		boundConfig("tuned", 1, 8, `,"dynamic_batching":{"max_queue_delay_microseconds":5000}`))
+	r := float64(counts[1]) / float64(max(counts[0], 1))
+	t.Logf("inferences in 200 ms: batch 1 %d, batches of 8 %d (%.2fx)", counts[0], counts[1], r)
+	if r < 5 || float64(st.InferenceCount)/float64(st.ExecutionCount) < 4 {
+		t.Errorf("batching served %.2f times, %d inferences in %d executions; want batches of several", r, st.InferenceCount, st.ExecutionCount)
 	}
 }
 
