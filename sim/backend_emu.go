@@ -31,10 +31,11 @@ type backendEmu struct {
 }
 
 // newBackendEmu reads a model's backend parameters as its backend does;
-// nil for a backend the simulator does not emulate. A value the backend
+// nil for a backend the simulator does not emulate, and for a spec
+// described in JSON. A value the backend
 // could not parse counts as absent.
 func newBackendEmu(spec ModelSpec) *backendEmu {
-	if !isEmulatedBackend(spec.Backend) {
+	if !spec.emulate || !isEmulatedBackend(spec.Backend) {
 		return nil
 	}
 	e := &backendEmu{backend: spec.Backend}

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"slices"
-	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -63,6 +62,7 @@ func specFromCompleted(c *pb.ModelConfig, dirName string) (ModelSpec, error) {
 		InstanceGroups:   instanceGroupSpecs(c),
 		Decoupled:        c.GetModelTransactionPolicy().GetDecoupled(),
 		Config:           c,
+		emulate:          isEmulatedBackend(c.Backend),
 	}
 	for k, v := range c.Parameters {
 		if spec.Parameters == nil {
@@ -218,7 +218,7 @@ func cloneMap(m map[string]string) map[string]string {
 
 // isEmulatedBackend reports whether the simulator emulates the backend.
 func isEmulatedBackend(backend string) bool {
-	switch strings.ToLower(backend) {
+	switch backend {
 	case backendIdentity, backendRepeat, backendSquare, backendSequence, backendDynaSequence:
 		return true
 	}

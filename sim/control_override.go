@@ -133,6 +133,7 @@ func (e *Engine) overrideModel(old *model, config string) (*model, error) {
 // what a configuration does not say: how the model computes, how long it
 // takes, its memory and its output labels.
 func inheritSimulation(spec, source ModelSpec) ModelSpec {
+	spec.emulate = false
 	spec.Behaviour = source.Behaviour
 	spec.Latency = source.Latency
 	spec.MemoryBytes = source.MemoryBytes

@@ -125,6 +125,11 @@ type ModelSpec struct {
 	Source string `json:"-"`
 	// files is what auto-completion finds in the model's directory.
 	files versionFiles
+	// emulate makes the model emulate its backend (SpecFromConfig, for
+	// the backends the simulator emulates): its parameters, response
+	// parameters, errors and metrics. A spec described in JSON computes
+	// by its behaviour alone, whatever its backend.
+	emulate bool
 }
 
 // EnsembleSpec is Triton's ensemble_scheduling: the steps of a pipeline,
