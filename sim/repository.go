@@ -23,6 +23,7 @@ import (
 //	     "power_idle_w": 70, "power_max_w": 700, "power_limit_w": 700,
 //	     "overlap": 0.2}                     // see GPUSpec.Overlap
 //	  ],
+//	  "cpu_only": false,                     // no GPUs at all (see CPUOnly)
 //	  "models": [
 //	    {"name": "simple",                   // required
 //	     "versions": [1],                    // default [1]
