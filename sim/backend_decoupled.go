@@ -75,7 +75,9 @@ func (in *instance) executeDecoupled(batch []*request) {
 	if !repeat {
 		return
 	}
-	in.occupy(t0, hold)
+	// The backend's own cost (its thread's start) comes on top of WAIT.
+	_, own, _ := m.spec.Latency.durations(len(batch), 0, in.rng)
+	in.occupy(t0, hold+own)
 	t1 := s.e.now()
 	s.mv.stats.recordReleased(batch, execTimes{start: t0, inputEnd: t0, outputStart: t1, end: t1}, in.gpuUUID, time.Now().UnixMilli())
 }

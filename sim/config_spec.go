@@ -85,16 +85,17 @@ func specFromCompleted(c *pb.ModelConfig, dirName string) (ModelSpec, error) {
 
 // backendModel is how the simulator computes a backend's outputs and how
 // long an execution takes on a CPU instance before the delays its
-// parameters ask for. The identity backend's costs are those the real
-// server reported for small FP32 requests (Triton 2.73, CPU build:
-// compute_input about 3 µs, compute_infer about 30 µs); the sequence
-// backends' compute_infer about 20 µs.
+// parameters and inputs ask for. The costs are about those the real
+// server reported (Triton 2.73, CPU build): the identity backend's
+// compute_input about 3 µs and compute_infer about 30 µs for small FP32
+// requests, the sequence backends' compute_infer about 20 µs, the repeat
+// backend's about 80 µs over its WAIT (perf_analyzer, WAIT 0, 2 streams).
 func backendModel(backend string) (string, LatencySpec) {
 	switch backend {
 	case backendIdentity:
 		return BehaviourIdentity, LatencySpec{FixedUS: 30, PerItemUS: 1, ComputeInputUS: 3, Jitter: 0.05}
 	case backendRepeat:
-		return BehaviourRepeat, LatencySpec{}
+		return BehaviourRepeat, LatencySpec{FixedUS: 80, Jitter: 0.05}
 	case backendSquare:
 		return BehaviourSquare, LatencySpec{}
 	case backendSequence, backendDynaSequence:
