@@ -174,9 +174,10 @@ func notWritten(ensemble string, out *graphTensor) string {
 // composing models when it loads: "" when it passes. m's config check has
 // passed.
 func (e *Engine) ensembleDependencyError(m *model) string {
+	info := m.ens.Load()
 	var missing []string
-	for _, s := range m.ens.steps {
-		if s.model == nil || (s.model.ens != nil && ensembleConfigError(s.model.spec) != "") {
+	for _, s := range info.steps {
+		if s.model == nil || (s.model.ensemble && ensembleConfigError(s.model.spec) != "") {
 			missing = append(missing, s.name)
 		}
 	}
@@ -189,11 +190,11 @@ func (e *Engine) ensembleDependencyError(m *model) string {
 		return msg
 	}
 	var seen []*model
-	for i, s := range m.ens.steps {
+	for i, s := range info.steps {
 		c := s.model
 		if !slices.Contains(seen, c) {
 			seen = append(seen, c)
-			if c.ens != nil {
+			if c.ensemble {
 				if msg := e.ensembleDependencyError(c); msg != "" {
 					return "ensemble '" + m.name + "' depends on '" + c.name + "' which is not valid. Model '" +
 						c.name + "' failed with error: " + msg
@@ -220,12 +221,12 @@ func (e *Engine) ensembleCycle(m *model) string {
 	var visit func(x *model) *model
 	visit = func(x *model) *model {
 		seen[x] = true
-		for _, s := range x.ens.steps {
+		for _, s := range x.ens.Load().steps {
 			c := s.model
 			if c == m {
 				return x
 			}
-			if c != nil && c.ens != nil && !seen[c] {
+			if c != nil && c.ensemble && !seen[c] {
 				if last := visit(c); last != nil {
 					return last
 				}
@@ -311,8 +312,9 @@ func ensembleTensorError(m *model) string {
 			tensors[t.Name] = newTensorNode(m.name, batching, t.DataType, dims)
 		}
 	}
+	steps := m.ens.Load().steps
 	for i, st := range spec.EnsembleScheduling.Steps {
-		c := m.ens.steps[i].model
+		c := steps[i].model
 		if c.spec.MaxBatchSize != 0 && c.spec.MaxBatchSize < spec.MaxBatchSize {
 			return fmt.Sprintf("ensemble %s allows maximum batch size %d, but it contains model %s which only allows maximum batch size to be %d",
 				m.name, spec.MaxBatchSize, c.name, c.spec.MaxBatchSize)

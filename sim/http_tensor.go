@@ -314,11 +314,14 @@ func appendParameters(b []byte, params map[string]*pb.InferParameter) []byte {
 	return append(b, '}')
 }
 
-func appendJSONFloat(b []byte, f float64, bits int) []byte {
+// appendJSONFloat writes a float as Triton's JSON writer (rapidjson) does
+// (appendRapidJSONDouble): an FP32 value widened to a double first, as
+// Triton appends it, so 0.1 reads 0.10000000149011612.
+func appendJSONFloat(b []byte, f float64, _ int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...) // JSON has no NaN or infinity
 	}
-	return strconv.AppendFloat(b, f, 'g', -1, bits)
+	return appendRapidJSONDouble(b, f)
 }
 
 // appendJSONData writes raw tensor data as a flat JSON array.
