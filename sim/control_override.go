@@ -157,7 +157,8 @@ func (m ModelSpec) versions() []int64 {
 // swap puts nm in old's place and loads it: in place of old's versions
 // when only the instance groups differ (they keep their statistics), else
 // afresh; an ensemble always afresh, with its composing models, and if it
-// fails Triton's checks it is left unloaded, with the reason returned. It
+// fails Triton's checks it is left unloaded, with the reason returned. The
+// loaded ensembles that run the model reload (reloadDependents). It
 // returns old's schedulers, to drain once e.mu is released; the caller
 // holds e.mu.
 func (e *Engine) swap(old, nm *model) ([]*scheduler, *ensembleLoadError) {
@@ -180,6 +181,7 @@ func (e *Engine) swap(old, nm *model) ([]*scheduler, *ensembleLoadError) {
 	} else {
 		e.loadWith(nm, keep)
 	}
+	scheds = append(scheds, e.reloadDependents(nm.name)...)
 	return append(scheds, e.unloadDependents()...), le
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -98,6 +99,34 @@ func (e *Engine) loadTree(m *model, seen map[*model]bool) ([]*scheduler, *ensemb
 	}
 	e.load(m)
 	return scheds, nil
+}
+
+// reloadDependents reloads the loaded ensembles a step of which runs the
+// model name, and those whose steps run them, as Triton reloads the
+// ensembles downstream of a model it has loaded anew: their statistics
+// start from zero, and one that now fails Triton's checks is unloaded
+// (Triton 2.73: a config override of a composing model, even one that
+// changes nothing, reloads its ensembles). The caller holds e.mu; the
+// schedulers returned are to be drained once it is released.
+func (e *Engine) reloadDependents(name string) []*scheduler {
+	changed := map[string]bool{name: true}
+	runsChanged := func(s ensembleStep) bool { return changed[s.name] }
+	var scheds []*scheduler
+	for more := true; more; {
+		more = false
+		for _, n := range e.names {
+			m := e.models[n]
+			if !m.ensemble || m.versions == nil || changed[n] || !slices.ContainsFunc(m.ens.Load().steps, runsChanged) {
+				continue
+			}
+			changed[n], more = true, true
+			scheds = append(scheds, e.unload(m)...)
+			if e.ensembleError(m) == nil {
+				e.load(m)
+			}
+		}
+	}
+	return scheds
 }
 
 // unloadDependents unloads the loaded ensembles a step of which names a
