@@ -319,6 +319,14 @@ func TestOverrideInFlightFinishesOnOldConfig(t *testing.T) {
 // requests still in flight at the end are cancelled.
 func closedLoops(t *testing.T, e *Engine, clients int, d time.Duration, models ...string) []uint64 {
 	t.Helper()
+	return closedLoopsOf(t, e, clients, d, func(m string) *pb.ModelInferRequest { return engFP32Request(m, 1, 4) }, models...)
+}
+
+// closedLoopsOf is closedLoops with the requests request makes for each
+// model.
+func closedLoopsOf(t *testing.T, e *Engine, clients int, d time.Duration, request func(model string) *pb.ModelInferRequest,
+	models ...string) []uint64 {
+	t.Helper()
 	count := func() []uint64 {
 		out := make([]uint64, len(models))
 		for i, m := range models {
@@ -337,7 +345,7 @@ func closedLoops(t *testing.T, e *Engine, clients int, d time.Duration, models .
 			go func() {
 				defer wg.Done()
 				for ctx.Err() == nil {
-					if _, err := e.Infer(ctx, engFP32Request(m, 1, 4), false); err != nil && ctx.Err() == nil {
+					if _, err := e.Infer(ctx, request(m), false); err != nil && ctx.Err() == nil {
 						t.Error(err)
 						return
 					}

@@ -120,6 +120,9 @@ func TestRepositoryDirRefusesBadModels(t *testing.T) {
 			[]string{"noversion/config.pbtxt", "at least one version must be available under the version policy of model 'noversion'"}},
 		{"noconfig", "", []string{"1"},
 			[]string{"noconfig", "no config.pbtxt", "Invalid model name: Could not determine backend for model 'noconfig' with no backend in model configuration. Expected model name of the form 'model.<backend_name>'."}},
+		{"badensemble", `name: "badensemble" platform: "ensemble" ` + identityIO + ` instance_group [ { kind: KIND_CPU } ]
+			ensemble_scheduling { step [ { model_name: "identity" model_version: -1 input_map { key: "INPUT0" value: "INPUT0" } output_map { key: "OUTPUT0" value: "OUTPUT0" } } ] }`, []string{"1"},
+			[]string{"badensemble/config.pbtxt", "instance group should not be specified for ensemble 'badensemble'"}},
 		{"badbackend", `name: "badbackend" backend: "identity" max_batch_size: 8 input [ { name: "X" data_type: TYPE_FP32 dims: [ 1 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] } ]`, []string{"1"},
 			[]string{"badbackend/config.pbtxt", "expected input name to follow INPUT<index> pattern, got 'X'"}},
 	} {
