@@ -469,8 +469,15 @@ func TestPlanRefusesWhenNothingPassedOnAClient(t *testing.T) {
 	}
 	levels[0].Step.Diagnosis = nil
 	var nc *NoCapacityError
-	if _, err := MakePlan(levels, -1, budgetOptions()); !errors.As(err, &nc) {
+	o := budgetOptions()
+	o.Simulated = true
+	p, err = MakePlan(levels, -1, o)
+	if !errors.As(err, &nc) {
 		t.Errorf("err %v, want NoCapacityError", err)
+	}
+	// The plan says why none was made, as a client-bound refusal does.
+	if p == nil || p.Refused != err.Error() || p.Replicas != 0 || p.HPA != "" || !p.Simulated || p.TargetRate != o.TargetRate {
+		t.Errorf("plan %+v; want one refused for %q, simulated", p, err)
 	}
 }
 

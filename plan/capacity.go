@@ -379,7 +379,8 @@ func ReplicasFor(rate, capacity float64) int {
 // autoscaling settings, with every assumption written down. When the client
 // limited a level the plan rests on, the plan is returned with Refused set
 // and no replicas, and the error is a *ClientBoundError, unless
-// o.AllowClientBound.
+// o.AllowClientBound. When no level met the SLO, the plan says so in
+// Refused, and the error is a *NoCapacityError.
 func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 	if best < 0 || best >= len(levels) {
 		// No level passed: when the client limited them, the failure is
@@ -391,7 +392,8 @@ func MakePlan(levels []Level, best int, o PlanOptions) (*record.Plan, error) {
 					o.SLO, why)}
 			return p, &ClientBoundError{Why: why}
 		}
-		return nil, &NoCapacityError{fmt.Sprintf("no load level met the SLO %s: the replica cannot serve even the lowest rate tried; relax the SLO or check the diagnosis", o.SLO)}
+		msg := fmt.Sprintf("no load level met the SLO %s: the replica cannot serve even the lowest rate tried; relax the SLO or check the diagnosis", o.SLO)
+		return &record.Plan{TargetRate: o.TargetRate, Simulated: o.Simulated, DemoGPU: o.DemoGPU, Refused: msg}, &NoCapacityError{msg}
 	}
 	if !(o.TargetRate > 0) {
 		return nil, fmt.Errorf("target rate %v: give a positive number of requests per second", o.TargetRate)

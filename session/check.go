@@ -88,13 +88,19 @@ func checkProtocol(c *Config) error {
 
 // deriveGiven fills Given for a Config a program made: a setting counts as
 // given when it is not zero (or, for URL, not empty; for a setting whose
-// default is not zero, when it is not the default).
+// default is not zero — the connections, the measurement window, the
+// trials and the tick, which a plan has defaults of its own for — when it
+// is not Defaults()'s either).
 func (c *Config) deriveGiven() {
 	if c.Given != nil {
 		return
 	}
 	c.Given = map[string]bool{}
+	d := Defaults()
 	for name, set := range map[string]bool{
+		"measurement-interval":          c.MeasurementIntervalMS != 0 && c.MeasurementIntervalMS != d.MeasurementIntervalMS,
+		"max-trials":                    c.MaxTrials != 0 && c.MaxTrials != d.MaxTrials,
+		"tick":                          c.Tick != 0 && c.Tick != d.Tick,
 		"concurrency":                   c.Concurrency != 0,
 		"request-rate":                  c.RequestRate != 0,
 		"streams":                       c.Streams != 0,

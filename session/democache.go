@@ -29,8 +29,13 @@ func demoCacheKey(f *Config) string {
 	return fmt.Sprintf("%s/%s/b%d/%dcpu", f.Model, f.Protocol, f.BatchSize, runtime.NumCPU())
 }
 
-// demoCachePath is the cache file, "" when the user has no cache directory.
-func demoCachePath() string {
+// demoCachePath is the cache file in dir (DemoConfig.CacheDir), or, with
+// none, in tritontop's directory of the user's cache directory; "" when the
+// user has no cache directory.
+func demoCachePath(dir string) string {
+	if dir != "" {
+		return filepath.Join(dir, demoCacheFile)
+	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return ""
@@ -38,9 +43,9 @@ func demoCachePath() string {
 	return filepath.Join(dir, "tritontop", demoCacheFile)
 }
 
-// loadDemoCalibration returns the cached calibration for key.
-func loadDemoCalibration(key string) (demoCalibration, bool) {
-	path := demoCachePath()
+// loadDemoCalibration returns the calibration for key cached in dir.
+func loadDemoCalibration(dir, key string) (demoCalibration, bool) {
+	path := demoCachePath(dir)
 	if path == "" {
 		return demoCalibration{}, false
 	}
@@ -56,10 +61,10 @@ func loadDemoCalibration(key string) (demoCalibration, bool) {
 	return c, ok && c.HostRate > 0
 }
 
-// saveDemoCalibration keeps c for key; a cache that cannot be written only
-// means the next demo calibrates again.
-func saveDemoCalibration(key string, c demoCalibration) {
-	path := demoCachePath()
+// saveDemoCalibration keeps c for key in dir; a cache that cannot be
+// written only means the next demo calibrates again.
+func saveDemoCalibration(dir, key string, c demoCalibration) {
+	path := demoCachePath(dir)
 	if path == "" {
 		return
 	}

@@ -26,6 +26,9 @@ type DemoConfig struct {
 	// recalibrate is --demo-gpu-rate auto: calibrate even with a cached
 	// calibration.
 	Recalibrate bool
+	// CacheDir is the directory the calibration is cached in; empty:
+	// tritontop's directory in the user's cache directory.
+	CacheDir string
 }
 
 // Sizing of the demo GPU to the host. The simulator runs in tritontop's own
@@ -107,14 +110,14 @@ func sizeDemoRepository(ctx context.Context, f *Config, d DemoConfig, repo sim.R
 	sz := demoSizing{Model: f.Model, Rate: d.GPURate}
 	if sz.Rate == 0 {
 		key := demoCacheKey(f)
-		c, ok := loadDemoCalibration(key)
+		c, ok := loadDemoCalibration(d.CacheDir, key)
 		if !ok || d.Recalibrate {
 			host, err := calibrateDemo(ctx, f, repo, i)
 			if err != nil {
 				return repo, demoSizing{}, false, fmt.Errorf("size the demo GPU to this host: %w (give --demo-gpu-rate N to size it yourself)", err)
 			}
 			c = demoCalibration{HostRate: host, When: time.Now()}
-			saveDemoCalibration(key, c)
+			saveDemoCalibration(d.CacheDir, key, c)
 		} else {
 			sz.Cached = c.When
 		}

@@ -24,18 +24,19 @@ func TestDemoRateStep(t *testing.T) {
 // TestDemoCalibrationCache: a calibration is kept per kind of request and
 // read back; another model's is not mistaken for it.
 func TestDemoCalibrationCache(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Parallel()
+	dir := t.TempDir()
 	f := &Config{Model: "resnet50", Protocol: "grpc", BatchSize: 1}
-	if _, ok := loadDemoCalibration(demoCacheKey(f)); ok {
+	if _, ok := loadDemoCalibration(dir, demoCacheKey(f)); ok {
 		t.Fatal("a calibration in an empty cache")
 	}
-	saveDemoCalibration(demoCacheKey(f), demoCalibration{HostRate: 812})
-	if c, ok := loadDemoCalibration(demoCacheKey(f)); !ok || c.HostRate != 812 {
+	saveDemoCalibration(dir, demoCacheKey(f), demoCalibration{HostRate: 812})
+	if c, ok := loadDemoCalibration(dir, demoCacheKey(f)); !ok || c.HostRate != 812 {
 		t.Errorf("read back %+v, %v", c, ok)
 	}
 	g := *f
 	g.BatchSize = 4
-	if _, ok := loadDemoCalibration(demoCacheKey(&g)); ok {
+	if _, ok := loadDemoCalibration(dir, demoCacheKey(&g)); ok {
 		t.Error("batch 4 read batch 1's calibration")
 	}
 }

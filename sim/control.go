@@ -91,10 +91,14 @@ func (e *Engine) RepositoryIndex(readyOnly bool) []*pb.RepositoryIndexResponse_M
 				out = append(out, &pb.RepositoryIndexResponse_ModelIndex{Name: name})
 			}
 		case m.versions == nil:
+			reason := "unloaded"
+			if m.loadFailed != "" {
+				reason = m.loadFailed
+			}
 			if !readyOnly {
 				for _, v := range m.spec.Versions {
 					out = append(out, &pb.RepositoryIndexResponse_ModelIndex{Name: name,
-						Version: strconv.FormatInt(v, 10), State: "UNAVAILABLE", Reason: "unloaded"})
+						Version: strconv.FormatInt(v, 10), State: "UNAVAILABLE", Reason: reason})
 				}
 			}
 		case readyOnly && state != "READY":
@@ -107,32 +111,42 @@ func (e *Engine) RepositoryIndex(readyOnly bool) []*pb.RepositoryIndexResponse_M
 	return out
 }
 
-// LoadModel loads a model of the repository in explicit model control mode;
-// loading a loaded model is a no-op. Statistics start from zero after a
-// load, as on Triton. In the other modes it fails with Triton's
-// UNAVAILABLE, and a name not in the repository with Triton's INTERNAL
-// "failed to poll".
+// LoadModel loads a model of the repository in explicit model control
+// mode, as Triton does: an ensemble's composing models (and theirs) first,
+// then the ensemble if it passes Triton's checks, with Triton's answer when
+// it does not (ensemble_validate.go). Loading a loaded model is a no-op
+// (one loaded with a configuration override keeps it, as on Triton 2.73;
+// see LoadModelConfig). Statistics start from zero after a load, as on
+// Triton. In the other modes it fails with Triton's UNAVAILABLE, and a
+// name not in the repository with Triton's INTERNAL "failed to poll".
 func (e *Engine) LoadModel(name string) error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.opts.ModelControl != ModelControlExplicit {
-		return errControlDisabled
+	m, err := e.checkLoad(name)
+	if err != nil {
+		e.mu.Unlock()
+		return err
 	}
-	if strings.TrimSpace(name) == "" {
-		return &kserve.Error{Code: codes.InvalidArgument, Message: "Model name cannot be empty. Please enter a valid name to deploy."}
+	if m.versions == nil && m.override {
+		// Unloaded after an override: the repository's configuration.
+		nm, err := newModel(m.source, e.gpus)
+		if err != nil {
+			e.mu.Unlock()
+			return err
+		}
+		nm.loaded = m.loaded
+		e.models[name] = nm
+		e.linkEnsembles()
+		m = nm
 	}
-	m, ok := e.models[name]
-	if !ok {
-		return &kserve.Error{Code: codes.Internal,
-			Message: fmt.Sprintf("failed to load '%s', failed to poll from model repository", name)}
+	scheds, le := e.loadTree(m, map[*model]bool{})
+	scheds = append(scheds, e.unloadDependents()...)
+	e.mu.Unlock()
+	for _, s := range scheds {
+		s.drain()
 	}
-	if e.closed {
-		return errStopping
-	}
-	if le := e.ensembleError(m); le != nil {
+	if le != nil {
 		return le.loadError()
 	}
-	e.loadWithSteps(m, map[*model]bool{})
 	return nil
 }
 

@@ -8,6 +8,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -110,21 +111,22 @@ func NewEngine(repo Repository, opts EngineOptions) (*Engine, error) {
 	}
 	f := opts.Faults
 	e.faults.Store(&f)
-	e.gpus = newGPUs(repo.GPUs, e.start)
+	if !repo.CPUOnly || len(repo.GPUs) > 0 {
+		e.gpus = newGPUs(repo.GPUs, e.start)
+	}
 	for _, spec := range repo.Models {
 		m, err := newModel(spec, e.gpus)
 		if err != nil {
+			if spec.Source != "" {
+				return nil, fmt.Errorf("model repository: model %q (%s): %w", spec.Name, spec.Source, err)
+			}
 			return nil, fmt.Errorf("model repository: model %q: %w", spec.Name, err)
 		}
 		e.models[m.name] = m
 		e.names = append(e.names, m.name)
 	}
 	slices.Sort(e.names)
-	for _, m := range e.models {
-		if m.spec.isEnsemble() {
-			m.ens = newEnsembleInfo(m.spec, e.models)
-		}
-	}
+	e.linkEnsembles()
 	startup, err := e.startupModels()
 	if err != nil {
 		return nil, fmt.Errorf("model control: %w", err)
@@ -140,7 +142,8 @@ func NewEngine(repo Repository, opts EngineOptions) (*Engine, error) {
 	}
 	seen := map[*model]bool{}
 	for _, name := range startup {
-		e.loadWithSteps(e.models[name], seen)
+		// Each has passed its checks: nothing to drain.
+		_, _ = e.loadTree(e.models[name], seen)
 	}
 	e.samplerW.Add(1)
 	go e.sampleGPUs()
@@ -224,11 +227,23 @@ func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming
 // submit validates a request and queues it; wait then waits for its
 // response, or onDone (if not nil) is called when it completes, and
 // onResponse (if not nil) with each response of a decoupled model before
-// its final one. A stream submits its requests one after the other, in the
+// its final one (or the error such a response carries). A stream submits its requests one after the other, in the
 // order they arrive, as Triton's stream handler does: the requests of a
 // sequence must reach the sequence batcher in order.
 func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*request),
-	onResponse func(*request, *pb.ModelInferResponse)) (*request, error) {
+	onResponse func(*request, *pb.ModelInferResponse, error)) (*request, error) {
+	r, err := e.submitOnce(req, streaming, onDone, onResponse)
+	if errors.Is(err, errStopping) && e.Live() {
+		// The version it found was replaced by a load meanwhile: the
+		// new one takes it, as Triton's serving version does.
+		r, err = e.submitOnce(req, streaming, onDone, onResponse)
+	}
+	return r, err
+}
+
+// submitOnce is submit on the version ready now.
+func (e *Engine) submitOnce(req *pb.ModelInferRequest, streaming bool, onDone func(*request),
+	onResponse func(*request, *pb.ModelInferResponse, error)) (*request, error) {
 	mv, err := e.readyVersion(req.GetModelName(), req.GetModelVersion())
 	if err != nil {
 		return nil, err

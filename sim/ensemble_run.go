@@ -63,7 +63,7 @@ type stepState struct {
 // are done or one failed.
 func (e *Engine) startEnsemble(r *request) {
 	m := r.version.model
-	info := m.ens
+	info := m.ens.Load()
 	run := &ensembleRun{e: e, m: m, info: info, r: r,
 		values: make([]ensembleValue, len(info.tensors)),
 		steps:  make([]stepState, len(info.steps)),
@@ -293,7 +293,7 @@ func (run *ensembleRun) finish() {
 	cin, cinf, cout := run.cin, run.cinf, run.cout
 	run.values = nil
 	run.mu.Unlock()
-	st := &r.version.stats
+	st := r.version.stats
 	end := run.e.now()
 	if err != nil {
 		st.recordEnsembleFailure(end - r.start)

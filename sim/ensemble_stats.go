@@ -90,7 +90,7 @@ const ensembleMetricsVersion = "1"
 // counters.
 func appendMetrics(out []ModelMetricsState, mv *modelVersion) []ModelMetricsState {
 	s := mv.stats.metrics(mv)
-	if mv.model.ens == nil {
+	if !mv.model.ensemble {
 		return append(out, s)
 	}
 	s.Version = ensembleMetricsVersion

@@ -285,7 +285,7 @@ func TestEnsembleOverGRPCAndHTTP(t *testing.T) {
 		!ensSameNumbers(got.Outputs[0].Data, 16) {
 		t.Errorf("HTTP JSON infer = %s", body)
 	}
-	if !bytes.Contains(body, []byte(`"parameters":{"sequence_end":false,"sequence_id":0,"sequence_start":false}`)) {
+	if !bytes.Contains(body, []byte(`"parameters":{"sequence_id":0,"sequence_start":false,"sequence_end":false}`)) {
 		t.Errorf("HTTP JSON infer = %s, want the sequence parameters Triton's ensembles answer", body)
 	}
 

@@ -174,9 +174,10 @@ func notWritten(ensemble string, out *graphTensor) string {
 // composing models when it loads: "" when it passes. m's config check has
 // passed.
 func (e *Engine) ensembleDependencyError(m *model) string {
+	info := m.ens.Load()
 	var missing []string
-	for _, s := range m.ens.steps {
-		if s.model == nil || (s.model.ens != nil && ensembleConfigError(s.model.spec) != "") {
+	for _, s := range info.steps {
+		if s.model == nil || (s.model.ensemble && ensembleConfigError(s.model.spec) != "") {
 			missing = append(missing, s.name)
 		}
 	}
@@ -188,28 +189,72 @@ func (e *Engine) ensembleDependencyError(m *model) string {
 	if msg := e.ensembleCycle(m); msg != "" {
 		return msg
 	}
-	var seen []*model
-	for i, s := range m.ens.steps {
-		c := s.model
-		if !slices.Contains(seen, c) {
-			seen = append(seen, c)
-			if c.ens != nil {
-				if msg := e.ensembleDependencyError(c); msg != "" {
-					return "ensemble '" + m.name + "' depends on '" + c.name + "' which is not valid. Model '" +
-						c.name + "' failed with error: " + msg
-				}
-			}
+	for _, u := range upstreamsOf(m) {
+		if msg := e.upstreamError(m, u); msg != "" {
+			return msg
 		}
-		if v := m.spec.EnsembleScheduling.Steps[i].ModelVersion; v != -1 && !slices.Contains(c.spec.Versions, v) {
-			return "ensemble '" + m.name + "' depends on '" + c.name + "' whose required version " +
-				strconv.FormatInt(v, 10) + " is not loaded."
-		}
-		if c.spec.Decoupled {
-			return "ensemble '" + m.name + "' contains decoupled model '" + c.name +
+	}
+	for _, s := range info.steps {
+		if s.model.spec.Decoupled {
+			return "ensemble '" + m.name + "' contains decoupled model '" + s.name +
 				"': the simulator's ensembles do not run decoupled models"
 		}
 	}
 	return ensembleTensorError(m)
+}
+
+// upstream is a composing model of an ensemble with the versions its
+// steps ask for, ascending (-1: the latest).
+type upstream struct {
+	model    *model
+	versions []int64
+}
+
+// upstreamsOf lists m's composing models in the order Triton's dependency
+// graph checks them: its upstreams_ is a std::unordered_map, which
+// libstdc++ iterates latest insertion first, and Triton inserts them in
+// step order; so the model of the last step to name a new one comes first
+// (on Triton 2.73, "pipeline" without model_version fails on its second
+// step's 'classifier', an ensemble of three such steps on the third's).
+func upstreamsOf(m *model) []upstream {
+	var ups []upstream
+	for i, s := range m.ens.Load().steps {
+		v := m.spec.EnsembleScheduling.Steps[i].ModelVersion
+		j := slices.IndexFunc(ups, func(u upstream) bool { return u.model == s.model })
+		if j < 0 {
+			ups = append(ups, upstream{model: s.model})
+			j = len(ups) - 1
+		}
+		if !slices.Contains(ups[j].versions, v) {
+			ups[j].versions = append(ups[j].versions, v)
+			slices.Sort(ups[j].versions)
+		}
+	}
+	slices.Reverse(ups)
+	return ups
+}
+
+// upstreamError is Triton's CheckNode for one composing model of m: a
+// composing ensemble that fails its own checks, or a version a step asks
+// for that the model does not have (Triton names the last such version).
+// A step's model_version 0, what a config.pbtxt step without model_version
+// says, is version 0, as on Triton.
+func (e *Engine) upstreamError(m *model, u upstream) string {
+	c := u.model
+	if c.ensemble {
+		if msg := e.ensembleDependencyError(c); msg != "" {
+			return "ensemble '" + m.name + "' depends on '" + c.name + "' which is not valid. Model '" +
+				c.name + "' failed with error: " + msg
+		}
+	}
+	msg := ""
+	for _, v := range u.versions {
+		if v != -1 && !slices.Contains(c.spec.Versions, v) {
+			msg = "ensemble '" + m.name + "' depends on '" + c.name + "' whose required version " +
+				strconv.FormatInt(v, 10) + " is not loaded."
+		}
+	}
+	return msg
 }
 
 // ensembleCycle finds a chain of ensembles whose steps lead back to m, and
@@ -220,12 +265,12 @@ func (e *Engine) ensembleCycle(m *model) string {
 	var visit func(x *model) *model
 	visit = func(x *model) *model {
 		seen[x] = true
-		for _, s := range x.ens.steps {
+		for _, s := range x.ens.Load().steps {
 			c := s.model
 			if c == m {
 				return x
 			}
-			if c != nil && c.ens != nil && !seen[c] {
+			if c != nil && c.ensemble && !seen[c] {
 				if last := visit(c); last != nil {
 					return last
 				}
@@ -311,8 +356,9 @@ func ensembleTensorError(m *model) string {
 			tensors[t.Name] = newTensorNode(m.name, batching, t.DataType, dims)
 		}
 	}
+	steps := m.ens.Load().steps
 	for i, st := range spec.EnsembleScheduling.Steps {
-		c := m.ens.steps[i].model
+		c := steps[i].model
 		if c.spec.MaxBatchSize != 0 && c.spec.MaxBatchSize < spec.MaxBatchSize {
 			return fmt.Sprintf("ensemble %s allows maximum batch size %d, but it contains model %s which only allows maximum batch size to be %d",
 				m.name, spec.MaxBatchSize, c.name, c.spec.MaxBatchSize)

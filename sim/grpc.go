@@ -88,12 +88,11 @@ func (g *grpcService) RepositoryIndex(_ context.Context, req *pb.RepositoryIndex
 
 // RepositoryModelLoad implements GRPCInferenceServiceServer.
 func (g *grpcService) RepositoryModelLoad(_ context.Context, req *pb.RepositoryModelLoadRequest) (*pb.RepositoryModelLoadResponse, error) {
-	if cfg, ok := grpcLoadConfig(req); ok {
-		if err := checkLoadConfig(req.GetModelName(), cfg, true); err != nil {
-			return nil, grpcError(err)
-		}
+	lr, err := grpcLoadRequest(req)
+	if err != nil {
+		return nil, grpcError(err)
 	}
-	if err := g.engine.LoadModel(req.GetModelName()); err != nil {
+	if err := g.engine.loadRequested(req.GetModelName(), lr); err != nil {
 		return nil, grpcError(err)
 	}
 	return &pb.RepositoryModelLoadResponse{}, nil
@@ -101,8 +100,15 @@ func (g *grpcService) RepositoryModelLoad(_ context.Context, req *pb.RepositoryM
 
 // RepositoryModelUnload implements GRPCInferenceServiceServer.
 func (g *grpcService) RepositoryModelUnload(_ context.Context, req *pb.RepositoryModelUnloadRequest) (*pb.RepositoryModelUnloadResponse, error) {
+	if req.GetRepositoryName() != "" {
+		return nil, grpcError(errRepositoryName)
+	}
+	dependents, err := grpcUnloadDependents(req)
+	if err != nil {
+		return nil, grpcError(err)
+	}
 	unload := g.engine.UnloadModel
-	if req.GetParameters()["unload_dependents"].GetBoolParam() {
+	if dependents {
 		unload = g.engine.UnloadModelAndDependents
 	}
 	if err := unload(req.GetModelName()); err != nil {
@@ -133,6 +139,12 @@ var (
 // streamError is Triton's in-stream answer to a failed request: the error
 // text and a response that only names the request.
 func streamError(req *pb.ModelInferRequest, err error) *pb.ModelStreamInferResponse {
+	return streamErrorResponse(req, err, finalResponse)
+}
+
+// streamErrorResponse is an error in a stream: a request's final one, or
+// one of a decoupled model's responses before its final one.
+func streamErrorResponse(req *pb.ModelInferRequest, err error, final *pb.InferParameter) *pb.ModelStreamInferResponse {
 	msg := err.Error()
 	var te *kserve.Error
 	if errors.As(err, &te) {
@@ -144,7 +156,7 @@ func streamError(req *pb.ModelInferRequest, err error) *pb.ModelStreamInferRespo
 			Id:           req.GetId(),
 			ModelName:    req.GetModelName(),
 			ModelVersion: req.GetModelVersion(),
-			Parameters:   map[string]*pb.InferParameter{"triton_final_response": finalResponse},
+			Parameters:   map[string]*pb.InferParameter{"triton_final_response": final},
 		},
 	}
 }

@@ -21,11 +21,13 @@ type streamAnswers struct {
 	signal   chan struct{}
 }
 
-// answer is a request's completion (resp nil: its resp or err), or one of
-// a decoupled model's responses before the final one.
+// answer is a request's completion (resp and err nil: its resp or err),
+// or one of a decoupled model's responses before the final one (resp, or
+// the error it carries).
 type answer struct {
 	r    *request
 	resp *pb.ModelInferResponse
+	err  error
 }
 
 // completed is each request's onDone: it queues the answer for the
@@ -40,9 +42,9 @@ func (a *streamAnswers) completed(r *request) {
 
 // responded is each request's onResponse: it queues a decoupled model's
 // response that is not the final one.
-func (a *streamAnswers) responded(r *request, resp *pb.ModelInferResponse) {
+func (a *streamAnswers) responded(r *request, resp *pb.ModelInferResponse, err error) {
 	a.mu.Lock()
-	a.ready = append(a.ready, answer{r: r, resp: resp})
+	a.ready = append(a.ready, answer{r: r, resp: resp, err: err})
 	a.mu.Unlock()
 	a.wake()
 }
@@ -59,7 +61,7 @@ func (a *streamAnswers) wake() {
 // already is not tracked: its state is final before its onDone runs.
 func (a *streamAnswers) track(r *request) {
 	a.mu.Lock()
-	if s := r.state.Load(); s == stateQueued || s == stateExecuting {
+	if s := r.state.Load(); s == stateQueued || s == stateExecuting || s == stateResponding {
 		a.inflight[r] = struct{}{}
 	}
 	a.mu.Unlock()
@@ -183,10 +185,17 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 				return
 			}
 			for _, a := range answers.take() {
-				if a.resp == nil {
-					complete(a.r)
-				} else if a.r.state.Load() != stateCancelled {
+				switch {
+				case a.r.state.Load() == stateCancelled && (a.resp != nil || a.err != nil):
+				case a.err != nil && ctx.Err() != nil:
+				case a.err != nil && closeOnError:
+					fail(grpcError(a.err))
+				case a.err != nil:
+					send(streamErrorResponse(a.r.req, a.err, notFinalResponse))
+				case a.resp != nil:
 					respond(a.r, a.resp, notFinalResponse)
+				default:
+					complete(a.r)
 				}
 			}
 		}

@@ -180,8 +180,10 @@ func isDigits(s string) bool {
 // /v2/repository[/{repo}]/models/{m}/(load|unload).
 func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest string) {
 	parts := strings.Split(rest, "/")
+	named := false
 	if len(parts) == 2 && parts[1] == "index" || len(parts) == 4 && parts[1] == "models" {
 		parts = parts[1:] // a named repository: the simulator has only one
+		named = parts[0] == "models"
 	}
 	switch {
 	case len(parts) == 1 && parts[0] == "index":
@@ -200,27 +202,7 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest st
 		if !methodIs(w, r, http.MethodPost) {
 			return
 		}
-		var body struct {
-			Parameters map[string]any `json:"parameters"`
-		}
-		if err := h.readOptionalJSON(r, &body); err != nil {
-			writeError(w, err)
-			return
-		}
-		var err error
-		if parts[2] == "load" {
-			cfg, ok := body.Parameters["config"]
-			if err := checkLoadConfig(parts[1], cfg, ok); err != nil {
-				writeError(w, err)
-				return
-			}
-			err = h.engine.LoadModel(parts[1])
-		} else if dependents, _ := body.Parameters["unload_dependents"].(bool); dependents {
-			err = h.engine.UnloadModelAndDependents(parts[1])
-		} else {
-			err = h.engine.UnloadModel(parts[1])
-		}
-		if err != nil {
+		if err := h.control(r, parts[1], parts[2] == "load", named); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -228,6 +210,34 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest st
 	default:
 		w.WriteHeader(http.StatusBadRequest)
 	}
+}
+
+// control loads (with the body's parameters) or unloads a model, with
+// Triton's answers for a named repository and bad parameters.
+func (h *httpHandler) control(r *http.Request, name string, load, named bool) error {
+	if named {
+		return errRepositoryName
+	}
+	b, held, err := h.readBody(r)
+	if err != nil {
+		return err
+	}
+	defer h.budget.release(held)
+	if !load {
+		dependents, err := httpUnloadDependents(b)
+		if err != nil {
+			return err
+		}
+		if dependents {
+			return h.engine.UnloadModelAndDependents(name)
+		}
+		return h.engine.UnloadModel(name)
+	}
+	lr, err := httpLoadRequest(b)
+	if err != nil {
+		return err
+	}
+	return h.engine.loadRequested(name, lr)
 }
 
 // readOptionalJSON decodes a request body if there is one.
@@ -241,7 +251,7 @@ func (h *httpHandler) readOptionalJSON(r *http.Request, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to parse the request JSON buffer: %v", err)}
+		return errParseJSON(err)
 	}
 	return nil
 }

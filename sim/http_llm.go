@@ -28,7 +28,12 @@ type llmCall struct {
 func newLLMCall() *llmCall { return &llmCall{signal: make(chan struct{}, 1)} }
 
 // responded is the request's onResponse: a response before the final one.
-func (c *llmCall) responded(_ *request, resp *pb.ModelInferResponse) {
+// The text endpoints answer text: an error such a response carries is
+// not theirs to tell.
+func (c *llmCall) responded(_ *request, resp *pb.ModelInferResponse, err error) {
+	if err != nil {
+		return
+	}
 	text, ok := responseText(resp)
 	c.mu.Lock()
 	if ok {

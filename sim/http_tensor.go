@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -286,11 +287,13 @@ func encodeInferResponse(resp *pb.ModelInferResponse, id string, form *outputFor
 	return h, bin, nil
 }
 
-// appendParameters writes response parameters as a JSON object, keys
-// sorted.
+// appendParameters writes response parameters as a JSON object in the
+// order Triton writes them: an ensemble's sequence_id, sequence_start and
+// sequence_end first, as its ensemble scheduler adds them, then the others
+// sorted (the identity backend's param0 to param3).
 func appendParameters(b []byte, params map[string]*pb.InferParameter) []byte {
 	b = append(b, '{')
-	for i, k := range slices.Sorted(maps.Keys(params)) {
+	for i, k := range slices.SortedFunc(maps.Keys(params), compareParameters) {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -314,11 +317,36 @@ func appendParameters(b []byte, params map[string]*pb.InferParameter) []byte {
 	return append(b, '}')
 }
 
-func appendJSONFloat(b []byte, f float64, bits int) []byte {
+// compareParameters orders response parameter names as appendParameters
+// writes them.
+func compareParameters(a, b string) int {
+	if c := cmp.Compare(parameterRank(a), parameterRank(b)); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+// parameterRank places the sequence parameters before the others.
+func parameterRank(name string) int {
+	switch name {
+	case "sequence_id":
+		return 0
+	case "sequence_start":
+		return 1
+	case "sequence_end":
+		return 2
+	}
+	return 3
+}
+
+// appendJSONFloat writes a float as Triton's JSON writer (rapidjson) does
+// (appendRapidJSONDouble): an FP32 value widened to a double first, as
+// Triton appends it, so 0.1 reads 0.10000000149011612.
+func appendJSONFloat(b []byte, f float64, _ int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...) // JSON has no NaN or infinity
 	}
-	return strconv.AppendFloat(b, f, 'g', -1, bits)
+	return appendRapidJSONDouble(b, f)
 }
 
 // appendJSONData writes raw tensor data as a flat JSON array.

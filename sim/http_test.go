@@ -345,7 +345,8 @@ func TestHTTPJSONInference(t *testing.T) {
 	if code != 200 || hdr.Get("Content-Type") != "application/json" {
 		t.Fatalf("nested JSON = %d %s", code, resp)
 	}
-	want := `{"model_name":"nobatch","model_version":"1","outputs":[{"name":"Y","datatype":"FP32","shape":[2,3],"data":[1,2.5,3,4,5,-6.25]}]}`
+	// Floats as Triton writes them (rapidjson): 1.0, not 1.
+	want := `{"model_name":"nobatch","model_version":"1","outputs":[{"name":"Y","datatype":"FP32","shape":[2,3],"data":[1.0,2.5,3.0,4.0,5.0,-6.25]}]}`
 	if string(resp) != want {
 		t.Fatalf("response\n%s\nwant\n%s", resp, want)
 	}
@@ -367,7 +368,7 @@ func TestHTTPJSONInference(t *testing.T) {
 	zw.Write([]byte(`{"inputs":[{"name":"X","shape":[2,3],"datatype":"FP32","data":[1,2,3,4,5,6]}]}`))
 	zw.Close()
 	code, _, resp = httpDo(t, "POST", base+"nobatch/infer", zb.Bytes(), map[string]string{"Content-Encoding": "deflate"})
-	if code != 200 || !strings.Contains(string(resp), `"data":[1,2,3,4,5,6]`) {
+	if code != 200 || !strings.Contains(string(resp), `"data":[1.0,2.0,3.0,4.0,5.0,6.0]`) {
 		t.Fatalf("deflate body = %d %s", code, resp)
 	}
 	// Broken JSON.

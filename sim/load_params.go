@@ -1,49 +1,174 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
-// checkLoadConfig checks a load request's "config" parameter, Triton's
-// model configuration override: a JSON object in a string. The simulator
-// loads its own description whatever the override says, but one that is
-// not a configuration at all is refused, as Triton refuses it, rather than
-// answered as a success.
-func checkLoadConfig(model string, config any, present bool) error {
-	if !present {
-		return nil
-	}
-	s, ok := config.(string)
-	if !ok {
-		return invalidArg("failed to load '%s': the 'config' parameter must be a string holding the model configuration as JSON", model)
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(s), &obj); err != nil {
-		return invalidArg("failed to load '%s': the 'config' parameter is not a JSON model configuration (%s)", model, jsonErrorText(err))
-	}
-	return nil
+// loadRequest is a load request's parameters once read: the
+// configuration override, if any.
+type loadRequest struct {
+	config    string
+	hasConfig bool
 }
 
-// jsonErrorText is a JSON error without the input it quotes, cut short.
-func jsonErrorText(err error) string {
-	msg := err.Error()
-	if len(msg) > 120 {
-		msg = msg[:120] + "…"
-	}
-	return fmt.Sprintf("%q", msg)
+// errRepositoryName is Triton's answer to a load or unload that names a
+// repository.
+var errRepositoryName = &kserve.Error{Code: codes.Unimplemented, Message: "'repository_name' specification is not supported"}
+
+// errFileOverride answers a load that carries model files ("file:"
+// parameters), which Triton would load from them; the simulator serves
+// only the models of its repository.
+func errFileOverride(key string) error {
+	return &kserve.Error{Code: codes.Unimplemented, Message: fmt.Sprintf(
+		"load parameter '%s': the simulator does not load model files; override only the configuration ('config')", key)}
 }
 
-// grpcLoadConfig is the "config" parameter of a gRPC load request.
-func grpcLoadConfig(req *pb.RepositoryModelLoadRequest) (any, bool) {
-	p, ok := req.GetParameters()["config"]
+// load loads a model with what the request asked.
+func (e *Engine) loadRequested(name string, lr loadRequest) error {
+	if lr.hasConfig {
+		return e.LoadModelConfig(name, lr.config)
+	}
+	return e.LoadModel(name)
+}
+
+// grpcLoadRequest reads a gRPC load request's parameters as Triton's
+// frontend does: "config" must be a string, "file:..." bytes, and nothing
+// else is taken.
+func grpcLoadRequest(req *pb.RepositoryModelLoadRequest) (loadRequest, error) {
+	var lr loadRequest
+	if req.GetRepositoryName() != "" {
+		return lr, errRepositoryName
+	}
+	for key, p := range req.GetParameters() {
+		switch {
+		case key == "config":
+			s, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_StringParam)
+			if !ok {
+				return lr, invalidArg("invalid value type for load parameter '%s', expected string_param.", key)
+			}
+			lr.config, lr.hasConfig = s.StringParam, true
+		case strings.HasPrefix(key, "file:"):
+			if _, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_BytesParam); !ok {
+				return lr, invalidArg("invalid value type for load parameter '%s', expected bytes_param.", key)
+			}
+			return lr, errFileOverride(key)
+		default:
+			return lr, invalidArg("unrecognized load parameter '%s'.", key)
+		}
+	}
+	return lr, nil
+}
+
+// httpLoadRequest reads an HTTP load request's body as Triton's frontend
+// does: every member of "parameters", in order, must be a string; "config"
+// is the override, "file:..." a model file, anything else refused.
+func httpLoadRequest(body []byte) (loadRequest, error) {
+	var lr loadRequest
+	if len(bytes.TrimSpace(body)) == 0 {
+		return lr, nil
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return lr, errParseJSON(err)
+	}
+	raw, ok := top["parameters"]
 	if !ok {
-		return nil, false
+		return lr, nil
 	}
-	if s, isStr := p.GetParameterChoice().(*pb.ModelRepositoryParameter_StringParam); isStr {
-		return s.StringParam, true
+	members, err := orderedMembers(raw)
+	if err != nil {
+		return lr, err
 	}
-	return p.GetParameterChoice(), true
+	for _, m := range members {
+		var s string
+		if json.Unmarshal(m.value, &s) != nil {
+			return lr, &kserve.Error{Code: codes.Internal, Message: "attempt to access JSON non-string as string"}
+		}
+		switch {
+		case m.key == "config":
+			lr.config, lr.hasConfig = s, true
+		case strings.HasPrefix(m.key, "file:"):
+			return lr, errFileOverride(m.key)
+		default:
+			return lr, &kserve.Error{Code: codes.Internal, Message: "unexpected error on creating Triton parameter"}
+		}
+	}
+	return lr, nil
+}
+
+// member is one member of a JSON object.
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// orderedMembers lists a JSON object's members in order; something else is
+// Triton's error.
+func orderedMembers(raw json.RawMessage) ([]member, error) {
+	notObject := &kserve.Error{Code: codes.Internal, Message: "attempt to get members for non-object"}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, notObject
+	}
+	var out []member
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return nil, notObject
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, notObject
+		}
+		out = append(out, member{key, v})
+	}
+	return out, nil
+}
+
+// errParseJSON is Triton's answer to a request body that is not JSON.
+func errParseJSON(err error) error {
+	return &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("failed to parse the request JSON buffer: %v", err)}
+}
+
+// grpcUnloadDependents reads a gRPC unload request's "unload_dependents"
+// parameter as Triton's frontend does: a bool_param, anything else
+// refused.
+func grpcUnloadDependents(req *pb.RepositoryModelUnloadRequest) (bool, error) {
+	p, ok := req.GetParameters()["unload_dependents"]
+	if !ok {
+		return false, nil
+	}
+	b, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_BoolParam)
+	if !ok {
+		return false, invalidArg("invalid value type for 'unload_dependents' parameter, expected bool_param.")
+	}
+	return b.BoolParam, nil
+}
+
+// httpUnloadDependents reads an HTTP unload request's body as Triton's
+// frontend does: a body that is not JSON is refused; "unload_dependents"
+// in "parameters" counts when it is true, and any other body, member or
+// value is a plain unload (Triton 2.73 drops the error of a value that is
+// not a bool and unloads the model alone).
+func httpUnloadDependents(body []byte) (bool, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return false, nil
+	}
+	var top any
+	if err := json.Unmarshal(body, &top); err != nil {
+		return false, errParseJSON(err)
+	}
+	obj, _ := top.(map[string]any)
+	params, _ := obj["parameters"].(map[string]any)
+	dependents, _ := params["unload_dependents"].(bool)
+	return dependents, nil
 }

@@ -105,6 +105,9 @@ type modelFamily struct {
 	name, typ, help string
 	value           func(*ModelSeriesState) uint64
 	model           func(*ModelMetricsState) float64
+	// only, when set, picks the models that have the family (a backend's
+	// own metric): one sample each, labelled by model and version.
+	only func(*ModelMetricsState) bool
 }
 
 // modelFamilies are the per-model families after success and failure, in
@@ -124,6 +127,9 @@ var modelFamilies = []modelFamily{
 		value: func(m *ModelSeriesState) uint64 { return m.ComputeInferUS }},
 	{name: "nv_inference_compute_output_duration_us", typ: "counter", help: "Cumulative inference compute output duration in microseconds (does not include cached requests)",
 		value: func(m *ModelSeriesState) uint64 { return m.ComputeOutputUS }},
+	{name: "input_byte_size_counter", typ: "counter", help: "Cumulative input byte size of all requests received by the model",
+		model: func(m *ModelMetricsState) float64 { return float64(m.InputByteSize) },
+		only:  func(m *ModelMetricsState) bool { return m.HasInputByteSize }},
 	{name: "nv_inference_pending_request_count", typ: "gauge", help: "Instantaneous number of pending requests awaiting execution per-model.",
 		model: func(m *ModelMetricsState) float64 { return float64(m.Pending) }},
 	{name: "nv_model_load_duration_secs", typ: "gauge", help: "Model load time in seconds",
@@ -155,6 +161,23 @@ func (x *exposition) modelSample(name string, v float64, m *ModelMetricsState, g
 	labels = append(labels, extra...)
 	labels = append(labels, label{"version", m.Version})
 	x.sample(name, v, labels...)
+}
+
+// backendFamily writes a family a backend keeps for its models, when one
+// of them has it.
+func (x *exposition) backendFamily(f modelFamily, models []ModelMetricsState) {
+	header := false
+	for i := range models {
+		m := &models[i]
+		if !f.only(m) {
+			continue
+		}
+		if !header {
+			x.family(f.name, f.typ, f.help)
+			header = true
+		}
+		x.modelSample(f.name, f.model(m), m, "")
+	}
 }
 
 // gpuFamily is one per-GPU gauge or counter and how to read it.
@@ -202,6 +225,10 @@ func appendExposition(b []byte, st MetricsState, cpu cpuState) []byte {
 			}
 		}
 		for _, f := range modelFamilies {
+			if f.only != nil {
+				x.backendFamily(f, models)
+				continue
+			}
 			x.family(f.name, f.typ, f.help)
 			for i := range models {
 				m := &models[i]

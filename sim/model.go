@@ -16,7 +16,9 @@ import (
 )
 
 // model is one model of the repository, loaded or not. Everything but
-// versions is fixed at NewEngine.
+// versions, loaded, loadFailed and an ensemble's links (ens) is fixed when
+// it is made; a load with a configuration override makes a new one in its
+// place.
 type model struct {
 	name       string
 	spec       ModelSpec // with defaults filled in
@@ -30,9 +32,13 @@ type model struct {
 	// inputs.
 	seq      bool
 	controls controlValues
-	// ens holds an ensemble's steps (spec.isEnsemble); nil for other
-	// models. It is set by NewEngine, which knows the composing models.
-	ens *ensembleInfo
+	// ensemble tells an ensemble (spec.isEnsemble): it has no instances;
+	// its requests run its steps.
+	ensemble bool
+	// ens holds an ensemble's steps, linked to the repository's models;
+	// nil for other models. The engine links it anew whenever a model of
+	// the repository is replaced (linkEnsembles), so a run takes it once.
+	ens atomic.Pointer[ensembleInfo]
 	// zeros is the zero buffer a zeros model's outputs share
 	// (zeroBytes).
 	zeros atomic.Pointer[[]byte]
@@ -43,6 +49,22 @@ type model struct {
 	// Engine.mu.
 	versions []*modelVersion
 	loaded   bool
+
+	// source is the spec as the repository gave it, before defaults; a
+	// load without a configuration override goes back to it.
+	source ModelSpec
+	// override tells a model loaded with a configuration override.
+	override bool
+	// loadFailed is why the last load of the model, while it was not
+	// loaded, failed; its versions are listed UNAVAILABLE with it.
+	// Guarded by Engine.mu.
+	loadFailed string
+	// emu is what the simulator emulates of the model's backend; nil for
+	// backends it does not emulate.
+	emu *backendEmu
+	// identity maps each output to the input it copies, for
+	// BehaviourIdentity.
+	identity []int
 }
 
 // tensorInfo is a model input or output in the forms validation needs.
@@ -64,8 +86,10 @@ type modelVersion struct {
 	model   *model
 	version int64
 	label   string // the version as a decimal string
-	stats   statistics
-	sched   *scheduler
+	// stats are shared by the versions an update in place replaces (a
+	// load whose override changes only the instance groups).
+	stats *statistics
+	sched *scheduler
 	// held counts the requests the server holds: queued or executing, a
 	// decoupled model's until its final response.
 	held atomic.Int64
@@ -84,8 +108,12 @@ func newTensorInfos(specs []TensorSpec) ([]tensorInfo, map[string]int) {
 }
 
 // newModel fills in the defaults of a checked spec and builds the model's
-// configuration as Triton would report it after auto-completion.
+// configuration as Triton would report it after auto-completion. Its
+// instance groups are resolved on the GPUs given (none: a server without
+// GPUs); a spec made from a configuration gets Triton's checks of them, in
+// Triton's words (a *ConfigError).
 func newModel(spec ModelSpec, gpus []*gpu) (*model, error) {
+	source := spec
 	if len(spec.Versions) == 0 {
 		spec.Versions = []int64{1}
 	}
@@ -102,60 +130,138 @@ func newModel(spec ModelSpec, gpus []*gpu) (*model, error) {
 		spec.Latency.Exponent = 1
 	}
 	if len(spec.InstanceGroups) == 0 && !spec.isEnsemble() {
-		spec.InstanceGroups = []InstanceGroupSpec{{Count: 1, Kind: "KIND_GPU"}}
+		spec.InstanceGroups = []InstanceGroupSpec{{Count: 1}}
 	}
 	if sb := spec.SequenceBatching; sb != nil {
 		spec.SequenceBatching = sb.withDefaults(spec.MaxBatchSize)
 	}
-	m := &model{name: spec.Name}
+	m := &model{name: spec.Name, source: source}
 	if sb := spec.SequenceBatching; sb != nil {
 		m.seq = true
 		m.controls = newControlValues(sb)
 	}
 	m.inputs, m.inputIdx = newTensorInfos(spec.Inputs)
 	m.outputs, m.outputIdx = newTensorInfos(spec.Outputs)
+	if spec.isEnsemble() {
+		// An ensemble has no instances: instance groups in its
+		// description keep it from loading (ensembleConfigError), and its
+		// configuration reports none. The engine links its steps.
+		m.ensemble = true
+		m.spec = spec
+		m.config = configOf(spec)
+		return m, nil
+	}
+	groups, placements := resolveGroups(spec, len(gpus))
+	spec.InstanceGroups = groups
+	m.placements = placements
+	m.spec = spec
+	m.config = configOf(spec)
+	if spec.Config != nil {
+		if err := validateInstanceGroups(m.config, len(gpus)); err != nil {
+			return nil, err
+		}
+	} else if err := checkJSONGroups(spec, len(gpus)); err != nil {
+		return nil, err
+	}
+	if len(m.placements) == 0 {
+		return nil, fmt.Errorf("instance_group: no instances")
+	}
+	m.emu = newBackendEmu(spec)
+	m.identityPairs()
+	return m, nil
+}
+
+// resolveGroups gives each instance group its name, kind, count and GPUs
+// as Triton's NormalizeInstanceGroup does (KIND_AUTO is a GPU where there
+// are GPUs, else the CPU; a KIND_GPU group without GPUs takes all; a count
+// of 0 is 1, or 2 for TensorFlow and ONNX Runtime models on the CPU), and
+// places the instances.
+func resolveGroups(spec ModelSpec, ngpu int) ([]InstanceGroupSpec, []placement) {
 	groups := make([]InstanceGroupSpec, len(spec.InstanceGroups))
+	var placements []placement
 	for i, g := range spec.InstanceGroups {
-		if g.Count == 0 {
-			g.Count = 1
+		g.GPUs = slices.Clone(g.GPUs)
+		if g.Name == "" {
+			g.Name = fmt.Sprintf("%s_%d", spec.Name, i)
 		}
 		switch g.Kind {
 		case "", "KIND_AUTO":
 			g.Kind = "KIND_GPU"
-			if len(gpus) == 0 {
+			if ngpu == 0 || slices.ContainsFunc(g.GPUs, func(id int) bool { return id >= ngpu }) {
 				g.Kind = "KIND_CPU"
+			}
+		}
+		if g.Count <= 0 {
+			g.Count = 1
+			if spec.Config != nil && g.Kind == "KIND_CPU" && (spec.Backend == backendTensorFlow || spec.Backend == backendONNX) {
+				g.Count = 2
 			}
 		}
 		if g.Kind == "KIND_GPU" {
 			if len(g.GPUs) == 0 {
-				for id := range gpus {
+				for id := range ngpu {
 					g.GPUs = append(g.GPUs, id)
 				}
 			}
 			for _, id := range g.GPUs {
-				for range g.Count {
-					m.placements = append(m.placements, placement{gpu: id})
+				if id >= 0 && id < ngpu {
+					for range g.Count {
+						placements = append(placements, placement{gpu: id})
+					}
 				}
 			}
 		} else {
-			g.GPUs = nil
+			if spec.Config == nil {
+				g.GPUs = nil
+			}
 			for range g.Count {
-				m.placements = append(m.placements, placement{gpu: -1})
+				placements = append(placements, placement{gpu: -1})
 			}
 		}
 		groups[i] = g
 	}
-	spec.InstanceGroups = groups
-	if spec.isEnsemble() {
-		// An ensemble has no instances; instance groups in its config
-		// keep it from loading (ensembleConfigError).
-		m.placements = nil
-	} else if len(m.placements) == 0 {
-		return nil, fmt.Errorf("instance_group: no instances")
+	return groups, placements
+}
+
+// checkJSONGroups refuses, for a spec described in JSON, a KIND_GPU group
+// on a server without GPUs, with Triton's message.
+func checkJSONGroups(spec ModelSpec, ngpu int) error {
+	for _, g := range spec.InstanceGroups {
+		if g.Kind == "KIND_GPU" && ngpu == 0 {
+			return fmt.Errorf("instance group %s of model %s has kind KIND_GPU but server does not support GPUs", g.Name, spec.Name)
+		}
 	}
-	m.spec = spec
-	m.config = buildConfig(spec)
-	return m, nil
+	return nil
+}
+
+// configOf is the configuration the model reports: the spec's own
+// (normalized) configuration with its instance groups resolved, or one
+// built from a spec described in JSON.
+func configOf(spec ModelSpec) *pb.ModelConfig {
+	if spec.Config == nil {
+		return buildConfig(spec)
+	}
+	c := proto.Clone(spec.Config).(*pb.ModelConfig)
+	if spec.EnsembleScheduling != nil {
+		return c
+	}
+	orig := c.InstanceGroup
+	c.InstanceGroup = make([]*pb.ModelInstanceGroup, len(spec.InstanceGroups))
+	for i, g := range spec.InstanceGroups {
+		ig := &pb.ModelInstanceGroup{}
+		if i < len(orig) {
+			ig = orig[i]
+		}
+		ig.Name = g.Name
+		ig.Kind = pb.ModelInstanceGroup_Kind(pb.ModelInstanceGroup_Kind_value[g.Kind])
+		ig.Count = int32(g.Count)
+		ig.Gpus = nil
+		for _, id := range g.GPUs {
+			ig.Gpus = append(ig.Gpus, int32(id))
+		}
+		c.InstanceGroup[i] = ig
+	}
+	return c
 }
 
 // buildConfig is the ModelConfig Triton reports for spec.
@@ -214,7 +320,11 @@ func buildConfig(spec ModelSpec) *pb.ModelConfig {
 	}
 	for i, g := range spec.InstanceGroups {
 		kind := pb.ModelInstanceGroup_Kind(pb.ModelInstanceGroup_Kind_value[g.Kind])
-		ig := &pb.ModelInstanceGroup{Name: fmt.Sprintf("%s_%d", spec.Name, i), Kind: kind, Count: int32(g.Count)}
+		name := g.Name
+		if name == "" {
+			name = fmt.Sprintf("%s_%d", spec.Name, i)
+		}
+		ig := &pb.ModelInstanceGroup{Name: name, Kind: kind, Count: int32(g.Count)}
 		for _, id := range g.GPUs {
 			ig.Gpus = append(ig.Gpus, int32(id))
 		}
@@ -235,6 +345,12 @@ func buildConfig(spec ModelSpec) *pb.ModelConfig {
 // load creates the model's versions and starts their schedulers; the
 // caller holds e.mu or owns e exclusively.
 func (e *Engine) load(m *model) {
+	e.loadWith(m, nil)
+}
+
+// loadWith is load whose versions keep the statistics of those given, by
+// version number (an update in place).
+func (e *Engine) loadWith(m *model, keep map[int64]*statistics) {
 	if m.versions != nil {
 		return
 	}
@@ -246,20 +362,25 @@ func (e *Engine) load(m *model) {
 	}
 	for _, v := range m.spec.Versions {
 		start := time.Now()
-		mv := &modelVersion{model: m, version: v, label: strconv.FormatInt(v, 10)}
-		mv.stats.init(uuids)
+		mv := &modelVersion{model: m, version: v, label: strconv.FormatInt(v, 10), stats: keep[v]}
+		if mv.stats == nil {
+			mv.stats = &statistics{}
+			mv.stats.init(uuids)
+		} else {
+			mv.stats.addSeries(uuids)
+		}
 		mv.sched = newScheduler(e, mv)
 		// A real load takes milliseconds at least; the floor also keeps
 		// the gauge a plain decimal. Triton reports no load time for an
 		// ensemble (its gauge stays 0).
-		mv.stats.loadNanos = int64(max(time.Since(start), time.Millisecond))
-		if m.ens != nil {
-			mv.stats.loadNanos = 0
+		if keep[v] == nil && !m.ensemble {
+			mv.stats.loadNanos = int64(max(time.Since(start), time.Millisecond))
 		}
 		e.scheds[mv.sched] = struct{}{}
 		m.versions = append(m.versions, mv)
 	}
 	m.loaded = true
+	m.loadFailed = ""
 	e.allocate(m, 1)
 }
 
@@ -274,6 +395,7 @@ func (e *Engine) unload(m *model) []*scheduler {
 		e.allocate(m, -1)
 	}
 	m.versions = nil
+	m.loadFailed = ""
 	return scheds
 }
 

@@ -20,6 +20,10 @@ import (
 // error is the model's own (a string that is not a number for the string
 // add/sub model), which fails the request as a backend error.
 func (m *model) respond(r *request) (*pb.ModelInferResponse, error) {
+	if err := m.emu.requestError(m, r); err != nil {
+		r.unreported = m.emu.backend == backendSequence || m.emu.backend == backendDynaSequence
+		return nil, err
+	}
 	resp := &pb.ModelInferResponse{
 		ModelName:         m.name,
 		ModelVersion:      r.version.label,
@@ -41,6 +45,17 @@ func (m *model) respond(r *request) (*pb.ModelInferResponse, error) {
 		resp.Outputs = append(resp.Outputs, &pb.ModelInferResponse_InferOutputTensor{Name: t.name, Datatype: datatype, Shape: shape})
 		resp.RawOutputContents = append(resp.RawOutputContents, data)
 	}
+	m.emu.decorate(resp)
+	if m.emu != nil && m.emu.backend == backendIdentity && m.identity != nil {
+		// The backend counts the bytes of each input it copied.
+		var n uint64
+		for _, j := range r.outputs {
+			if k := m.identity[j]; k >= 0 {
+				n += uint64(len(r.data[k]))
+			}
+		}
+		r.version.stats.inputBytes.Add(n)
+	}
 	return resp, nil
 }
 
@@ -51,7 +66,8 @@ func (m *model) output(r *request, j int) ([]int64, []byte, error) {
 	if m.passesThrough(r, j) {
 		switch m.spec.Behaviour {
 		case BehaviourIdentity:
-			return r.shapes[j], r.data[j], nil
+			k := m.identity[j]
+			return r.shapes[k], r.data[k], nil
 		case BehaviourAddSub:
 			if t.dtype == pb.DataType_TYPE_STRING {
 				data, err := m.addSubStrings(r, j == 1)
@@ -60,6 +76,9 @@ func (m *model) output(r *request, j int) ([]int64, []byte, error) {
 			return r.shapes[0], addSub(t.dtype, r.data[0], r.data[1], j == 1), nil
 		case BehaviourSequence, BehaviourAccumulate:
 			shape, data := m.sequenceOutput(r)
+			return shape, data, nil
+		case BehaviourAccumulateSum:
+			shape, data := m.accumulateSumOutput(r)
 			return shape, data, nil
 		}
 	}

@@ -50,14 +50,15 @@ func (m *model) passesThrough(r *request, j int) bool {
 	t := &m.outputs[j]
 	switch m.spec.Behaviour {
 	case BehaviourIdentity:
-		return j < len(m.inputs) && m.inputs[j].dtype == t.dtype
+		k := m.identity[j]
+		return k >= 0 && m.inputs[k].dtype == t.dtype
 	case BehaviourAddSub:
 		// add/sub computes from two equal-sized inputs; a mismatch falls
 		// back to the computed output, checked here.
 		return m.inputs[0].dtype == t.dtype && m.inputs[1].dtype == t.dtype &&
 			elementCount(r.shapes[0]) == elementCount(r.shapes[1]) &&
 			(t.dtype == pb.DataType_TYPE_STRING || len(r.data[0]) == len(r.data[1]))
-	case BehaviourSequence, BehaviourAccumulate:
+	case BehaviourSequence, BehaviourAccumulate, BehaviourAccumulateSum:
 		return j == 0
 	}
 	return false

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/tritontop/tritontop/triton/kserve"
+	"github.com/tritontop/tritontop/triton/pb"
 )
 
 // Repository is the parsed model-repository description: the simulated GPUs
@@ -22,6 +23,7 @@ import (
 //	     "power_idle_w": 70, "power_max_w": 700, "power_limit_w": 700,
 //	     "overlap": 0.2}                     // see GPUSpec.Overlap
 //	  ],
+//	  "cpu_only": false,                     // no GPUs at all (see CPUOnly)
 //	  "models": [
 //	    {"name": "simple",                   // required
 //	     "versions": [1],                    // default [1]
@@ -86,6 +88,11 @@ import (
 type Repository struct {
 	GPUs   []GPUSpec   `json:"gpus"`
 	Models []ModelSpec `json:"models"`
+	// CPUOnly makes a repository without GPUs a server without any, as a
+	// Triton built without CUDA: KIND_GPU instance groups are refused
+	// with Triton's message and KIND_AUTO ones run on the CPU. It has no
+	// effect when GPUs are listed. LoadRepositoryDir sets it.
+	CPUOnly bool `json:"cpu_only,omitempty"`
 }
 
 // GPUSpec describes one simulated GPU. Empty fields get the defaults of a
@@ -134,6 +141,22 @@ type ModelSpec struct {
 	// "ensemble"): its steps run other models of the repository, each
 	// scheduled by its own batcher and instances; nil for other models.
 	EnsembleScheduling *EnsembleSpec `json:"ensemble_scheduling,omitempty"`
+
+	// Config is the model's configuration as Triton reports it, when the
+	// spec was made from one (SpecFromConfig: a config.pbtxt, a load's
+	// config override); nil for a spec described in JSON, whose
+	// configuration is built from the spec. Its instance groups are
+	// resolved when the model loads, as Triton resolves them.
+	Config *pb.ModelConfig `json:"-"`
+	// Source names where the spec came from (a config.pbtxt), for errors.
+	Source string `json:"-"`
+	// files is what auto-completion finds in the model's directory.
+	files versionFiles
+	// emulate makes the model emulate its backend (SpecFromConfig, for
+	// the backends the simulator emulates): its parameters, response
+	// parameters, errors and metrics. A spec described in JSON computes
+	// by its behaviour alone, whatever its backend.
+	emulate bool
 }
 
 // EnsembleSpec is Triton's ensemble_scheduling: the steps of a pipeline,
@@ -190,6 +213,9 @@ type DynamicBatchingSpec struct {
 
 // InstanceGroupSpec is one of Triton's instance groups.
 type InstanceGroupSpec struct {
+	// Name is the group's name in the configuration; empty means
+	// MODEL_INDEX, as Triton names it.
+	Name  string `json:"name,omitempty"`
 	Count int    `json:"count"`
 	Kind  string `json:"kind"`
 	GPUs  []int  `json:"gpus"`
@@ -234,6 +260,21 @@ const (
 	// BehaviourAccumulate keeps a running sum per sequence: OUTPUT is the
 	// sum of the sequence's inputs so far, element-wise, from its START.
 	BehaviourAccumulate = "accumulate"
+	// BehaviourAccumulateSum is Triton's sequence and dyna_sequence test
+	// backends: a sequence's accumulator is set to the sum of the
+	// elements of its START request's INPUT and adds the sum of each later
+	// one's; a request with END adds its correlation ID (as an int32) when
+	// the model has END and CORRID controls. Every element of OUTPUT is
+	// the accumulator.
+	BehaviourAccumulateSum = "accumulate_sum"
+	// BehaviourRepeat is Triton's repeat backend (decoupled): one
+	// response per element of IN, OUT = that element and IDX = its index,
+	// each DELAY[i] ms after the one before; the execution holds its
+	// instance for WAIT ms.
+	BehaviourRepeat = "repeat"
+	// BehaviourSquare is Triton's square backend (decoupled): IN = n
+	// gives n responses, each OUT = n.
+	BehaviourSquare = "square"
 )
 
 // LoadRepository reads a repository description from a JSON file and
@@ -259,7 +300,7 @@ func LoadRepository(path string) (Repository, error) {
 // defaults afterwards.
 func (r Repository) check() error {
 	ngpu := len(r.GPUs)
-	if ngpu == 0 {
+	if ngpu == 0 && !r.CPUOnly {
 		ngpu = defaultGPUCount
 	}
 	if len(r.Models) == 0 {
@@ -299,8 +340,8 @@ func (r Repository) check() error {
 
 func (m ModelSpec) check(ngpu int) error {
 	for _, v := range m.Versions {
-		if v < 1 {
-			return fmt.Errorf("versions: %d is not a positive version number", v)
+		if v < 0 {
+			return fmt.Errorf("versions: %d is negative; a version is a number from 0", v)
 		}
 	}
 	if m.MaxBatchSize < 0 {
@@ -384,12 +425,16 @@ func (m ModelSpec) check(ngpu int) error {
 		if len(m.Inputs) != 2 || len(m.Outputs) != 2 {
 			return fmt.Errorf("behaviour: add_sub needs 2 inputs and 2 outputs")
 		}
-	case BehaviourSequence, BehaviourAccumulate:
+	case BehaviourSequence, BehaviourAccumulate, BehaviourAccumulateSum:
 		if m.SequenceBatching == nil {
 			return fmt.Errorf("behaviour: %s needs a sequence_batching section", m.Behaviour)
 		}
+	case BehaviourRepeat, BehaviourSquare:
+		if err := checkDecoupledBehaviour(m); err != nil {
+			return fmt.Errorf("behaviour: %w", err)
+		}
 	default:
-		return fmt.Errorf("behaviour: %q is not add_sub, identity, classifier, zeros, sequence or accumulate", m.Behaviour)
+		return fmt.Errorf("behaviour: %q is not add_sub, identity, classifier, zeros, sequence, accumulate, accumulate_sum, repeat or square", m.Behaviour)
 	}
 	if sb := m.SequenceBatching; sb != nil {
 		if err := sb.check(m); err != nil {

@@ -12,6 +12,7 @@ import (
 // instance executes one batch at a time.
 type instance struct {
 	s       *scheduler
+	index   int  // among the model version's instances, in creation order
 	gpu     *gpu // nil for CPU instances
 	gpuUUID string
 	wake    chan struct{} // GPU instances: another execution on the GPU ended
@@ -36,6 +37,10 @@ func (in *instance) run() {
 func (in *instance) execute(batch []*request) {
 	s := in.s
 	m := s.mv.model
+	if b := m.spec.Behaviour; b == BehaviourRepeat || b == BehaviourSquare {
+		in.executeDecoupled(batch)
+		return
+	}
 	f := s.e.currentFaults()
 	elems, itemLen := 0, 0
 	for _, r := range batch {
@@ -46,8 +51,17 @@ func (in *instance) execute(batch []*request) {
 	if f.SpikeRate > 0 && f.SpikeDelay > 0 && in.rng.Float64() < f.SpikeRate {
 		cinf += f.SpikeDelay
 	}
-	t0 := s.e.now()
-	t1, _, ok := in.occupy(t0, cin+cinf+cout)
+	// A backend's own delay: within its compute, or before it starts
+	// (then Triton counts it as queue time).
+	var pre time.Duration
+	if d, before := m.emu.execDelay(in.index); before {
+		pre = d
+	} else {
+		cinf += d
+	}
+	tq := s.e.now()
+	t1, _, ok := in.occupy(tq, pre+cin+cinf+cout)
+	t0 := tq + int64(pre)
 	if !ok {
 		in.fail(batch, errStopping, reasonOther)
 		return
@@ -75,7 +89,7 @@ func (in *instance) execute(batch []*request) {
 	// The copies keep their time and the kernels take the stretch of a
 	// shared GPU: compute_infer is the rest of the execution's wall time.
 	ts := execTimes{start: t0, inputEnd: t0 + int64(cin), outputStart: max(t0+int64(cin), t1-int64(cout)), end: t2}
-	s.mv.stats.recordExecution(batch, ts, in.gpuUUID, s.e.now(), time.Now().UnixMilli())
+	s.mv.stats.recordExecution(batch, ts, in.gpuUUID, s.e.now(), time.Now().UnixMilli(), m.emu != nil)
 	for _, r := range batch {
 		r.complete()
 	}

@@ -170,7 +170,7 @@ func (in *instance) token(q *llmSeq, t int64) bool {
 	q.last = end
 	if !final {
 		if q.r.onResponse != nil {
-			q.r.onResponse(q.r, resp)
+			q.r.onResponse(q.r, resp, nil)
 		}
 		if !last {
 			return false
@@ -180,7 +180,8 @@ func (in *instance) token(q *llmSeq, t int64) bool {
 		s.mv.stats.recordResponse(index+1, responseEmpty, q.last, end, end)
 		resp = nil
 		if q.job.emptyFinal {
-			resp = &pb.ModelInferResponse{ModelName: m.name, ModelVersion: s.mv.label, Id: q.r.req.GetId()}
+			// Triton's frontend names the version as the request did.
+			resp = &pb.ModelInferResponse{ModelName: m.name, ModelVersion: q.r.req.GetModelVersion(), Id: q.r.req.GetId()}
 		}
 	}
 	if !q.r.state.CompareAndSwap(stateExecuting, stateDone) {

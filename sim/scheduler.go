@@ -20,6 +20,10 @@ const (
 	stateExecuting
 	stateDone
 	stateCancelled
+	// stateResponding is a decoupled backend's request whose responses
+	// are being sent: it holds no instance, and cancelling it stops them
+	// without counting a failure (the backend reported its statistics).
+	stateResponding
 )
 
 // request is one validated inference request on its way through a
@@ -52,9 +56,10 @@ type request struct {
 	// cancelled while executing still does.
 	onDone func(*request)
 	// onResponse, when set, takes a decoupled model's responses before
-	// the final one, which completes the request as resp; it must not
-	// block. Only streams set it.
-	onResponse func(*request, *pb.ModelInferResponse)
+	// the final one, which completes the request as resp, and the errors
+	// such responses carry (resp nil); it must not block. Only streams set
+	// it.
+	onResponse func(*request, *pb.ModelInferResponse, error)
 	resp       *pb.ModelInferResponse
 	err        error
 	// heldAtArrival is how many requests of its model version the server
@@ -66,6 +71,10 @@ type request struct {
 	cin, cinf, cout uint64
 	// run is the ensemble run of a request to an ensemble.
 	run *ensembleRun
+	// unreported marks a request whose backend failed it without
+	// reporting its statistics (Triton's sequence backends): it counts
+	// neither as a success nor as a failure.
+	unreported bool
 }
 
 // complete ends a request with its resp or err set. The server stops
@@ -139,7 +148,7 @@ func newScheduler(e *Engine, mv *modelVersion) *scheduler {
 	if s.maxPref == 0 {
 		s.maxPref = s.maxBatch
 	}
-	if m.ens != nil {
+	if m.ensemble {
 		s.ensemble = true
 		return s
 	}
@@ -153,6 +162,7 @@ func newScheduler(e *Engine, mv *modelVersion) *scheduler {
 		seed := uint64(e.opts.Seed) ^ e.seq.Add(1)*0x9e3779b97f4a7c15
 		in := &instance{
 			s:       s,
+			index:   i,
 			work:    make(chan []*request, 1),
 			rng:     rand.New(rand.NewPCG(seed, uint64(mv.version))),
 			sleeper: newSleeper(),
@@ -237,11 +247,15 @@ func (s *scheduler) cancel(r *request) bool {
 	if s.ensemble {
 		return r.run.cancel()
 	}
-	if r.state.CompareAndSwap(stateQueued, stateCancelled) {
+	switch {
+	case r.state.CompareAndSwap(stateQueued, stateCancelled):
 		// It will never complete: the server lets go of it now.
 		s.pending.Add(-1)
 		s.mv.held.Add(-1)
-	} else if !r.state.CompareAndSwap(stateExecuting, stateCancelled) {
+	case r.state.CompareAndSwap(stateResponding, stateCancelled):
+		// Its responses stop; it completes when they do.
+		return true
+	case !r.state.CompareAndSwap(stateExecuting, stateCancelled):
 		return false
 	}
 	s.mv.stats.recordFailure(s.e.now()-r.start, reasonCanceled)

@@ -100,3 +100,49 @@ func (m *model) sequenceOutput(r *request) ([]int64, []byte) {
 	}
 	return r.shapes[0], out
 }
+
+// accumulateSumOutput computes BehaviourAccumulateSum (Triton's sequence
+// and dyna_sequence backends): the sequence's accumulator, set to the sum
+// of the elements of its START request's INPUT, adds each later request's
+// sum and, with END on a model with END and CORRID controls, the
+// correlation ID cast to the accumulator's type; every element of OUTPUT
+// is the accumulator.
+func (m *model) accumulateSumOutput(r *request) ([]int64, []byte) {
+	in := r.data[0]
+	size := m.inputs[0].size
+	n := len(in) / size
+	le := binary.LittleEndian
+	var sum int64
+	for i := range n {
+		if size == 4 {
+			sum += int64(int32(le.Uint32(in[4*i:])))
+		} else {
+			sum += int64(le.Uint64(in[8*i:]))
+		}
+	}
+	l := r.seq.lane
+	if r.seq.start || len(l.acc) != 1 {
+		l.acc = []int64{0}
+	}
+	l.acc[0] += sum
+	cv := &m.controls
+	if r.seq.end && cv.hasEnd && cv.hasCorrID {
+		id := int64(r.seq.corrID.num)
+		if r.seq.corrID.isStr {
+			id, _ = parseCInt(r.seq.corrID.str, 32)
+		}
+		l.acc[0] += id
+	}
+	if size == 4 {
+		l.acc[0] = int64(int32(l.acc[0]))
+	}
+	out := make([]byte, len(in))
+	for i := range n {
+		if size == 4 {
+			le.PutUint32(out[4*i:], uint32(int32(l.acc[0])))
+		} else {
+			le.PutUint64(out[8*i:], uint64(l.acc[0]))
+		}
+	}
+	return r.shapes[0], out
+}

@@ -113,7 +113,7 @@ func (sb *SequenceBatchingSpec) check(m ModelSpec) error {
 		}
 	}
 	switch m.Behaviour {
-	case BehaviourSequence, BehaviourAccumulate:
+	case BehaviourSequence, BehaviourAccumulate, BehaviourAccumulateSum:
 		if len(m.Inputs) != 1 || len(m.Outputs) != 1 || normDatatype(m.Inputs[0].DataType) != normDatatype(m.Outputs[0].DataType) {
 			return fmt.Errorf("behaviour: %s needs one input and one output of the same datatype", m.Behaviour)
 		}

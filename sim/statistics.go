@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 
@@ -50,6 +51,11 @@ type ModelMetricsState struct {
 	RequestUS, QueueUS, ComputeInputUS, ComputeInferUS, ComputeOutputUS uint64
 	// LoadSeconds is how long loading the version took.
 	LoadSeconds float64
+	// InputByteSize is the identity backend's input_byte_size_counter:
+	// the bytes of the inputs it copied to outputs. HasInputByteSize tells
+	// the models that have it.
+	InputByteSize    uint64
+	HasInputByteSize bool
 	// Series split the counters by the reporter Triton counts them under:
 	// the model's own ("" gpu_uuid: CPU instances, requests that fail
 	// before they execute, the pending gauge) first, then one per GPU of
@@ -118,6 +124,8 @@ type statistics struct {
 	// series are keyed by gpu_uuid; "" (the model's own) always exists.
 	series    map[string]*seriesCounters
 	loadNanos int64
+	// inputBytes is the identity backend's input_byte_size_counter.
+	inputBytes atomic.Uint64
 }
 
 // init starts empty statistics for a version whose KIND_GPU instances run
@@ -128,6 +136,15 @@ func (st *statistics) init(gpuUUIDs []string) {
 	st.series = map[string]*seriesCounters{"": {}}
 	for _, u := range gpuUUIDs {
 		st.series[u] = &seriesCounters{}
+	}
+}
+
+// addSeries adds empty counters for GPUs the statistics have none for.
+func (st *statistics) addSeries(gpuUUIDs []string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, u := range gpuUUIDs {
+		st.seriesOf(u)
 	}
 }
 
@@ -143,53 +160,81 @@ func (st *statistics) recordFailure(ns int64, reason int) {
 // recordExecution completes the requests of one execution that were not
 // cancelled meanwhile (marking them done) and records their statistics: a
 // request with err set is a BACKEND failure; the others succeeded, and the
-// execution's batch size is the sum of their batch elements.
-func (st *statistics) recordExecution(batch []*request, ts execTimes, gpuUUID string, end int64, wallMS int64) {
-	cin := uint64(max(0, ts.inputEnd-ts.start))
-	cinf := uint64(max(0, ts.outputStart-ts.inputEnd))
-	cout := uint64(max(0, ts.end-ts.outputStart))
+// execution's batch size is the sum of their batch elements. An execution
+// whose requests all failed counts only when countFailed (a backend that
+// reports its batch whatever became of its requests, as Triton's do).
+func (st *statistics) recordExecution(batch []*request, ts execTimes, gpuUUID string, end int64, wallMS int64, countFailed bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	sc := st.series[gpuUUID]
-	if sc == nil {
-		sc = &seriesCounters{}
-		st.series[gpuUUID] = sc
-	}
+	sc := st.seriesOf(gpuUUID)
 	var elems uint64
+	executed := false
 	for _, r := range batch {
 		if !r.state.CompareAndSwap(stateExecuting, stateDone) {
 			continue
 		}
-		total := uint64(max(0, end-r.start))
+		executed = true
+		if r.err != nil && r.unreported {
+			continue
+		}
 		if r.err != nil {
 			st.fail.count++
-			st.fail.ns += total
+			st.fail.ns += uint64(max(0, end-r.start))
 			sc.failures[reasonBackend]++
 			continue
 		}
-		q := uint64(max(0, ts.start-r.queueStart))
-		st.success.count++
-		st.success.ns += total
-		st.queue.count++
-		st.queue.ns += q
-		st.cIn.count++
-		st.cIn.ns += cin
-		st.cInfer.count++
-		st.cInfer.ns += cinf
-		st.cOut.count++
-		st.cOut.ns += cout
-		sc.success++
-		sc.requestUS += total / 1000
-		sc.queueUS += q / 1000
-		sc.cInUS += cin / 1000
-		sc.cInferUS += cinf / 1000
-		sc.cOutUS += cout / 1000
-		r.cin, r.cinf, r.cout = cin, cinf, cout
+		st.recordSuccessLocked(sc, r, ts, end)
 		elems += uint64(r.batch)
 	}
-	if elems == 0 {
-		return
+	if elems > 0 || executed && countFailed {
+		st.recordBatchLocked(sc, elems, ts, wallMS)
 	}
+}
+
+// recordReleased records an execution of a decoupled backend that reports
+// every request of it a success when it releases them, whatever became of
+// their responses (Triton's repeat backend); it leaves their state alone.
+func (st *statistics) recordReleased(batch []*request, ts execTimes, gpuUUID string, wallMS int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	sc := st.seriesOf(gpuUUID)
+	for _, r := range batch {
+		st.recordSuccessLocked(sc, r, ts, ts.end)
+	}
+	st.recordBatchLocked(sc, uint64(len(batch)), ts, wallMS)
+}
+
+// recordSuccessLocked counts a request that succeeded in an execution.
+func (st *statistics) recordSuccessLocked(sc *seriesCounters, r *request, ts execTimes, end int64) {
+	cin := uint64(max(0, ts.inputEnd-ts.start))
+	cinf := uint64(max(0, ts.outputStart-ts.inputEnd))
+	cout := uint64(max(0, ts.end-ts.outputStart))
+	total := uint64(max(0, end-r.start))
+	q := uint64(max(0, ts.start-r.queueStart))
+	st.success.count++
+	st.success.ns += total
+	st.queue.count++
+	st.queue.ns += q
+	st.cIn.count++
+	st.cIn.ns += cin
+	st.cInfer.count++
+	st.cInfer.ns += cinf
+	st.cOut.count++
+	st.cOut.ns += cout
+	sc.success++
+	sc.requestUS += total / 1000
+	sc.queueUS += q / 1000
+	sc.cInUS += cin / 1000
+	sc.cInferUS += cinf / 1000
+	sc.cOutUS += cout / 1000
+	r.cin, r.cinf, r.cout = cin, cinf, cout
+}
+
+// recordBatchLocked counts an execution of elems batch elements.
+func (st *statistics) recordBatchLocked(sc *seriesCounters, elems uint64, ts execTimes, wallMS int64) {
+	cin := uint64(max(0, ts.inputEnd-ts.start))
+	cinf := uint64(max(0, ts.outputStart-ts.inputEnd))
+	cout := uint64(max(0, ts.end-ts.outputStart))
 	st.inferenceCount += elems
 	st.executionCount++
 	sc.inferenceCount += elems
@@ -248,15 +293,17 @@ func (st *statistics) metrics(mv *modelVersion) ModelMetricsState {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	s := ModelMetricsState{
-		Model:           mv.model.name,
-		Version:         mv.label,
-		SuccessByGPU:    make(map[string]uint64, len(st.series)),
-		Success:         st.success.count,
-		FailureByReason: make(map[string]uint64, len(reasonNames)),
-		InferenceCount:  st.inferenceCount,
-		ExecutionCount:  st.executionCount,
-		Pending:         uint64(max(0, mv.sched.pending.Load())),
-		LoadSeconds:     float64(st.loadNanos) / 1e9,
+		Model:            mv.model.name,
+		Version:          mv.label,
+		SuccessByGPU:     make(map[string]uint64, len(st.series)),
+		Success:          st.success.count,
+		FailureByReason:  make(map[string]uint64, len(reasonNames)),
+		InferenceCount:   st.inferenceCount,
+		ExecutionCount:   st.executionCount,
+		Pending:          uint64(max(0, mv.sched.pending.Load())),
+		LoadSeconds:      float64(st.loadNanos) / 1e9,
+		InputByteSize:    st.inputBytes.Load(),
+		HasInputByteSize: mv.model.emu != nil && mv.model.emu.backend == backendIdentity,
 	}
 	for _, n := range reasonNames {
 		s.FailureByReason[n] = 0

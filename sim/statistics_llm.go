@@ -29,6 +29,10 @@ const (
 	responseEmpty
 	responseFail
 	responseCancel
+	// responseFailOutput is a failed response whose outputs were made:
+	// its time splits into compute_infer and compute_output as a
+	// successful one's does.
+	responseFailOutput
 )
 
 // add counts n ns into d.
@@ -58,6 +62,10 @@ func (st *statistics) recordResponse(index int, kind int, start, outStart, end i
 		r.empty.add(end - start)
 	case responseFail:
 		r.computeInfer.add(end - start)
+		r.fail.add(end - start)
+	case responseFailOutput:
+		r.computeInfer.add(outStart - start)
+		r.computeOutput.add(end - outStart)
 		r.fail.add(end - start)
 	case responseCancel:
 		r.cancel.add(end - start)

@@ -165,7 +165,7 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 	r.varKey = hash.Sum64()
 	// An ensemble computes no output itself: its steps' models check
 	// theirs.
-	if m.ens == nil {
+	if !m.ensemble {
 		if err := m.checkOutputs(r); err != nil {
 			return nil, err
 		}

@@ -73,7 +73,7 @@ func newSimFlags(o *simOptions) *flag.FlagSet {
 	fs.IntVar(&o.grpcPort, "grpc-port", 8001, "gRPC port (0 picks a free port)")
 	fs.IntVar(&o.httpPort, "http-port", 8000, "HTTP port (0 picks a free port)")
 	fs.IntVar(&o.metricsPort, "metrics-port", 8002, "metrics port (0 picks a free port)")
-	fs.StringVar(&o.repository, "model-repository", "", `model repository: a description (JSON file), or a built-in set: "demo" (the default) or "examples" (Triton's example model repository); write ./NAME for a file named like a built-in set`)
+	fs.StringVar(&o.repository, "model-repository", "", `model repository: a Triton model repository (a directory of config.pbtxt models), a description (JSON file), or a built-in set: "demo" (the default) or "examples" (Triton's example model repository); write ./NAME for a file named like a built-in set`)
 	fs.StringVar(&o.modelControlMode, "model-control-mode", "none", `none or poll: every model loads at start and load/unload requests are refused; explicit: only the --load-model models load at start, and clients load and unload models`)
 	fs.Func("load-model", `model to load at start with --model-control-mode=explicit (repeatable; "*" loads all)`, func(v string) error {
 		if v == "" {
@@ -154,22 +154,10 @@ func (o *simOptions) check() error {
 	return o.checkTLS()
 }
 
-// loadRepository reads --model-repository: a built-in set by name, or a
-// description file.
+// loadRepository reads --model-repository: a built-in set by name, a
+// Triton model repository directory, or a description file.
 func (o *simOptions) loadRepository() (sim.Repository, error) {
-	name := o.repository
-	if name == "" {
-		name = sim.BuiltinDemo
-	}
-	if repo, ok := sim.BuiltinRepository(name); ok {
-		return repo, nil
-	}
-	repo, err := sim.LoadRepository(name)
-	if errors.Is(err, os.ErrNotExist) {
-		return repo, fmt.Errorf("--model-repository %s: no such file, and not a built-in set: give a description (JSON file), %q or %q",
-			name, sim.BuiltinDemo, sim.BuiltinExamples)
-	}
-	return repo, err
+	return sim.OpenRepository(o.repository)
 }
 
 // checkLoadModels rejects --load-model names the repository does not have.

@@ -1,0 +1,81 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/triton/kserve"
+)
+
+// ConfigError is a model configuration Triton refuses, in Triton's words.
+// Triton finds some errors while it reads the repository (the model is
+// then skipped, and a load answers only "failed to poll from model
+// repository") and the others when the model loads (Load: its versions go
+// UNAVAILABLE with the message, which a load answers).
+type ConfigError struct {
+	// Model is the model's name (its directory's).
+	Model string
+	// Load tells an error found when the model loads from one found while
+	// reading the repository.
+	Load bool
+	// Code is the status Triton gives the error; InvalidArgument when 0.
+	Code codes.Code
+	// Msg is Triton's message.
+	Msg string
+	// serving tells a failed update of a loaded version in place, which
+	// stays READY.
+	serving bool
+}
+
+// Error implements error: Triton's message.
+func (e *ConfigError) Error() string { return e.Msg }
+
+// status is the error as Triton's Status::AsString prints it.
+func (e *ConfigError) status() string {
+	code := e.Code
+	if code == 0 {
+		code = codes.InvalidArgument
+	}
+	name := map[codes.Code]string{codes.InvalidArgument: "Invalid argument", codes.Internal: "Internal",
+		codes.Unimplemented: "Unsupported", codes.NotFound: "Not found", codes.Unavailable: "Unavailable",
+		codes.AlreadyExists: "Already exists", codes.Unknown: "Unknown"}[code]
+	return name + ": " + e.Msg
+}
+
+// answer is Triton's answer to a load request that the error refused, for
+// a model whose versions would have been those given.
+func (e *ConfigError) answer(versions []int64) error {
+	if !e.Load {
+		return errPollFailed(e.Model)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "load failed for model '%s': ", e.Model)
+	state := "UNAVAILABLE"
+	if e.serving {
+		state = "READY"
+	}
+	for _, v := range versions {
+		fmt.Fprintf(&b, "version %d is at %s state: %s;", v, state, e.status())
+	}
+	b.WriteString("\n")
+	return &kserve.Error{Code: codes.InvalidArgument, Message: b.String()}
+}
+
+// errPollFailed is Triton's answer to a load whose model it could not read
+// from the repository: not there, or its configuration refused.
+func errPollFailed(model string) error {
+	return &kserve.Error{Code: codes.Internal,
+		Message: fmt.Sprintf("failed to load '%s', failed to poll from model repository", model)}
+}
+
+// pollError is an error found while reading the repository.
+func pollError(model, format string, args ...any) *ConfigError {
+	return &ConfigError{Model: model, Msg: fmt.Sprintf(format, args...)}
+}
+
+// loadError is an error found when the model loads.
+func loadError(model, format string, args ...any) *ConfigError {
+	return &ConfigError{Model: model, Load: true, Msg: fmt.Sprintf(format, args...)}
+}
