@@ -89,9 +89,11 @@ type TuneTrial struct {
 	// GPUs counts the GPUs busy, GPUUtilization the busiest one's average.
 	GPUs           int     `json:"gpus,omitempty"`
 	GPUUtilization float64 `json:"gpu_utilization,omitempty"`
-	// Queue and Compute are Triton's queue and compute time per request.
+	// Queue and Compute are Triton's queue and compute time per request,
+	// Batch its average batch size.
 	Queue   time.Duration `json:"queue_ns,omitempty"`
 	Compute time.Duration `json:"compute_ns,omitempty"`
+	Batch   float64       `json:"batch,omitempty"`
 	// Stable: the measurement windows agreed; Pass: stable and every SLO
 	// met (and the latency objective's floor).
 	Stable bool `json:"stable"`

@@ -44,8 +44,8 @@ func (p *sweepPane) tuneView(v TuneView) string {
 	iw, rows := p.w-4, p.h-2
 	title := "Tune · trial " + strconv.Itoa(len(t.Trials)+btoi(v.Current != nil)) + " · " +
 		strconv.Itoa(t.Configurations) + " configs"
-	if n := t.Grid.Points; n > 0 {
-		title += " of " + strconv.Itoa(n) + " points"
+	if n := t.Grid.Points; n > 0 && p.w >= 60 {
+		title += " · grid of " + strconv.Itoa(n) + " points"
 	}
 	var lines []string
 	switch {
@@ -104,8 +104,8 @@ func tuneBest(st *Styles, t *record.Tune) string {
 		return st.Label.Render("best ") + st.Dim.Render("none met the SLO yet")
 	}
 	b := t.Trials[t.Best]
-	return st.Label.Render("best ") + st.Good.Render(shortConfig(b.Config)) + " @" + strconv.Itoa(b.Concurrency) + "  " +
-		st.Value.Render(fmtRate(b.Throughput)) + st.Dim.Render(" infer/s") + "  p99 " + st.Value.Render(fmtDur(b.P99))
+	return st.Label.Render("best ") + st.Good.Render(shortConfig(b.Config)) + " @" + strconv.Itoa(b.Concurrency) + " " +
+		st.Value.Render(fmtRate(b.Throughput)) + st.Dim.Render("/s") + " p99 " + st.Value.Render(fmtDur(b.P99))
 }
 
 // configBest is one configuration's best trial: its most throughput among

@@ -55,7 +55,7 @@ func TestTunePaneShowsTrialsBestAndFrontier(t *testing.T) {
 		out := m.Render()
 		checkScreen(t, out, sz.w, sz.h)
 		screen := ansi.Strip(out)
-		for _, want := range []string{"Tune · trial 5 · 4 configs", "best 1i b16 d100µs @64", "@64  loading"} {
+		for _, want := range []string{"Tune · trial 5 · 4 configs", "best 1i b16 d100µs @64 2,100/s", "@64  loading"} {
 			if !strings.Contains(screen, want) {
 				t.Errorf("%dx%d: the screen lacks %q:\n%s", sz.w, sz.h, want, screen)
 			}

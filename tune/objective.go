@@ -44,10 +44,12 @@ type Measure struct {
 	// is the busiest one's average (0..1).
 	GPUs           int     `json:"gpus,omitempty"`
 	GPUUtilization float64 `json:"gpu_utilization,omitempty"`
-	// Queue and Compute are Triton's queue and compute time per request
-	// (its own statistics); zero where the server gave none.
+	// Queue and Compute are Triton's queue and compute time per request,
+	// Batch its average batch size (its own statistics); zero where the
+	// server gave none.
 	Queue   time.Duration `json:"queue_ns,omitempty"`
 	Compute time.Duration `json:"compute_ns,omitempty"`
+	Batch   float64       `json:"batch,omitempty"`
 	// Stable: the windows agreed. Pass: stable, under every SLO, no GPU
 	// over the utilization target and, for the latency objective, at the
 	// minimum throughput or more.
@@ -97,15 +99,21 @@ func (o Objective) Show(v float64) string {
 	return fmt.Sprintf("%.0f %s", v, o.Unit())
 }
 
-// saturated reports whether Triton's own numbers say every instance of
-// the trial's configuration was busy: requests queued, beyond the
-// batcher's own delay, for at least half their compute time (and
-// minQueue). More load then only queues longer (plan's capacity probe
-// reads it the same way).
+// saturated reports whether Triton's own numbers say the trial's
+// configuration was full: every instance busy (requests queued, beyond
+// the batcher's own delay, for at least half their compute time, and
+// minQueue) with batches near the max batch size (fullBatch of it; a
+// batcher fills bigger batches as load grows, which raises throughput
+// while every instance stays busy). More load then only queues longer.
 func (r Result) saturated() bool {
 	q := r.Queue - time.Duration(r.Point.Delay)*time.Microsecond
-	return r.Compute > 0 && q*2 >= r.Compute && q >= minQueue
+	busy := r.Compute > 0 && q*2 >= r.Compute && q >= minQueue
+	return busy && (r.Point.MaxBatch <= 1 || r.Batch >= fullBatch*float64(r.Point.MaxBatch))
 }
+
+// fullBatch is the share of the max batch size from which batches count
+// as full.
+const fullBatch = 0.8
 
 // minQueue is the queue time under which a trial is not called saturated:
 // a server's own scheduling costs tens of microseconds per request, more

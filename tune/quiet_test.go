@@ -24,6 +24,10 @@ func TestQuietTuneAgainstBruteForce(t *testing.T) {
 		brute.Trials[max(brute.Best, 0)].Config, brute.Trials[max(brute.Best, 0)].Concurrency, len(brute.Trials), brute.Grid.Points, bruteTook)
 	t.Logf("tune: %.0f infer/s (%+v at %d) from %d trials in %v (%s)", tb,
 		tuned.Trials[max(tuned.Best, 0)].Config, tuned.Trials[max(tuned.Best, 0)].Concurrency, len(tuned.Trials), tuneTook, tuned.Stopped)
+	for i, tr := range tuned.Trials {
+		t.Logf("tune trial %d: %+v at %d: %.0f infer/s, p99 %v, queue %v compute %v, stable %v pass %v %s", i+1, tr.Config, tr.Concurrency,
+			tr.Throughput, tr.P99, tr.Queue, tr.Compute, tr.Stable, tr.Pass, tr.LoadError)
+	}
 	if bb <= 0 || tb < 0.95*bb {
 		t.Errorf("tune's best %.0f infer/s is not within 5%% of the brute force's %.0f", tb, bb)
 	}

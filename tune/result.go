@@ -40,7 +40,7 @@ func Record(o Objective, sp Space, results []Result, best int, stopped string) *
 func trialRecord(o Objective, r Result, step int) record.TuneTrial {
 	tr := record.TuneTrial{Config: recordConfig(r.Point), Concurrency: r.Concurrency, Baseline: r.Baseline, Step: step,
 		LoadError: r.LoadError, Throughput: r.Throughput, Latency: r.Latency, P99: r.P99, GPUs: r.GPUs,
-		GPUUtilization: r.GPUUtilization, Queue: r.Queue, Compute: r.Compute, Stable: r.Stable, Pass: r.Pass, Elapsed: r.Elapsed}
+		GPUUtilization: r.GPUUtilization, Queue: r.Queue, Compute: r.Compute, Batch: r.Batch, Stable: r.Stable, Pass: r.Pass, Elapsed: r.Elapsed}
 	if r.LoadError == "" {
 		tr.Objective = o.raw(r.Measure)
 		if o == Latency {

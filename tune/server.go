@@ -2,12 +2,10 @@ package tune
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
-
-	"google.golang.org/protobuf/proto"
 
 	"github.com/tritontop/tritontop/internal/usage"
 	"github.com/tritontop/tritontop/session"
@@ -132,8 +130,27 @@ func (s *server) restore(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("config of model %q after the restore: %w", s.model, err)
 	}
-	if !proto.Equal(back, s.original) {
-		return errors.New("the server reports a configuration other than the original after loading it back")
+	if !sameTuned(back, s.original) {
+		return fmt.Errorf("the server reports %s after loading the original %s back", PointOf(back), PointOf(s.original))
 	}
 	return nil
+}
+
+// sameTuned reports whether two configurations agree in what tune
+// changes: every instance group (kind, count, GPUs), max_batch_size and
+// the dynamic batcher's delay and preferred sizes (none and
+// [max_batch_size] alike: Triton fills in the one for the other). The
+// real Triton serves the original back field for field; a simulated model
+// described in JSON comes back with what Triton's normalization adds.
+func sameTuned(a, b *pb.ModelConfig) bool {
+	if PointOf(a) != PointOf(b) || len(a.GetInstanceGroup()) != len(b.GetInstanceGroup()) {
+		return false
+	}
+	for i, g := range a.GetInstanceGroup() {
+		h := b.GetInstanceGroup()[i]
+		if g.GetKind() != h.GetKind() || g.GetCount() != h.GetCount() || !slices.Equal(g.GetGpus(), h.GetGpus()) {
+			return false
+		}
+	}
+	return true
 }

@@ -248,7 +248,7 @@ func measureOf(l plan.Level, obj Objective, floor float64) Measure {
 	st := l.Step
 	m := Measure{Throughput: st.Client.InferPerS, P99: st.Client.Latency.P99, Pass: l.Pass && st.Client.Successes > 0}
 	if st.Server.Available {
-		m.Queue, m.Compute = st.Server.Queue, st.Server.Compute()
+		m.Queue, m.Compute, m.Batch = st.Server.Queue, st.Server.Compute(), st.Server.AvgBatch
 	}
 	if ms := st.Measurement; ms != nil {
 		m.Stable = ms.Stable

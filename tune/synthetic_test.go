@@ -34,7 +34,7 @@ func (m model) measure(p Point, c int, threshold time.Duration) Measure {
 	}
 	util := math.Min(1, exec/cycle)
 	me := Measure{Throughput: x, Latency: ms(lat * 1.3), P99: ms(lat * 1.3), GPUs: 1, GPUUtilization: util,
-		Queue: ms(lat - exec), Compute: ms(exec), Stable: true}
+		Queue: ms(lat - exec), Compute: ms(exec), Batch: float64(fill), Stable: true}
 	me.Pass = me.Latency < threshold
 	return me
 }
