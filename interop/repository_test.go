@@ -1,0 +1,93 @@
+package interop_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tritontop/tritontop/interop"
+)
+
+// overrideConfig is identity_int32's config with max_batch_size and the
+// instance count changed, in JSON as a load request's config override.
+func overrideConfig(maxBatch, instances int) string {
+	return fmt.Sprintf(`{"name": "identity_int32", "backend": "identity", "max_batch_size": %d,
+"input": [{"name": "INPUT0", "data_type": "TYPE_INT32", "dims": [-1]}],
+"output": [{"name": "OUTPUT0", "data_type": "TYPE_INT32", "dims": [-1]}],
+"instance_group": [{"kind": "KIND_CPU", "count": %d}],
+"dynamic_batching": {"max_queue_delay_microseconds": 100}}`, maxBatch, instances)
+}
+
+// TestRepositoryAPI drives a real Triton's repository API in explicit
+// model control (load, unload, a config override) around tritontop's runs:
+//
+//   - identity_int32 loaded with a config override (max batch 16, three
+//     instances): tritontop's run file header has the new config, and
+//     the run's counts and server times are Triton's (checkExact);
+//   - unloaded: a run is refused in one line that says the model is in
+//     the repository but not loaded (its state, Triton's message) and how
+//     to load it, exit code 2;
+//   - loaded again without an override: the header has the repository's
+//     config again (max batch 64, one instance).
+func TestRepositoryAPI(t *testing.T) {
+	t.Parallel()
+	wallTime(t)
+	srv := interop.Start(t, interop.Options{Models: []string{identity}, Explicit: true})
+	if code, body := srv.LoadModel(t, identity, overrideConfig(16, 3)); code != http.StatusOK {
+		t.Fatalf("load with a config override: HTTP %d %s", code, body)
+	}
+	c := configFor(srv, "grpc", identity)
+	c.Shapes, c.Concurrency = []string{"INPUT0:16"}, 4
+	run, d, _ := measure(t, srv, identity, c)
+	checkExact(t, "the run on the override", run.Summary.Client, run.Summary.Server, d)
+	checkHeaderConfig(t, run.Header.Model.Config, 16, 3)
+
+	if code, body := srv.UnloadModel(t, identity); code != http.StatusOK {
+		t.Fatalf("unload: HTTP %d %s", code, body)
+	}
+	// Triton unloads in the background: UNLOADING, then UNAVAILABLE.
+	if !eventually(30*time.Second, func() bool { return srv.ModelState(t, identity) == "UNAVAILABLE" }) {
+		t.Fatalf("the model is still %s after its unload", srv.ModelState(t, identity))
+	}
+	err, stdout, stderr := runConfig(t, c)
+	msg := fmt.Sprint(err)
+	t.Logf("a run on the unloaded model: exit %d: %s\nstdout: %s\nstderr: %s", exitCode(err), msg, stdout, stderr)
+	oneLine(t, "the refusal", msg)
+	if exitCode(err) != 2 || !strings.Contains(msg, `model "identity_int32" is in the server's repository but not loaded (UNAVAILABLE: unloaded;`) ||
+		!strings.Contains(msg, "Request for unknown model: 'identity_int32' has no available versions") ||
+		!strings.Contains(msg, "POST v2/repository/models/identity_int32/load") {
+		t.Errorf("a run on the unloaded model: exit %d, %q; want a refusal that says it is not loaded, in Triton's words, and how to load it", exitCode(err), msg)
+	}
+
+	if code, body := srv.LoadModel(t, identity, ""); code != http.StatusOK {
+		t.Fatalf("load again: HTTP %d %s", code, body)
+	}
+	run, d, _ = measure(t, srv, identity, c)
+	checkExact(t, "the run on the repository's config", run.Summary.Client, run.Summary.Server, d)
+	checkHeaderConfig(t, run.Header.Model.Config, 64, 1)
+}
+
+// checkHeaderConfig holds a run file header's model config (protojson with
+// proto names) to the max batch size and instance count Triton serves.
+func checkHeaderConfig(t *testing.T, raw json.RawMessage, maxBatch, instances int) {
+	t.Helper()
+	var cfg struct {
+		MaxBatchSize  int `json:"max_batch_size"`
+		InstanceGroup []struct {
+			Count int `json:"count"`
+		} `json:"instance_group"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatalf("the header's model config: %v: %s", err, raw)
+	}
+	n := 0
+	for _, g := range cfg.InstanceGroup {
+		n += g.Count
+	}
+	if cfg.MaxBatchSize != maxBatch || n != instances {
+		t.Errorf("the header's config has max batch %d, %d instances; Triton serves %d, %d: %s", cfg.MaxBatchSize, n, maxBatch, instances, raw)
+	}
+}
