@@ -99,3 +99,35 @@ func checkSummed(t *testing.T, what string, sum *record.Summary, ds []interop.Mo
 	checkAveragesWithin(t, what, sum.Server, all, 2)
 	checkBatches(t, what, sum.Server, all)
 }
+
+// TestEnsemble runs tritontop against a real Triton's ensemble, pipeline
+// (preprocess → classifier), at concurrency 2. Its counts and server
+// times are the ensemble's own deltas (checkExact), and Triton ran every
+// request through both composing models. tritontop reports the ensemble's
+// own statistics only: Triton keeps the queue and compute of its steps in
+// the composing models' (perf_analyzer adds them up and lists the
+// composing models; see docs/interop.md).
+func TestEnsemble(t *testing.T) {
+	t.Parallel()
+	wallTime(t)
+	models := []string{"pipeline", "preprocess", "classifier"}
+	srv := interop.Start(t, interop.Options{Models: models})
+	c := configFor(srv, "grpc", "pipeline")
+	c.Concurrency = 2
+	var before []interop.ModelStats
+	for _, m := range models {
+		before = append(before, srv.Statistics(t, m))
+	}
+	run, _ := recordRun(t, c)
+	var ds []interop.ModelStats
+	for i, m := range models {
+		ds = append(ds, interop.Delta(before[i], srv.Statistics(t, m)))
+		t.Logf("Triton's deltas of %s: %v", m, ds[i])
+	}
+	checkExact(t, "the ensemble", run.Summary.Client, run.Summary.Server, ds[0])
+	for i, m := range models[1:] {
+		if n := ds[i+1].Inference.Success.Count; n != ds[0].Inference.Success.Count {
+			t.Errorf("%s served %d requests of the ensemble's %d", m, n, ds[0].Inference.Success.Count)
+		}
+	}
+}

@@ -67,13 +67,6 @@ func (s *Server) UnloadModel(t testing.TB, model string) (int, string) {
 	return s.post(t, "/v2/repository/models/"+url.PathEscape(model)+"/unload", nil)
 }
 
-// ModelReady reports whether v2/models/NAME/ready answers 200.
-func (s *Server) ModelReady(t testing.TB, model string) bool {
-	t.Helper()
-	code, _ := s.do(t, http.MethodGet, "/v2/models/"+url.PathEscape(model)+"/ready", nil)
-	return code == http.StatusOK
-}
-
 // ModelConfig is the model's config as v2/models/NAME/config answers it.
 func (s *Server) ModelConfig(t testing.TB, model string) map[string]any {
 	t.Helper()

@@ -39,6 +39,9 @@ func TestRepositoryAPI(t *testing.T) {
 	if code, body := srv.LoadModel(t, identity, overrideConfig(16, 3)); code != http.StatusOK {
 		t.Fatalf("load with a config override: HTTP %d %s", code, body)
 	}
+	if mb := srv.ModelConfig(t, identity)["max_batch_size"]; mb != 16.0 {
+		t.Fatalf("Triton serves max_batch_size %v after the override, want 16", mb)
+	}
 	c := configFor(srv, "grpc", identity)
 	c.Shapes, c.Concurrency = []string{"INPUT0:16"}, 4
 	run, d, _ := measure(t, srv, identity, c)
@@ -89,5 +92,74 @@ func checkHeaderConfig(t *testing.T, raw json.RawMessage, maxBatch, instances in
 	}
 	if cfg.MaxBatchSize != maxBatch || n != instances {
 		t.Errorf("the header's config has max batch %d, %d instances; Triton serves %d, %d: %s", cfg.MaxBatchSize, n, maxBatch, instances, raw)
+	}
+}
+
+// TestReloadDuringRun loads identity_int32 again with a config override
+// in the middle of a 3 s run at concurrency 4 (ticks of 100 ms), once
+// Triton has counted 2000 of its requests. Triton serves through it: no
+// request fails. The run file's header keeps the config the run started
+// on. Then:
+//
+//   - an override that changes only the instance count (two) is made in
+//     place: Triton keeps the model's statistics, and the run's counts and
+//     server times are Triton's deltas over it (checkExact);
+//   - one that changes the max batch size (16) reloads the model, whose
+//     statistics start again from 0: tritontop reports a reset of the
+//     server's counters (the run file's server_resets, the summary's line)
+//     and leaves that tick's server numbers out, so its server count is
+//     under its own. The next reading must find the new model's counters
+//     under the old ones: at 100 ms ticks that holds up to 20,000
+//     requests a second.
+func TestReloadDuringRun(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                string
+		maxBatch, instances int
+		reset               bool
+	}{{"instances", 64, 2, false}, {"max-batch", 16, 1, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			wallTime(t)
+			srv := interop.Start(t, interop.Options{Models: []string{identity}, Explicit: true})
+			c := configFor(srv, "grpc", identity)
+			c.Shapes, c.Concurrency, c.Tick, c.Duration = []string{"INPUT0:16"}, 4, 100*time.Millisecond, 3*time.Second
+			reloaded := make(chan uint64, 1)
+			go func() {
+				var at uint64
+				eventually(time.Minute, func() bool { at = srv.Statistics(t, identity).Inference.Success.Count; return at >= 2000 })
+				if code, body := srv.LoadModel(t, identity, overrideConfig(tc.maxBatch, tc.instances)); code != http.StatusOK {
+					t.Errorf("reload: HTTP %d %s", code, body)
+				}
+				reloaded <- at
+			}()
+			before := srv.Statistics(t, identity)
+			run, stdout := recordRun(t, c)
+			at := <-reloaded
+			end := srv.Statistics(t, identity)
+			sum := run.Summary
+			t.Logf("reloaded after %d requests; tritontop: %d requests, %d errors, server %d, resets at %v; Triton's counter at the end: %d",
+				at, sum.Client.Successes, sum.Client.Errors, sum.Server.SuccessCount, sum.ServerResets, end.Inference.Success.Count)
+			if sum.Client.Errors != 0 {
+				t.Errorf("%d requests failed during the reload: %+v", sum.Client.Errors, sum.Client.ErrorsByCode)
+			}
+			checkHeaderConfig(t, run.Header.Model.Config, 64, 1)
+			if !tc.reset {
+				checkExact(t, "the run", sum.Client, sum.Server, interop.Delta(before, end))
+				if len(sum.ServerResets) != 0 {
+					t.Errorf("resets at %v; Triton kept its counters", sum.ServerResets)
+				}
+				return
+			}
+			if uint64(sum.Client.Successes) <= end.Inference.Success.Count {
+				t.Errorf("tritontop counted %d requests; Triton %d since the reload alone", sum.Client.Successes, end.Inference.Success.Count)
+			}
+			if len(sum.ServerResets) == 0 || !strings.Contains(stdout, "Server counters reset at") {
+				t.Errorf("the reload is not reported as a reset of the server's counters (resets %v)", sum.ServerResets)
+			}
+			if sum.Server.SuccessCount >= sum.Client.Successes {
+				t.Errorf("tritontop's server count %d covers every one of its %d requests, the reset tick's too", sum.Server.SuccessCount, sum.Client.Successes)
+			}
+		})
 	}
 }
