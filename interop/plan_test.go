@@ -37,8 +37,10 @@ parameters [ { key: "execute_delay_ms" value: { string_value: "10" } } ]
 // ms, ticks of 100 ms, 3 trials a level, the capacity level measured
 // once). On a busy 2-core host the client may be what limits the levels:
 // then the plan is refused (exit code 99); else it is a plan (exit 0).
-// Either way what it prints is held to its run file, and the run's counts
-// to Triton's:
+// (Were no level to meet the SLO with none client-bound, it would be no
+// plan, exit 99, and no step of the run file may have met it.) Either way
+// what it prints is held to its run file, and the run's counts to
+// Triton's:
 //
 //   - the whole run's counts and server times are Triton's (checkExact);
 //   - a capacity it prints ("One replica holds X req/s (LEVEL)") is the
@@ -72,8 +74,12 @@ func TestPlan(t *testing.T) {
 	sum := run.Summary
 	checkExact(t, "the plan's run", sum.Client, sum.Server, d)
 	p := sum.Plan
-	if p == nil || !strings.Contains(stdout, "Capacity plan\n") {
-		t.Fatalf("no plan in the run file (%+v), or none printed", p)
+	if p == nil {
+		checkNoCapacity(t, err, sum.Steps)
+		return
+	}
+	if !strings.Contains(stdout, "Capacity plan\n") {
+		t.Fatalf("the run file has a plan (%+v), and none is printed", p)
 	}
 	t.Logf("plan %+v; steps %s", *p, stepLoads(sum.Steps))
 	if p.Capacity > 0 {
@@ -116,6 +122,21 @@ func checkPlanned(t *testing.T, err error, stdout string, p *record.Plan) {
 	}
 	if want := fmt.Sprintf("For 1000 req/s: %d replicas", p.Replicas); !strings.Contains(stdout, want) {
 		t.Errorf("the plan does not print %q", want)
+	}
+}
+
+// checkNoCapacity holds a search in which no level met the SLO, and the
+// client limited none, to the run file: exit 99, and no step passed.
+func checkNoCapacity(t *testing.T, err error, steps []record.Step) {
+	t.Helper()
+	var nc *plan.NoCapacityError
+	if exitCode(err) != 99 || !errors.As(err, &nc) {
+		t.Fatalf("no plan in the run file: exit %d, %v; want exit 99 for no capacity", exitCode(err), err)
+	}
+	for _, st := range steps {
+		if m := st.Measurement; m != nil && m.SLO != nil && m.SLO.Pass {
+			t.Errorf("%v: no capacity, yet the step at %s met the SLO", err, st.Load.String())
+		}
 	}
 }
 
