@@ -132,21 +132,29 @@ func (px *capture) stop(t *testing.T) string {
 	if err := px.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	var last string
-	for px.out.Scan() {
-		last = px.out.Text()
+	type exit struct {
+		last string
+		err  error
 	}
-	done := make(chan error, 1)
-	go func() { done <- px.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("tritontop capture after SIGINT: %v (last line %q)", err, last)
+	done := make(chan exit, 1)
+	go func() {
+		var e exit
+		for px.out.Scan() {
+			e.last = px.out.Text()
 		}
+		e.err = px.cmd.Wait()
+		done <- e
+	}()
+	select {
+	case e := <-done:
+		if e.err != nil {
+			t.Fatalf("tritontop capture after SIGINT: %v (last line %q)", e.err, e.last)
+		}
+		return e.last
 	case <-time.After(30 * time.Second):
 		t.Fatal("tritontop capture did not exit within 30 s of SIGINT")
 	}
-	return last
+	return ""
 }
 
 // buildTritontop builds cmd/tritontop into the test's directory and returns
@@ -159,7 +167,7 @@ func buildTritontop(t *testing.T) string {
 	}
 	bin := filepath.Join(t.TempDir(), "tritontop")
 	begin := time.Now()
-	cmd := exec.Command(goBin, "build", "-o", bin, "../cmd/tritontop")
+	cmd := testproc.Command(goBin, "build", "-o", bin, "../cmd/tritontop")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -124,16 +124,8 @@ func TestReloadDuringRun(t *testing.T) {
 			srv := interop.Start(t, interop.Options{Models: []string{identity}, Explicit: true})
 			c := configFor(srv, "grpc", identity)
 			c.Shapes, c.Concurrency, c.Tick, c.Duration = []string{"INPUT0:16"}, 4, 100*time.Millisecond, 3*time.Second
-			reloaded := make(chan uint64, 1)
-			go func() {
-				var at uint64
-				eventually(time.Minute, func() bool { at = srv.Statistics(t, identity).Inference.Success.Count; return at >= 2000 })
-				if code, body := srv.LoadModel(t, identity, overrideConfig(tc.maxBatch, tc.instances)); code != http.StatusOK {
-					t.Errorf("reload: HTTP %d %s", code, body)
-				}
-				reloaded <- at
-			}()
 			before := srv.Statistics(t, identity)
+			reloaded := reloadAt(t, srv, 2000, overrideConfig(tc.maxBatch, tc.instances))
 			run, stdout := recordRun(t, c)
 			at := <-reloaded
 			end := srv.Statistics(t, identity)
@@ -162,4 +154,32 @@ func TestReloadDuringRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reloadAt loads identity_int32 with config once Triton has counted n of
+// its requests, in a goroutine of its own; the channel gets the count it
+// saw. The test ends only after it (t.Cleanup), so that it never reports
+// to a finished test.
+func reloadAt(t *testing.T, srv *interop.Server, n uint64, config string) <-chan uint64 {
+	reloaded := make(chan uint64, 1)
+	finished := make(chan struct{})
+	ended := make(chan struct{})
+	t.Cleanup(func() { close(ended); <-finished })
+	go func() {
+		defer close(finished)
+		var at uint64
+		defer func() { reloaded <- at }()
+		for at < n {
+			select {
+			case <-ended:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			at = srv.Statistics(t, identity).Inference.Success.Count
+		}
+		if code, body := srv.LoadModel(t, identity, config); code != http.StatusOK {
+			t.Errorf("reload: HTTP %d %s", code, body)
+		}
+	}()
+	return reloaded
 }
