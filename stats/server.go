@@ -204,12 +204,20 @@ func ServerDelta(prev, cur *pb.ModelStatistics) ServerStats {
 	s.ExecutionCount = int64(cur.GetExecutionCount() - prev.GetExecutionCount())
 	s.CacheHitCount = int64(hit.count)
 
+	// Triton reports the queue count as its success count, and the compute
+	// counts as success less cache hits, but reads each of them apart
+	// without the statistics' lock: a reading under load may have them a
+	// request apart. The averages divide by the counts a span's averages
+	// are weighted by (success, success less cache hits), so that the
+	// ticks' times add up to the span's exactly; in a reading taken whole
+	// they are the counts perf_analyzer divides by.
+	computeN := success.count - min(hit.count, success.count)
 	s.Request = average(success.ns, success.count)
-	s.Queue = average(queue.ns, queue.count)
-	s.ComputeInput = average(cin.ns, cin.count)
-	s.ComputeInfer = average(cinf.ns, cinf.count)
-	s.ComputeOutput = average(cout.ns, cout.count)
-	compute := average(cin.ns+cinf.ns+cout.ns, cin.count)
+	s.Queue = average(queue.ns, success.count)
+	s.ComputeInput = average(cin.ns, computeN)
+	s.ComputeInfer = average(cinf.ns, computeN)
+	s.ComputeOutput = average(cout.ns, computeN)
+	compute := average(cin.ns+cinf.ns+cout.ns, computeN)
 	s.Overhead = max(0, s.Request-s.Queue-compute)
 
 	if s.ExecutionCount > 0 {

@@ -88,6 +88,48 @@ func TestServerDeltaAveragesUseIntegerDivision(t *testing.T) {
 	}
 }
 
+// TestServerDeltaTornReadingAddsUp: Triton reads each count of a
+// statistics answer apart, without the statistics' lock, so a reading
+// under load may have its queue and compute counts a request past its
+// success count (a real Triton 2.73 did in 4 of 9514 readings taken during
+// a run of concurrency 8). The ticks on either side of such a reading
+// still add up to the span's times exactly: each average divides by the
+// count it is weighted by downstream, the success count (less cache hits
+// for compute).
+func TestServerDeltaTornReadingAddsUp(t *testing.T) {
+	start := baseReading()
+	end := start
+	end.success = counter{110, 2_000_000}
+	end.queue = counter{110, 1_000_000}
+	end.cin, end.cinf, end.cout = counter{110, 20_000}, counter{110, 900_000}, counter{110, 30_000}
+	torn := start
+	torn.success = counter{105, 1_500_000}
+	// The queue and compute figures were read after one more request.
+	torn.queue = counter{106, 700_000}
+	torn.cin, torn.cinf, torn.cout = counter{106, 17_000}, counter{106, 700_000}, counter{106, 27_000}
+	a, b := ServerDelta(start.proto(), torn.proto()), ServerDelta(torn.proto(), end.proto())
+	if a.Reset || b.Reset {
+		t.Fatalf("a torn reading taken for a reset: %+v %+v", a, b)
+	}
+	sum := func(f func(ServerStats) time.Duration) int64 {
+		return int64(f(a))*a.SuccessCount + int64(f(b))*b.SuccessCount
+	}
+	for _, c := range []struct {
+		name string
+		got  int64
+		want int64
+	}{
+		{"queue", sum(func(s ServerStats) time.Duration { return s.Queue }), 600_000},
+		{"compute input", sum(func(s ServerStats) time.Duration { return s.ComputeInput }), 10_000},
+		{"compute infer", sum(func(s ServerStats) time.Duration { return s.ComputeInfer }), 600_000},
+		{"compute output", sum(func(s ServerStats) time.Duration { return s.ComputeOutput }), 10_000},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: the two ticks add up to %d ns, the span has %d ns", c.name, c.got, c.want)
+		}
+	}
+}
+
 func TestServerDeltaZeroCountsGiveZeroAverages(t *testing.T) {
 	prev := baseReading()
 	s := ServerDelta(prev.proto(), prev.proto())
