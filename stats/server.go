@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tritontop/tritontop/triton/pb"
@@ -31,6 +32,9 @@ type ServerPoller struct {
 	// prev is the last reading, the baseline of the next delta; nil before
 	// the first reading and after a failed one that changed versions.
 	prev *pb.ModelStatistics
+	// first is the first reading, which Served counts from; the collector
+	// reads it while the poller's own goroutine may be reading the server.
+	first atomic.Pointer[pb.ModelStatistics]
 }
 
 // NewServerPoller returns a poller of model's statistics through client. An
@@ -52,7 +56,28 @@ func (p *ServerPoller) Prime(ctx context.Context) error {
 		return err
 	}
 	p.prev = cur
+	p.first.CompareAndSwap(nil, cur)
 	return nil
+}
+
+// Served reads the statistics now and returns the successful requests the
+// server counted since the poller's first reading; ok is false without a
+// first reading, when the read fails, or when the counters were reset
+// since (another version, a count gone backwards).
+func (p *ServerPoller) Served(ctx context.Context) (n int64, ok bool) {
+	first := p.first.Load()
+	if first == nil {
+		return 0, false
+	}
+	cur, err := p.read(ctx)
+	if err != nil || cur.GetVersion() != first.GetVersion() {
+		return 0, false
+	}
+	a, b := first.GetInferenceStats().GetSuccess().GetCount(), cur.GetInferenceStats().GetSuccess().GetCount()
+	if b < a {
+		return 0, false
+	}
+	return int64(b - a), true
 }
 
 // Poll reads the statistics and returns the deltas since the previous
@@ -67,6 +92,7 @@ func (p *ServerPoller) Poll(ctx context.Context) ServerStats {
 	}
 	prev := p.prev
 	p.prev = cur
+	p.first.CompareAndSwap(nil, cur)
 	if prev == nil {
 		return ServerStats{Model: p.model, Version: cur.GetVersion(),
 			Err: "first statistics reading taken; deltas start next tick"}
