@@ -32,12 +32,12 @@ func TestSeveralModels(t *testing.T) {
 	}
 	var ds []interop.ModelStats
 	for i, m := range models {
-		d := interop.Delta(before[i], srv.Statistics(t, m))
-		t.Logf("Triton's deltas of %s: %v", m, d)
 		ms := sum.Models[i]
 		if ms.Name != m {
 			t.Fatalf("model %d of the summary is %q, want %q", i, ms.Name, m)
 		}
+		d := settled(t, srv, m, before[i], ms.Client.Successes)
+		t.Logf("Triton's deltas of %s: %v", m, d)
 		checkExact(t, m, ms.Client, ms.Server, d)
 		if want := 3 - i; ms.Load.Concurrency != want {
 			t.Errorf("%s ran at concurrency %d, want %d", m, ms.Load.Concurrency, want)
@@ -76,9 +76,9 @@ func TestReplicas(t *testing.T) {
 	}
 	var ds []interop.ModelStats
 	for i, s := range servers {
-		d := interop.Delta(before[i], s.Statistics(t, identity))
-		t.Logf("Triton's deltas on %s: %v", s.HTTP, d)
 		r := sum.Replicas[i]
+		d := settled(t, s, identity, before[i], r.Client.Successes)
+		t.Logf("Triton's deltas on %s: %v", s.HTTP, d)
 		if r.URL != s.HTTP {
 			t.Errorf("replica %d is %q, want %q", i, r.URL, s.HTTP)
 		}
@@ -121,7 +121,7 @@ func TestEnsemble(t *testing.T) {
 	run, _ := recordRun(t, c)
 	var ds []interop.ModelStats
 	for i, m := range models {
-		ds = append(ds, interop.Delta(before[i], srv.Statistics(t, m)))
+		ds = append(ds, settled(t, srv, m, before[i], run.Summary.Client.Successes))
 		t.Logf("Triton's deltas of %s: %v", m, ds[i])
 	}
 	checkExact(t, "the ensemble", run.Summary.Client, run.Summary.Server, ds[0])

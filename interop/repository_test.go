@@ -128,8 +128,13 @@ func TestReloadDuringRun(t *testing.T) {
 			reloaded := reloadAt(t, srv, 2000, overrideConfig(tc.maxBatch, tc.instances))
 			run, stdout := recordRun(t, c)
 			at := <-reloaded
-			end := srv.Statistics(t, identity)
 			sum := run.Summary
+			end := srv.Statistics(t, identity)
+			if !tc.reset {
+				// Kept in place: the counters go on from before.
+				settled(t, srv, identity, before, sum.Client.Successes)
+				end = srv.Statistics(t, identity)
+			}
 			t.Logf("reloaded after %d requests; tritontop: %d requests, %d errors, server %d, resets at %v; Triton's counter at the end: %d",
 				at, sum.Client.Successes, sum.Client.Errors, sum.Server.SuccessCount, sum.ServerResets, end.Inference.Success.Count)
 			if sum.Client.Errors != 0 {

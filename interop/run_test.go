@@ -78,9 +78,25 @@ func measure(t *testing.T, srv *interop.Server, model string, c session.Config) 
 	t.Helper()
 	before := srv.Statistics(t, model)
 	run, stdout := recordRun(t, c)
-	d := interop.Delta(before, srv.Statistics(t, model))
+	d := settled(t, srv, model, before, run.Summary.Client.Successes)
 	t.Logf("Triton's deltas of %s: %v", model, d)
 	return run, d, stdout
+}
+
+// settled is Triton's delta of model since before once it has counted the
+// want requests a client saw succeed, or after 10 s: Triton counts a
+// request only after its backend has sent the response, so a reading taken
+// as the last answer arrives may not have it yet. A model that counts no
+// requests at all (the square backend) is not waited for.
+func settled(t *testing.T, srv *interop.Server, model string, before interop.ModelStats, want int64) interop.ModelStats {
+	t.Helper()
+	var d interop.ModelStats
+	eventually(10*time.Second, func() bool {
+		d = interop.Delta(before, srv.Statistics(t, model))
+		n := int64(d.Inference.Success.Count)
+		return n == 0 || n >= want
+	})
+	return d
 }
 
 // exitCode is the command line's exit code for a run's error: 0, 1 (the
