@@ -705,19 +705,24 @@ func (r *collection) finish() error {
 	return nil
 }
 
-// awaitServerCount waits, up to ReadWait, until the servers have counted
-// the want requests the client saw succeed, before the last tick's reads:
-// Triton counts a request only after its backend has sent the response,
-// so a reading taken as the last answer arrives may not have it yet. It
-// does not wait when a server cannot tell (no first reading, a failed
-// read, a reset) or counted none at all (a backend that reports no request
-// statistics); a server that other clients use too has its count reached
-// at once.
+// lastCountWait bounds how long the end of a run waits for the servers to
+// count its last requests.
+const lastCountWait = 2 * time.Second
+
+// awaitServerCount waits, up to lastCountWait (or ReadWait, if longer),
+// until the servers have counted the want requests the client saw
+// succeed, before the last tick's reads: Triton counts a request only
+// after its backend has sent the response, so a reading taken as the last
+// answer arrives may not have it yet, and a busy host may hold its
+// backend's thread for a while. It does not wait when a server cannot tell
+// (no first reading, a failed read, a reset) or counted none at all (a
+// backend that reports no request statistics); a server that other
+// clients use too has its count reached at once.
 func (r *collection) awaitServerCount(want int64) {
 	if r.server == nil || want <= 0 || len(r.pollers) == 0 {
 		return
 	}
-	deadline := time.Now().Add(r.c.opts.ReadWait)
+	deadline := time.Now().Add(max(r.c.opts.ReadWait, lastCountWait))
 	for {
 		var served int64
 		for _, p := range r.pollers {
