@@ -32,9 +32,11 @@ type ServerPoller struct {
 	// prev is the last reading, the baseline of the next delta; nil before
 	// the first reading and after a failed one that changed versions.
 	prev *pb.ModelStatistics
-	// first is the first reading, which Served counts from; the collector
-	// reads it while the poller's own goroutine may be reading the server.
+	// first is the first reading, which Served counts from, and reset is
+	// set once a Poll found the counters reset since; the collector reads
+	// them while the poller's own goroutine may be reading the server.
 	first atomic.Pointer[pb.ModelStatistics]
+	reset atomic.Bool
 }
 
 // NewServerPoller returns a poller of model's statistics through client. An
@@ -63,10 +65,10 @@ func (p *ServerPoller) Prime(ctx context.Context) error {
 // Served reads the statistics now and returns the successful requests the
 // server counted since the poller's first reading; ok is false without a
 // first reading, when the read fails, or when the counters were reset
-// since (another version, a count gone backwards).
+// since (another version, a count gone backwards, or a reset a Poll saw).
 func (p *ServerPoller) Served(ctx context.Context) (n int64, ok bool) {
 	first := p.first.Load()
-	if first == nil {
+	if first == nil || p.reset.Load() {
 		return 0, false
 	}
 	cur, err := p.read(ctx)
@@ -98,10 +100,14 @@ func (p *ServerPoller) Poll(ctx context.Context) ServerStats {
 			Err: "first statistics reading taken; deltas start next tick"}
 	}
 	if prev.GetVersion() != cur.GetVersion() {
+		p.reset.Store(true)
 		return ServerStats{Available: true, Reset: true, Model: p.model, Version: cur.GetVersion()}
 	}
 	s := ServerDelta(prev, cur)
 	s.Model = p.model
+	if s.Reset {
+		p.reset.Store(true)
+	}
 	return s
 }
 

@@ -305,3 +305,39 @@ func TestPickVersion(t *testing.T) {
 		t.Errorf("missing model = %v, want nil", got)
 	}
 }
+
+// TestServerPollerServed: Served counts the successes since the first
+// reading, and cannot tell once a Poll saw the counters reset (a model
+// reloaded whose new counters are already past the first reading's).
+func TestServerPollerServed(t *testing.T) {
+	r0 := reading{success: counter{10, 1000}, queue: counter{10, 100}}
+	r1 := reading{success: counter{25, 2500}, queue: counter{25, 250}}
+	r2 := reading{success: counter{3, 300}, queue: counter{3, 30}}     // reloaded
+	r3 := reading{success: counter{40, 4000}, queue: counter{40, 400}} // past the first again
+	readings := []reading{r0, r1, r1, r2, r3}
+	var call int
+	p := NewServerPoller(statsClient{stats: func(context.Context, string, string) (*pb.ModelStatisticsResponse, error) {
+		r := readings[min(call, len(readings)-1)]
+		call++
+		return &pb.ModelStatisticsResponse{ModelStats: []*pb.ModelStatistics{r.proto()}}, nil
+	}}, "m", "")
+	ctx := context.Background()
+	if _, ok := p.Served(ctx); ok {
+		t.Error("Served without a first reading")
+	}
+	if err := p.Prime(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := p.Served(ctx); !ok || n != 15 {
+		t.Errorf("Served = %d, %v; want 15 since the first reading", n, ok)
+	}
+	if s := p.Poll(ctx); s.Reset || s.SuccessCount != 15 {
+		t.Fatalf("Poll = %+v", s)
+	}
+	if s := p.Poll(ctx); !s.Reset {
+		t.Fatalf("Poll after the reload = %+v, want a reset", s)
+	}
+	if n, ok := p.Served(ctx); ok {
+		t.Errorf("Served = %d after a reset; want it unable to tell", n)
+	}
+}
