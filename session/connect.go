@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -222,7 +223,10 @@ func connectModels(ctx context.Context, f *Config, t *target, limit int64) error
 	return nil
 }
 
-// unknownModel lists the server's models for a NOT_FOUND answer.
+// unknownModel says why the server answered NOT_FOUND: a model its
+// repository has but not loaded (unloaded, or not loaded yet in explicit
+// model control) gets its state and the server's words; any other name,
+// the models the server has.
 func unknownModel(ctx context.Context, c triton.Client, model string, cause error) error {
 	idx, err := c.RepositoryIndex(ctx, false)
 	if err != nil || len(idx) == 0 {
@@ -230,6 +234,14 @@ func unknownModel(ctx context.Context, c triton.Client, model string, cause erro
 	}
 	var names []string
 	for _, m := range idx {
+		if m.GetName() == model {
+			state := cmp.Or(m.GetState(), "not loaded")
+			if r := m.GetReason(); r != "" {
+				state += ": " + r
+			}
+			return fmt.Errorf("model %q is in the server's repository but not loaded (%s; %v): load it (explicit model control: POST v2/repository/models/%s/load) or give a loaded model",
+				model, state, cause, model)
+		}
 		if !slices.Contains(names, m.GetName()) {
 			names = append(names, m.GetName())
 		}

@@ -700,6 +700,7 @@ func (r *collection) finish() error {
 		return err
 	}
 	r.pending = s
+	r.awaitServerCount(s.Run.Successes)
 	r.server.start()
 	r.metrics.start()
 	r.deadline.Reset(r.c.opts.ReadWait)
@@ -729,6 +730,49 @@ func (r *collection) awaitStatistics(limit time.Duration) {
 			r.metrics.receive(v)
 		case <-timer.C:
 			return
+		}
+	}
+}
+
+// lastCountWait bounds how long the end of a run waits for the servers to
+// count its last requests.
+const lastCountWait = 2 * time.Second
+
+// awaitServerCount waits, up to lastCountWait (or ReadWait, if longer),
+// until the servers have counted the want requests the client saw
+// succeed, before the last tick's reads: Triton counts a request only
+// after its backend has sent the response, so a reading taken as the last
+// answer arrives may not have it yet, and a busy host may hold its
+// backend's thread for a while. It does not wait when a server cannot tell
+// (no first reading, a failed read, a reset) or counted none at all (a
+// backend that reports no request statistics); a server that other
+// clients use too has its count reached at once.
+func (r *collection) awaitServerCount(want int64) {
+	if r.server == nil || want <= 0 || len(r.pollers) == 0 {
+		return
+	}
+	deadline := time.Now().Add(max(r.c.opts.ReadWait, lastCountWait))
+	for {
+		var served int64
+		for _, p := range r.pollers {
+			if p == nil {
+				return
+			}
+			ctx, cancel := context.WithTimeout(r.ctx, r.c.opts.ReadTimeout)
+			n, ok := p.Served(ctx)
+			cancel()
+			if !ok {
+				return
+			}
+			served += n
+		}
+		if served == 0 || served >= want || !time.Now().Before(deadline) {
+			return
+		}
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-time.After(2 * time.Millisecond):
 		}
 	}
 }
