@@ -980,7 +980,7 @@ func (r *collection) serverOfModels(s *Snapshot, cells []ServerStats, metrics []
 // averages are per request of any of them (AggregateServer), and it names
 // no model.
 func acrossModels(parts []ServerStats) ServerStats {
-	s := AggregateServer(parts)
+	s := aggregateServer(parts, false)
 	s.Model, s.Version = "", ""
 	return s
 }
