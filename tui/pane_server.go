@@ -13,6 +13,8 @@ import (
 type serverPane struct {
 	b    *board
 	w, h int
+	// steps caches a pipeline's rows of its composing models.
+	steps stepRows
 }
 
 func (p *serverPane) SetSize(w, h int) { p.w, p.h = w, h }
@@ -113,6 +115,20 @@ func (p *serverPane) View() string {
 	if !wide && cellWidth(first) > iw {
 		first = msLegend(st, parts, names, sv.Request, iw)
 	}
+	if sv.Pipeline() {
+		// The pipeline's time over its steps, then a row per step: the
+		// numbers before the bar and the history, which get what rows
+		// are left.
+		lines = append(lines, first)
+		lines = append(lines, p.steps.rows(st, s, iw)...)
+		if len(lines) < rows {
+			lines = append(lines, stackedBar(st, parts, iw))
+		}
+		if pend := pending(st, s); pend != "" && len(lines) < rows {
+			lines = append(lines, pend)
+		}
+		return box(st, pipelineTitle, focused, p.w, p.h, history(lines))
+	}
 	lines = append(lines, first, stackedBar(st, parts, iw))
 
 	batch := st.Dim.Render("-")
@@ -130,6 +146,10 @@ func (p *serverPane) View() string {
 	}
 	return box(st, title, focused, p.w, p.h, history(lines))
 }
+
+// pipelineTitle is the server pane's title for a pipeline, whose queue
+// and compute are its steps' added up.
+const pipelineTitle = "Server time per request · pipeline: its steps' queue + compute · last tick"
 
 // serverMs is queue and compute together, the top of the stacked chart.
 func serverMs(s *stats.Snapshot) (float64, bool) {
