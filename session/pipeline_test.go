@@ -1,6 +1,8 @@
 package session_test
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,4 +165,177 @@ func checkStepsSummary(t *testing.T, sum *record.Summary, steps []string) {
 			t.Errorf("load step %s: %d composing models", step.Load, len(step.Server.Steps))
 		}
 	}
+}
+
+// slowStepRepo is a pipeline "pipe" of pre (four instances, 200 µs per
+// execution, dynamic batching) then cls (one instance without dynamic
+// batching, 10 ms per execution): requests queue at cls. simple is a
+// plain model beside it.
+func slowStepRepo() sim.Repository {
+	model := func(name string, instances int, fixedUS float64, dynamic bool) sim.ModelSpec {
+		m := sim.ModelSpec{Name: name, Backend: "identity", MaxBatchSize: 8,
+			Inputs:         []sim.TensorSpec{{Name: "INPUT0", DataType: "TYPE_FP32", Dims: []int64{16}}},
+			Outputs:        []sim.TensorSpec{{Name: "OUTPUT0", DataType: "TYPE_FP32", Dims: []int64{16}}},
+			InstanceGroups: []sim.InstanceGroupSpec{{Count: instances, Kind: "KIND_CPU"}},
+			Latency:        sim.LatencySpec{FixedUS: fixedUS},
+			Behaviour:      sim.BehaviourIdentity,
+		}
+		if dynamic {
+			m.DynamicBatching = &sim.DynamicBatchingSpec{}
+		}
+		return m
+	}
+	pipe := sim.ModelSpec{Name: "pipe", Platform: sim.EnsemblePlatform, MaxBatchSize: 8,
+		Inputs:  []sim.TensorSpec{{Name: "IN", DataType: "TYPE_FP32", Dims: []int64{16}}},
+		Outputs: []sim.TensorSpec{{Name: "OUT", DataType: "TYPE_FP32", Dims: []int64{16}}},
+		EnsembleScheduling: &sim.EnsembleSpec{Steps: []sim.EnsembleStepSpec{
+			{ModelName: "pre", ModelVersion: -1, InputMap: map[string]string{"INPUT0": "IN"}, OutputMap: map[string]string{"OUTPUT0": "mid"}},
+			{ModelName: "cls", ModelVersion: -1, InputMap: map[string]string{"INPUT0": "mid"}, OutputMap: map[string]string{"OUTPUT0": "OUT"}},
+		}}}
+	return sim.Repository{Models: []sim.ModelSpec{
+		model("pre", 4, 200, true), model("cls", 1, 10000, false), pipe, model("simple", 1, 100, true),
+	}}
+}
+
+// TestSessionPipelineSlowStep: with one step made slow, the diagnosis
+// names it, in the summary and in each step's, and the summary's text
+// carries perf_analyzer's Composing models block.
+func TestSessionPipelineSlowStep(t *testing.T) {
+	t.Parallel()
+	srv := startSimRepo(t, slowStepRepo())
+	c := quickConfig(srv, "pipe")
+	c.Concurrency, c.Duration = 4, 900*time.Millisecond
+	stdout, _ := runOK(t, c)
+	c.JSON = true
+	sum := summaryOf(t, c)
+	var f *stats.Finding
+	for i := range sum.Diagnosis {
+		if sum.Diagnosis[i].Verdict == stats.Queueing {
+			f = &sum.Diagnosis[i]
+		}
+	}
+	if f == nil || f.Step != "cls" || !strings.HasPrefix(f.Message, "queueing in cls: ") {
+		t.Fatalf("diagnosis %+v, want queueing named at cls", sum.Diagnosis)
+	}
+	for _, want := range []string{"\n  Composing models: \n  cls, version: 1\n      Inference count: ", "\n  pre, version: 1\n", "⚠ queueing in cls: "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// TestSessionPipelineAmongModels runs the pipeline beside a plain model
+// (-m pipe -m simple): the pipeline's entry has its steps, the plain
+// model's and the run's aggregate none, and the CSV writes a file per
+// model and one per composing model of the pipeline.
+func TestSessionPipelineAmongModels(t *testing.T) {
+	t.Parallel()
+	srv := startSimRepo(t, slowStepRepo())
+	c := quickConfig(srv, "")
+	c.ModelArgs, c.Concurrency, c.Duration = []string{"pipe", "simple"}, 2, 600*time.Millisecond
+	dir := t.TempDir()
+	c.CSV = dir + "/out.csv"
+	run, _ := recordRun(t, c)
+	seen := false
+	for _, s := range run.Snapshots {
+		if len(s.Models) != 2 {
+			t.Fatalf("tick %d has %d models", s.Seq, len(s.Models))
+		}
+		p, simple := s.Models[0].Server, s.Models[1].Server
+		if simple.Steps != nil || s.Server.Steps != nil {
+			t.Fatalf("tick %d: steps outside the pipeline: simple %v, all %v", s.Seq, simple.Steps, s.Server.Steps)
+		}
+		if p.Available && !p.Reset && p.SuccessCount > 0 {
+			seen = true
+			if len(p.Steps) != 2 || p.Steps[0].Model != "cls" || p.Steps[0].SuccessCount == 0 {
+				t.Fatalf("tick %d: pipeline's steps %+v", s.Seq, p.Steps)
+			}
+		}
+	}
+	if !seen {
+		t.Fatal("no tick measured the pipeline")
+	}
+	for _, name := range []string{"out.pipe.csv", "out.simple.csv", "cls_v1.out.pipe.csv", "pre_v1.out.pipe.csv"} {
+		b, err := os.ReadFile(dir + "/" + name)
+		if err != nil {
+			t.Errorf("CSV %s: %v", name, err)
+			continue
+		}
+		if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 2 {
+			t.Errorf("%s: %d lines, want a header and a row:\n%s", name, len(lines), b)
+		}
+	}
+	if _, err := os.Stat(dir + "/cls_v1.out.simple.csv"); err == nil {
+		t.Error("a plain model got a composing model's CSV")
+	}
+}
+
+// TestSessionPipelineOverReplicas runs the pipeline over two simulators:
+// each replica's statistics have its steps, and the tick's aggregate has
+// each step's counts added over them, equal to the two servers' deltas.
+func TestSessionPipelineOverReplicas(t *testing.T) {
+	t.Parallel()
+	a, b := startSimRepo(t, slowStepRepo()), startSimRepo(t, slowStepRepo())
+	c := quickConfig(a, "pipe")
+	c.URLs = []string{a.GRPCAddr(), b.GRPCAddr()}
+	c.MetricsURLs = []string{"http://" + a.MetricsAddr() + "/metrics", "http://" + b.MetricsAddr() + "/metrics"}
+	c.Concurrency, c.Duration = 4, 700*time.Millisecond
+	run, _ := recordRun(t, c)
+	var cls [3]int64 // replica a, replica b, aggregate
+	for _, s := range run.Snapshots {
+		add := func(i int, sv *stats.ServerStats) {
+			if sv != nil && sv.Available && !sv.Reset && len(sv.Steps) == 2 {
+				cls[i] += sv.Steps[0].SuccessCount
+			}
+		}
+		if len(s.Replicas) != 2 {
+			t.Fatalf("tick %d has %d replicas", s.Seq, len(s.Replicas))
+		}
+		add(0, &s.Replicas[0].Server)
+		add(0, s.Replicas[0].ServerLate)
+		add(1, &s.Replicas[1].Server)
+		add(1, s.Replicas[1].ServerLate)
+		add(2, &s.Server)
+		add(2, s.ServerLate)
+	}
+	want := [2]int64{simCount(t, a, "cls"), simCount(t, b, "cls")}
+	if cls[0] != want[0] || cls[1] != want[1] || cls[2] != want[0]+want[1] || want[0] == 0 || want[1] == 0 {
+		t.Errorf("cls's requests: replicas %d and %d, aggregate %d; the servers counted %v", cls[0], cls[1], cls[2], want)
+	}
+	if s := run.Summary.Server; len(s.Steps) != 2 || s.Steps[0].SuccessCount != want[0]+want[1] {
+		t.Errorf("summary's steps %+v", s.Steps)
+	}
+}
+
+// simCount is a model's successful requests on a simulator.
+func simCount(t *testing.T, srv *sim.Server, name string) int64 {
+	t.Helper()
+	return int64(allStats(t, srv)[name].GetInferenceStats().GetSuccess().GetCount())
+}
+
+// TestSessionBLSComposingModels: --bls-composing-models names the
+// models a BLS model calls, read with it (here nothing calls them, so
+// their steps count nothing and the request time is all overhead); a
+// version given is the one read; several models, or a name the server
+// does not serve, are refused with one line.
+func TestSessionBLSComposingModels(t *testing.T) {
+	t.Parallel()
+	srv := startSimRepo(t, slowStepRepo())
+	c := quickConfig(srv, "simple")
+	c.Duration, c.BLSComposingModels = 400*time.Millisecond, []string{"pre:1, cls"}
+	run, _ := recordRun(t, c)
+	sv := run.Summary.Server
+	if len(sv.Steps) != 2 || sv.Steps[0].Model != "cls" || sv.Steps[1].Model != "pre" || sv.Steps[1].Version != "1" ||
+		sv.Steps[0].SuccessCount != 0 || sv.Queue != 0 || sv.Overhead != sv.Request || sv.Own == nil {
+		t.Errorf("summary: %+v", sv)
+	}
+	c.ModelArgs = []string{"simple", "pipe"}
+	err, _, _ := runConfig(t, c)
+	wantRefused(t, err, "--bls-composing-models", "2 models")
+	c.ModelArgs, c.BLSComposingModels = nil, []string{"nope"}
+	err, _, _ = runConfig(t, c)
+	wantRefused(t, err, `"nope"`, "--bls-composing-models")
+	c.BLSComposingModels = []string{"a:x"}
+	err, _, _ = runConfig(t, c)
+	wantRefused(t, err, `--bls-composing-models: "a:x": version "x" is not a whole number`)
 }
