@@ -14,6 +14,10 @@
 // tritontop's own CPU) have no model label. The run's totals are then sums
 // over the label, such as sum without (model) (tritontop_requests_total).
 //
+// A pipeline's composing models (an ensemble's steps) have counters of
+// their own, from the server's statistics of each, labelled step="NAME"
+// (MetricStepRequests and the others of steps.go).
+//
 // Nothing here runs per request: each tick costs a few additions per model
 // and one pass over each of its HDR latency histograms, and each scrape
 // builds its metrics from the totals.
