@@ -1,12 +1,14 @@
 package session_test
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tritontop/tritontop/record"
+	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/sim"
 	"github.com/tritontop/tritontop/stats"
 	"github.com/tritontop/tritontop/triton/pb"
@@ -204,10 +206,16 @@ func TestSessionPipelineSlowStep(t *testing.T) {
 	t.Parallel()
 	srv := startSimRepo(t, slowStepRepo())
 	c := quickConfig(srv, "pipe")
-	c.Concurrency, c.Duration = 4, 900*time.Millisecond
-	stdout, _ := runOK(t, c)
-	c.JSON = true
-	sum := summaryOf(t, c)
+	// Eight in flight: seven wait at cls while one computes, however slow
+	// a busy host makes its 10 ms.
+	c.Concurrency, c.Duration = 8, 900*time.Millisecond
+	run, _ := recordRun(t, c)
+	sum := *run.Summary
+	var text bytes.Buffer
+	if err := report.WriteText(&text, sum); err != nil {
+		t.Fatal(err)
+	}
+	stdout := text.String()
 	var f *stats.Finding
 	for i := range sum.Diagnosis {
 		if sum.Diagnosis[i].Verdict == stats.Queueing {
@@ -216,6 +224,17 @@ func TestSessionPipelineSlowStep(t *testing.T) {
 	}
 	if f == nil || f.Step != "cls" || !strings.HasPrefix(f.Message, "queueing in cls: ") {
 		t.Fatalf("diagnosis %+v, want queueing named at cls", sum.Diagnosis)
+	}
+	// The load step's diagnosis too: a plan's limit quotes it
+	// (plan.TestPlanLimitNamesThePipelineStep).
+	named := false
+	for _, st := range sum.Steps {
+		for _, f := range st.Diagnosis {
+			named = named || f.Step == "cls"
+		}
+	}
+	if !named {
+		t.Errorf("no load step's diagnosis names cls: %+v", sum.Steps)
 	}
 	for _, want := range []string{"\n  Composing models: \n  cls, version: 1\n      Inference count: ", "\n  pre, version: 1\n", "⚠ queueing in cls: "} {
 		if !strings.Contains(stdout, want) {

@@ -700,8 +700,35 @@ func (r *collection) finish() error {
 	r.metrics.start()
 	r.deadline.Reset(r.c.opts.ReadWait)
 	r.awaitReads()
+	r.awaitLastStats()
 	r.emitPending()
 	return nil
+}
+
+// awaitLastStats waits, for the run's last tick, for the statistics reads
+// still running past its deadline, up to ReadTimeout more: no later tick
+// would carry their answer, and the requests of the run's end would be in
+// no tick's statistics (a pipeline's last step requests among them).
+// Metrics, gauges, are not waited for.
+func (r *collection) awaitLastStats() {
+	if !r.server.waiting() {
+		return
+	}
+	limit := time.NewTimer(r.c.opts.ReadTimeout)
+	defer limit.Stop()
+	for r.server.waiting() {
+		select {
+		case <-r.ctx.Done():
+			return
+		case v := <-r.server.outC():
+			r.server.receive(v)
+			r.afterServerRead(v.i)
+		case v := <-r.metrics.outC():
+			r.metrics.receive(v)
+		case <-limit.C:
+			return
+		}
+	}
 }
 
 // awaitReads blocks until the running reads answer or the tick's deadline
