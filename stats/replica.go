@@ -144,13 +144,19 @@ func aggregateServer(parts []ServerStats, steps bool) ServerStats {
 	}
 	out.Responses = responses
 	if steps {
-		out.Steps = aggregateSteps(parts)
-		if out.Steps != nil {
-			out.Own = own.times(float64(success), float64(computeN))
-			out.Decompose()
-		}
+		out.addSteps(parts, &own, computeN)
 	}
 	return out
+}
+
+// addSteps sets the aggregate's steps and own times, when the parts are a
+// pipeline's, and decomposes it over them.
+func (s *ServerStats) addSteps(parts []ServerStats, own *ownAcc, computeN int64) {
+	s.Steps = aggregateSteps(parts)
+	if s.Steps != nil {
+		s.Own = own.times(float64(s.SuccessCount), float64(computeN))
+		s.Decompose()
+	}
 }
 
 // ownAcc adds pipelines' own times weighted by the counts they average

@@ -116,18 +116,7 @@ func (p *serverPane) View() string {
 		first = msLegend(st, parts, names, sv.Request, iw)
 	}
 	if sv.Pipeline() {
-		// The pipeline's time over its steps, then a row per step: the
-		// numbers before the bar and the history, which get what rows
-		// are left.
-		lines = append(lines, first)
-		lines = append(lines, p.steps.rows(st, s, iw)...)
-		if len(lines) < rows {
-			lines = append(lines, stackedBar(st, parts, iw))
-		}
-		if pend := pending(st, s); pend != "" && len(lines) < rows {
-			lines = append(lines, pend)
-		}
-		return box(st, pipelineTitle, focused, p.w, p.h, history(lines))
+		return box(st, pipelineTitle, focused, p.w, p.h, history(p.pipelineLines(s, first, parts, iw, rows)))
 	}
 	lines = append(lines, first, stackedBar(st, parts, iw))
 
@@ -145,6 +134,22 @@ func (p *serverPane) View() string {
 		lines = append(lines, r)
 	}
 	return box(st, title, focused, p.w, p.h, history(lines))
+}
+
+// pipelineLines are a pipeline's lines of the server pane: its time over
+// its steps (first), then a row per step, then its bar and pending count
+// as the rows allow; the numbers come before the bar and the history,
+// which get what rows are left.
+func (p *serverPane) pipelineLines(s *stats.Snapshot, first string, parts [5]float64, iw, rows int) []string {
+	st := p.b.common.Styles
+	lines := append([]string{first}, p.steps.rows(st, s, iw)...)
+	if len(lines) < rows {
+		lines = append(lines, stackedBar(st, parts, iw))
+	}
+	if pend := pending(st, s); pend != "" && len(lines) < rows {
+		lines = append(lines, pend)
+	}
+	return lines
 }
 
 // pipelineTitle is the server pane's title for a pipeline, whose queue
