@@ -39,9 +39,6 @@ func (p *ServerPoller) SetComposing(cs []Composing) {
 	}
 }
 
-// Composing reports whether p reads composing models.
-func (p *ServerPoller) Composing() bool { return len(p.steps) > 0 }
-
 // keepComposing is the entries of the composing models among all: the
 // baseline of the next read's steps.
 func (p *ServerPoller) keepComposing(all []*pb.ModelStatistics) []*pb.ModelStatistics {
