@@ -13,6 +13,7 @@ import (
 
 	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/sim"
+	"github.com/tritontop/tritontop/stats"
 	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -36,6 +37,10 @@ type target struct {
 	flags  *Config
 	// shm holds the regions of --shared-memory system (shmflags.go).
 	shm *triton.SharedMemorySet
+	// composing are the model's composing models (an ensemble's steps,
+	// --bls-composing-models), read with its statistics; nil for a model
+	// that is no pipeline.
+	composing []stats.Composing
 }
 
 // each is the target of each model of the run: its models, or itself.
@@ -124,6 +129,14 @@ func (t *target) describeModel(ctx context.Context, f *Config) error {
 	}
 	textsafe.Sanitize(t.metadata)
 	textsafe.Sanitize(t.config)
+	if t.composing, err = stats.ComposingModels(ctx, client, t.config, f.bls); err != nil {
+		err = fmt.Errorf("composing models of %q: %w", f.Model, err)
+		if c := triton.ErrorCode(err); len(f.bls) > 0 && (c == codes.NotFound || c == codes.InvalidArgument) {
+			// A name of --bls-composing-models the server does not serve.
+			return UsageError{Err: fmt.Errorf("%w (check --bls-composing-models)", err)}
+		}
+		return err
+	}
 	if t.config.GetModelTransactionPolicy().GetDecoupled() && !f.Streaming && !f.Endpoint.text() {
 		how := "add --streaming"
 		if f.LoadFile != "" {

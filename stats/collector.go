@@ -705,33 +705,9 @@ func (r *collection) finish() error {
 	r.metrics.start()
 	r.deadline.Reset(r.c.opts.ReadWait)
 	r.awaitReads()
-	r.awaitStatistics(2 * r.c.opts.ReadTimeout)
+	r.awaitLastStats()
 	r.emitPending()
 	return nil
-}
-
-// awaitStatistics blocks until no statistics read is running or limit
-// passes; like awaitReads, it is used only once no more results can
-// arrive.
-func (r *collection) awaitStatistics(limit time.Duration) {
-	if !r.server.waiting() {
-		return
-	}
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
-	for r.server.waiting() {
-		select {
-		case <-r.ctx.Done():
-			return
-		case v := <-r.server.outC():
-			r.server.receive(v)
-			r.afterServerRead(v.i)
-		case v := <-r.metrics.outC():
-			r.metrics.receive(v)
-		case <-timer.C:
-			return
-		}
-	}
 }
 
 // lastCountWait bounds how long the end of a run waits for the servers to
@@ -774,6 +750,47 @@ func (r *collection) awaitServerCount(want int64) {
 			return
 		case <-time.After(2 * time.Millisecond):
 		}
+	}
+}
+
+// awaitLastStats waits, for the run's last tick, for the statistics reads
+// still running past its deadline: no later tick would carry their
+// answer, and the requests of the run's end would be in no tick's
+// statistics (a pipeline's last step requests among them). A read that
+// failed (one past ReadTimeout, on a busy server) kept its poller's
+// baseline: it is read once more, whose answer covers both. At most two
+// ReadTimeouts in all; metrics, gauges, are not waited for.
+func (r *collection) awaitLastStats() {
+	if r.server == nil {
+		return
+	}
+	limit := time.NewTimer(2 * r.c.opts.ReadTimeout)
+	defer limit.Stop()
+	retried := make([]bool, len(r.pollers))
+	for {
+		for r.server.waiting() {
+			select {
+			case <-r.ctx.Done():
+				return
+			case v := <-r.server.outC():
+				r.server.receive(v)
+				r.afterServerRead(v.i)
+			case v := <-r.metrics.outC():
+				r.metrics.receive(v)
+			case <-limit.C:
+				return
+			}
+		}
+		again := false
+		for i, v := range r.server.fresh {
+			if v != nil && !v.Available && !retried[i] && r.pollers[i] != nil {
+				r.server.fresh[i], retried[i], again = nil, true, true
+			}
+		}
+		if !again {
+			return
+		}
+		r.server.start()
 	}
 }
 
@@ -1053,7 +1070,7 @@ func (r *collection) serverOfModels(s *Snapshot, cells []ServerStats, metrics []
 // averages are per request of any of them (AggregateServer), and it names
 // no model.
 func acrossModels(parts []ServerStats) ServerStats {
-	s := AggregateServer(parts)
+	s := aggregateServer(parts, false)
 	s.Model, s.Version = "", ""
 	return s
 }

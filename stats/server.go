@@ -37,6 +37,11 @@ type ServerPoller struct {
 	// them while the poller's own goroutine may be reading the server.
 	first atomic.Pointer[pb.ModelStatistics]
 	reset atomic.Bool
+	// steps are a pipeline's composing models (SetComposing), names
+	// their names, and prevAll their entries in the last reading.
+	steps   []stepNode
+	names   map[string]bool
+	prevAll []*pb.ModelStatistics
 }
 
 // NewServerPoller returns a poller of model's statistics through client. An
@@ -53,11 +58,11 @@ func (p *ServerPoller) Prime(ctx context.Context) error {
 	if p.prev != nil {
 		return nil
 	}
-	cur, err := p.read(ctx)
+	cur, all, err := p.read(ctx)
 	if err != nil {
 		return err
 	}
-	p.prev = cur
+	p.prev, p.prevAll = cur, all
 	p.first.CompareAndSwap(nil, cur)
 	return nil
 }
@@ -71,7 +76,7 @@ func (p *ServerPoller) Served(ctx context.Context) (n int64, ok bool) {
 	if first == nil || p.reset.Load() {
 		return 0, false
 	}
-	cur, err := p.read(ctx)
+	cur, _, err := p.read(ctx)
 	if err != nil || cur.GetVersion() != first.GetVersion() {
 		return 0, false
 	}
@@ -88,12 +93,12 @@ func (p *ServerPoller) Served(ctx context.Context) (n int64, ok bool) {
 // first reading without a baseline, and a reading whose counters went
 // backwards, only take a new baseline (Reset is set for the latter).
 func (p *ServerPoller) Poll(ctx context.Context) ServerStats {
-	cur, err := p.read(ctx)
+	cur, all, err := p.read(ctx)
 	if err != nil {
 		return ServerStats{Model: p.model, Version: p.version, Err: oneLine(err)}
 	}
-	prev := p.prev
-	p.prev = cur
+	prev, prevAll := p.prev, p.prevAll
+	p.prev, p.prevAll = cur, all
 	p.first.CompareAndSwap(nil, cur)
 	if prev == nil {
 		return ServerStats{Model: p.model, Version: cur.GetVersion(),
@@ -108,14 +113,23 @@ func (p *ServerPoller) Poll(ctx context.Context) ServerStats {
 	if s.Reset {
 		p.reset.Store(true)
 	}
+	if len(p.steps) > 0 && !s.Reset {
+		addSteps(&s, p.steps, prevAll, all)
+	}
 	return s
 }
 
-// read fetches the statistics of the polled model version.
-func (p *ServerPoller) read(ctx context.Context) (*pb.ModelStatistics, error) {
-	resp, err := p.client.ModelStatistics(ctx, p.model, p.version)
+// read fetches the statistics of the polled model version, and, for a
+// pipeline, its composing models' entries: every model's statistics are
+// then read at once, as perf_analyzer reads them.
+func (p *ServerPoller) read(ctx context.Context) (*pb.ModelStatistics, []*pb.ModelStatistics, error) {
+	model, version := p.model, p.version
+	if len(p.steps) > 0 {
+		model, version = "", ""
+	}
+	resp, err := p.client.ModelStatistics(ctx, model, version)
 	if err != nil {
-		return nil, fmt.Errorf("model statistics of %q: %w", p.model, err)
+		return nil, nil, fmt.Errorf("model statistics of %q: %w", p.model, err)
 	}
 	st := pickVersion(resp.GetModelStats(), p.model, p.version)
 	if st == nil {
@@ -123,9 +137,12 @@ func (p *ServerPoller) read(ctx context.Context) (*pb.ModelStatistics, error) {
 		if v == "" {
 			v = "any version"
 		}
-		return nil, fmt.Errorf("model statistics: server reported none for %q (%s)", p.model, v)
+		return nil, nil, fmt.Errorf("model statistics: server reported none for %q (%s)", p.model, v)
 	}
-	return st, nil
+	if len(p.steps) == 0 {
+		return st, nil, nil
+	}
+	return st, p.keepComposing(resp.GetModelStats()), nil
 }
 
 // pickVersion returns the statistics of model at version, or of its highest
