@@ -196,10 +196,15 @@ func (e *Engine) ServerMetadata() *pb.ServerMetadataResponse {
 // Cancelling ctx fails the request with CANCELLED (a failure with reason
 // CANCELED in the statistics).
 func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming bool) (*pb.ModelInferResponse, error) {
+	return e.infer(ctx, req, streaming, nil)
+}
+
+// infer is Infer with the request's outputs reserved in hold (nil: none).
+func (e *Engine) infer(ctx context.Context, req *pb.ModelInferRequest, streaming bool, hold *budgetHold) (*pb.ModelInferResponse, error) {
 	if usesShm(req) {
-		return e.inferShm(ctx, req, streaming)
+		return e.inferShm(ctx, req, streaming, hold)
 	}
-	r, err := e.submit(req, streaming, nil, nil)
+	r, err := e.submit(req, streaming, nil, nil, budgetShare{hold: hold})
 	if err != nil {
 		return nil, err
 	}
@@ -211,9 +216,11 @@ func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming
 // onResponse (if not nil) with each response of a decoupled model before
 // its final one. A stream submits its requests one after the other, in the
 // order they arrive, as Triton's stream handler does: the requests of a
-// sequence must reach the sequence batcher in order.
+// sequence must reach the sequence batcher in order. The request's outputs
+// are reserved in share's hold, and share carries what the caller gives
+// back when the request is answered; on an error nothing more is held.
 func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*request),
-	onResponse func(*request, *pb.ModelInferResponse)) (*request, error) {
+	onResponse func(*request, *pb.ModelInferResponse), share budgetShare) (*request, error) {
 	mv, err := e.readyVersion(req.GetModelName(), req.GetModelVersion())
 	if err != nil {
 		return nil, err
@@ -222,7 +229,7 @@ func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*
 	if m.spec.Decoupled && !streaming {
 		return nil, &kserve.Error{Code: codes.Unimplemented, Message: "ModelInfer RPC doesn't support models with decoupled transaction policy"}
 	}
-	r, err := m.prepare(req)
+	r, err := m.prepare(req, share)
 	if err != nil {
 		return nil, err
 	}
@@ -242,6 +249,7 @@ func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*
 	r.heldAtArrival = mv.held.Add(1)
 	if err := mv.sched.enqueue(r); err != nil {
 		mv.held.Add(-1)
+		share.hold.give(r.budget.n - share.n)
 		return nil, err
 	}
 	return r, nil

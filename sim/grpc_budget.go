@@ -2,141 +2,300 @@ package sim
 
 import (
 	"context"
-	"fmt"
-	"sync"
-	"sync/atomic"
+	"net"
+	"slices"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/stats"
-	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/tap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
-// grpcBudget bounds the bytes that gRPC infer requests can make the
-// simulator hold at once, across all connections.
+// grpcBudget puts gRPC requests under the memory budget.
 //
-// grpc-go reads a whole message before any handler sees it, and a message
-// has no length until its first five bytes are read, so the budget is
-// enforced where a stream is admitted: each new ModelInfer or
-// ModelStreamInfer stream reserves the largest message it may send (the
-// per-message limit) before a byte of its body is read, and a stream that
-// would take the reservations past the budget is refused at once with
-// RESOURCE_EXHAUSTED, the code Triton answers when it is out of resources.
-// Refusing instead of waiting means a stalled client can hold at most its
-// own reservation and never blocks the connection others share. Once a
-// unary request's message is read its reservation shrinks to the message's
-// size, held until the response is written; a streaming request keeps its
-// reservation until the stream ends, since its next message may be as
-// large.
+// grpc-go reads a whole message before any handler sees it, and a message's
+// length is in its first five bytes, which only the transport reads. So
+// every connection is read through a budgetConn: it hands the server the
+// bytes of one frame at a time (the server's own read buffer is off) and
+// follows them (frameScan), reserving each message's cost as soon as its
+// length is read, or refusing it. The call's handler waits for that
+// verdict before reading the message, so a refused message is never read
+// (only what HTTP/2 flow control lets the client send ahead arrives): the
+// call ends at once with RESOURCE_EXHAUSTED and the budget's reason.
+// Nothing waits for room, so no call stalls another.
+//
+// The tap, which the server runs on the connection's reader goroutine right
+// after reading a call's header block, gives each call a budgetHold and
+// binds it to its stream; the hold is closed when the call ends.
 type grpcBudget struct {
-	limit  int64 // bytes that may be reserved at once
-	perMsg int64 // what one stream reserves before its message is read
-
-	mu      sync.Mutex
-	held    int64
-	refused atomic.Int64
+	b      *memBudget
+	maxMsg int64 // the largest message received (--grpc-max-input-size)
 }
 
-// newGRPCBudget returns a budget of limit bytes for messages of at most
-// perMsg bytes; limit must be at least perMsg.
-func newGRPCBudget(limit, perMsg int64) *grpcBudget {
-	return &grpcBudget{limit: limit, perMsg: perMsg}
+// cost is what a message of n bytes makes the simulator hold while it is
+// received and decoded: its frames as received, the one contiguous copy
+// that protobuf decodes from, and the decoded message. A compressed
+// message may decompress to the largest message; its size is known only
+// then, so that is what it costs.
+func (g *grpcBudget) cost(n int64, compressed bool) int64 {
+	if compressed {
+		return n + 2*g.maxMsg
+	}
+	return 3 * n
 }
 
-// options are the server options that enforce the budget.
-func (b *grpcBudget) options() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.InTapHandle(b.admit), grpc.StatsHandler(budgetStats{})}
+// decodedShare is the part of cost for the decoded message: as large as
+// the message (the codec reserves more for a message that decodes larger,
+// before decoding it).
+func (g *grpcBudget) decodedShare(n int64, compressed bool) int64 {
+	if compressed {
+		return g.maxMsg
+	}
+	return n
 }
 
-// budgetTicket is one admitted stream's reservation.
-type budgetTicket struct {
-	b      *grpcBudget
-	stream bool
-	mu     sync.Mutex
-	held   int64
+// serverOptions are the options that put the server's calls under the
+// budget, with creds (nil: plaintext) for the connections.
+func (g *grpcBudget) serverOptions(creds credentials.TransportCredentials) []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.Creds(&budgetCreds{TransportCredentials: creds, g: g}),
+		grpc.ReadBufferSize(0), // budgetConn buffers
+		grpc.InTapHandle(g.admit),
+	}
 }
 
-type ticketKey struct{}
-
-// admit reserves perMsg bytes for a new infer stream, or refuses it. It runs
-// on the connection's reader with the transport's lock held, so it never
-// waits.
-func (b *grpcBudget) admit(ctx context.Context, info *tap.Info) (context.Context, error) {
-	stream := info.FullMethodName == pb.GRPCInferenceService_ModelStreamInfer_FullMethodName
-	if !stream && info.FullMethodName != pb.GRPCInferenceService_ModelInfer_FullMethodName {
+// admit gives a new call its hold. It runs on the connection's reader
+// goroutine, right after the server read the call's header block.
+func (g *grpcBudget) admit(ctx context.Context, _ *tap.Info) (context.Context, error) {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
 		return ctx, nil
 	}
-	b.mu.Lock()
-	if b.held+b.perMsg > b.limit {
-		held := b.held
-		b.mu.Unlock()
-		b.refused.Add(1)
-		return nil, status.Errorf(codes.ResourceExhausted,
-			"the server holds %d bytes of gRPC requests, and this one may take %d more, over its budget of %d bytes (--grpc-budget): retry later",
-			held, b.perMsg, b.limit)
-	}
-	b.held += b.perMsg
-	b.mu.Unlock()
-	t := &budgetTicket{b: b, stream: stream, held: b.perMsg}
-	// The stream's context ends whatever way the stream does, so the
-	// reservation is always returned.
-	context.AfterFunc(ctx, func() { t.shrink(0) })
-	return context.WithValue(ctx, ticketKey{}, t), nil
-}
-
-// shrink lowers the ticket's reservation to n bytes (never raises it).
-func (t *budgetTicket) shrink(n int64) {
-	t.mu.Lock()
-	d := t.held - n
-	if d <= 0 {
-		t.mu.Unlock()
-		return
-	}
-	t.held = n
-	t.mu.Unlock()
-	t.b.mu.Lock()
-	t.b.held -= d
-	t.b.mu.Unlock()
-}
-
-// Held is the bytes reserved now; Refused counts the streams refused.
-func (b *grpcBudget) Held() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.held
-}
-
-// budgetStats shrinks a unary request's reservation to its message's size
-// once the message is read.
-type budgetStats struct{}
-
-func (budgetStats) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
-func (budgetStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	in, ok := s.(*stats.InPayload)
+	a, ok := p.Addr.(*budgetAddr)
 	if !ok {
-		return
+		return ctx, nil
 	}
-	t, _ := ctx.Value(ticketKey{}).(*budgetTicket)
-	if t == nil || t.stream {
-		return
-	}
-	n := int64(in.WireLength)
-	if int64(in.Length) > n {
-		n = int64(in.Length)
-	}
-	t.shrink(n)
+	h := newBudgetHold(g.b)
+	a.conn.scan.bind(h)
+	context.AfterFunc(ctx, h.close)
+	return context.WithValue(ctx, holdKey{}, h), nil
 }
-func (budgetStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
-func (budgetStats) HandleConn(context.Context, stats.ConnStats)                       {}
 
-// checkGRPCBudget says what is wrong with a budget for messages of at most
-// perMsg bytes, or nil; 0 means no budget.
-func checkGRPCBudget(limit, perMsg int64) error {
-	if limit < 0 || limit > 0 && limit < perMsg {
-		return fmt.Errorf("gRPC budget %d bytes: must be 0 (none) or at least the largest message (%d bytes), or no request that large could pass", limit, perMsg)
+type holdKey struct{}
+
+// holdFrom is the budget hold of a call's context, or nil.
+func holdFrom(ctx context.Context) *budgetHold {
+	h, _ := ctx.Value(holdKey{}).(*budgetHold)
+	return h
+}
+
+// budgetedService is desc with its calls' messages under their holds:
+// each handler waits for its message's verdict before reading it (a
+// refused message is never read: the call ends with the refusal), and
+// decodes it with its decoding reserved (serverCodec). The handlers are
+// wrapped once; ModelInfer, the benchmarked path, allocates nothing more
+// per call.
+func budgetedService(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
+	d := *desc
+	d.Methods = slices.Clone(desc.Methods)
+	for i := range d.Methods {
+		if desc.ServiceName == pb.GRPCInferenceService_ServiceDesc.ServiceName && d.Methods[i].MethodName == "ModelInfer" {
+			d.Methods[i].Handler = modelInferHandler
+			continue
+		}
+		h := d.Methods[i].Handler
+		d.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, in grpc.UnaryServerInterceptor) (any, error) {
+			hold := holdFrom(ctx)
+			if err := hold.awaitMessage(ctx); err != nil {
+				return nil, grpcError(err)
+			}
+			return h(srv, ctx, func(m any) error {
+				pm, ok := m.(proto.Message)
+				if !ok || hold == nil {
+					return dec(m)
+				}
+				return decodeUnder(hold, dec, &budgetedMsg{msg: pm, hold: hold})
+			}, in)
+		}
+	}
+	d.Streams = slices.Clone(desc.Streams)
+	for i := range d.Streams {
+		if desc.ServiceName == pb.GRPCInferenceService_ServiceDesc.ServiceName && d.Streams[i].StreamName == "ModelStreamInfer" {
+			continue // it takes each message under the hold itself
+		}
+		h := d.Streams[i].Handler
+		d.Streams[i].Handler = func(srv any, ss grpc.ServerStream) error {
+			if err := holdFrom(ss.Context()).awaitMessage(ss.Context()); err != nil {
+				return grpcError(err)
+			}
+			return h(srv, ss)
+		}
+	}
+	return &d
+}
+
+// decodeUnder reads a message that awaitMessage admitted into bm with dec,
+// and takes its reservation off the hold's queue: a message whose decoding
+// did not fit is left empty by the codec and refused here.
+func decodeUnder(hold *budgetHold, dec func(any) error, bm *budgetedMsg) error {
+	if err := dec(bm); err != nil {
+		return err
+	}
+	if _, err := hold.popMessage(); err != nil {
+		return grpcError(err)
 	}
 	return nil
+}
+
+// inferIn is a ModelInfer request and its budgetedMsg, allocated together.
+type inferIn struct {
+	req pb.ModelInferRequest
+	msg budgetedMsg
+}
+
+// newInferIn is an empty request to decode under hold.
+func newInferIn(hold *budgetHold) *inferIn {
+	in := &inferIn{}
+	in.msg = budgetedMsg{msg: &in.req, hold: hold}
+	return in
+}
+
+// modelInferHandler is the generated ModelInfer handler with its request
+// taken under the call's hold. The server has no interceptors.
+func modelInferHandler(srv any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+	hold := holdFrom(ctx)
+	if err := hold.awaitMessage(ctx); err != nil {
+		return nil, grpcError(err)
+	}
+	in := newInferIn(hold)
+	if err := decodeUnder(hold, dec, &in.msg); err != nil {
+		return nil, err
+	}
+	return srv.(pb.GRPCInferenceServiceServer).ModelInfer(ctx, &in.req)
+}
+
+// budgetCreds wraps the server's transport credentials (nil: plaintext) so
+// that every connection, once its handshake is done, is read through a
+// budgetConn.
+type budgetCreds struct {
+	credentials.TransportCredentials
+	g *grpcBudget
+}
+
+// insecureInfo is the AuthInfo of a plaintext connection.
+type insecureInfo struct{ credentials.CommonAuthInfo }
+
+func (insecureInfo) AuthType() string { return "insecure" }
+
+// ServerHandshake implements credentials.TransportCredentials.
+func (c *budgetCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	conn, info := raw, credentials.AuthInfo(insecureInfo{credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}})
+	if c.TransportCredentials != nil {
+		var err error
+		if conn, info, err = c.TransportCredentials.ServerHandshake(raw); err != nil {
+			return nil, nil, err
+		}
+	}
+	return newBudgetConn(conn, c.g), info, nil
+}
+
+// Info implements credentials.TransportCredentials.
+func (c *budgetCreds) Info() credentials.ProtocolInfo {
+	if c.TransportCredentials != nil {
+		return c.TransportCredentials.Info()
+	}
+	return credentials.ProtocolInfo{SecurityProtocol: "insecure"}
+}
+
+// Clone implements credentials.TransportCredentials.
+func (c *budgetCreds) Clone() credentials.TransportCredentials {
+	d := *c
+	if c.TransportCredentials != nil {
+		d.TransportCredentials = c.TransportCredentials.Clone()
+	}
+	return &d
+}
+
+// ClientHandshake implements credentials.TransportCredentials; a server
+// never calls it.
+func (c *budgetCreds) ClientHandshake(ctx context.Context, authority string, raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	if c.TransportCredentials != nil {
+		return c.TransportCredentials.ClientHandshake(ctx, authority, raw)
+	}
+	return raw, insecureInfo{}, nil
+}
+
+// OverrideServerName implements credentials.TransportCredentials.
+//
+// Deprecated: as in grpc-go.
+func (c *budgetCreds) OverrideServerName(name string) error {
+	if c.TransportCredentials != nil {
+		return c.TransportCredentials.OverrideServerName(name) //nolint:staticcheck // forwarded
+	}
+	return nil
+}
+
+// budgetAddr is a budgetConn's remote address: the server puts it in every
+// call's peer, which is how the tap finds the connection's frameScan.
+type budgetAddr struct {
+	net.Addr
+	conn *budgetConn
+}
+
+// bufSize is a budgetConn's read buffer, the size of grpc-go's own.
+const bufSize = 32 << 10
+
+// budgetConn reads a connection for the server through its own buffer and
+// follows what it hands over (frameScan). The server reads a frame's header
+// and then its payload, so each Read is one frame's bytes at most.
+type budgetConn struct {
+	net.Conn
+	addr *budgetAddr
+	scan *frameScan
+	buf  []byte
+	r, w int
+	err  error // a read error held until the buffer is drained
+}
+
+func newBudgetConn(c net.Conn, g *grpcBudget) *budgetConn {
+	bc := &budgetConn{Conn: c, scan: newFrameScan(g), buf: make([]byte, bufSize)}
+	bc.addr = &budgetAddr{Addr: c.RemoteAddr(), conn: bc}
+	return bc
+}
+
+// RemoteAddr implements net.Conn.
+func (c *budgetConn) RemoteAddr() net.Addr { return c.addr }
+
+// Read implements net.Conn: it hands over what it has, and follows it.
+func (c *budgetConn) Read(p []byte) (int, error) {
+	n, err := c.fill(p)
+	c.scan.scan(p[:n])
+	return n, err
+}
+
+// fill copies buffered bytes into p, reading the connection when there are
+// none (straight into p when p is as large as the buffer).
+func (c *budgetConn) fill(p []byte) (int, error) {
+	if c.r == c.w {
+		if c.err != nil {
+			err := c.err
+			c.err = nil
+			return 0, err
+		}
+		if len(p) >= len(c.buf) {
+			return c.Conn.Read(p)
+		}
+		n, err := c.Conn.Read(c.buf)
+		c.r, c.w = 0, n
+		if n == 0 {
+			return 0, err
+		}
+		c.err = err // once the buffer is drained
+	}
+	n := copy(p, c.buf[c.r:c.w])
+	c.r += n
+	return n, nil
 }

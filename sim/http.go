@@ -23,13 +23,13 @@ type httpHandler struct {
 	engine   *Engine
 	settings *settingsStore
 	limits   HTTPLimits
-	budget   *byteBudget
+	budget   *memBudget
 }
 
-// newHTTPHandler serves e with limits (zero fields take their defaults).
-func newHTTPHandler(e *Engine, settings *settingsStore, limits HTTPLimits) *httpHandler {
-	limits = limits.withDefaults()
-	return &httpHandler{engine: e, settings: settings, limits: limits, budget: &byteBudget{limit: limits.MaxBufferedBytes}}
+// newHTTPHandler serves e with limits (zero fields take their defaults)
+// under budget.
+func newHTTPHandler(e *Engine, settings *settingsStore, limits HTTPLimits, budget *memBudget) *httpHandler {
+	return &httpHandler{engine: e, settings: settings, limits: limits.withDefaults(), budget: budget}
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -230,13 +230,17 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest st
 
 // readOptionalJSON decodes a request body if there is one.
 func (h *httpHandler) readOptionalJSON(r *http.Request, v any) error {
-	b, held, err := h.readBody(r)
+	hold := newBudgetHold(h.budget)
+	defer hold.close()
+	b, err := h.readBody(r, hold)
 	if err != nil {
 		return err
 	}
-	defer h.budget.release(held)
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
+	}
+	if err := hold.grow(jsonValuesCost(b)); err != nil {
+		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to parse the request JSON buffer: %v", err)}
@@ -370,7 +374,13 @@ func (h *httpHandler) logging(w http.ResponseWriter, r *http.Request) {
 func writeError(w http.ResponseWriter, err error) {
 	var te *kserve.Error
 	if errors.As(err, &te) {
-		writeErrorStatus(w, kserve.HTTPStatusFor(te.Code), te.Message)
+		status := kserve.HTTPStatusFor(te.Code)
+		if te.Code == codes.ResourceExhausted {
+			// The memory budget's refusal: Triton answers 503 when it
+			// cannot take a request now.
+			status = http.StatusServiceUnavailable
+		}
+		writeErrorStatus(w, status, te.Message)
 		return
 	}
 	writeErrorStatus(w, http.StatusInternalServerError, err.Error())

@@ -20,12 +20,16 @@ import (
 // was sent with the first). A request that fails before it runs gets
 // Triton's JSON error with its status.
 func (h *httpHandler) generate(w http.ResponseWriter, r *http.Request, model, version string, stream bool) {
-	body, held, err := h.readBody(r)
+	hold := newBudgetHold(h.budget)
+	defer hold.close()
+	body, err := h.readBody(r, hold)
+	if err == nil {
+		err = hold.grow(jsonValuesCost(body))
+	}
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	defer h.budget.release(held)
 	mv, err := h.engine.readyVersion(model, version)
 	if err != nil {
 		writeError(w, err)
@@ -42,7 +46,7 @@ func (h *httpHandler) generate(w http.ResponseWriter, r *http.Request, model, ve
 		return
 	}
 	call := newLLMCall()
-	ir, err := h.engine.submit(req, true, call.completed, call.responded)
+	ir, err := h.engine.submit(req, true, call.completed, call.responded, budgetShare{})
 	if err != nil {
 		writeError(w, err)
 		return

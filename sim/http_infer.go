@@ -46,14 +46,16 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		writeError(w, errDecoupledHTTP)
 		return
 	}
-	body, held, err := h.readBody(r)
+	// Everything the request holds is reserved in hold, given back once the
+	// response is written: the body (raw inputs alias it), its JSON
+	// decoded, the tensors, the outputs and the encoded response.
+	hold := newBudgetHold(h.budget)
+	defer hold.close()
+	body, err := h.readBody(r, hold)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	// The body's bytes stay in use (raw inputs alias them) until the
-	// response is written.
-	defer h.budget.release(held)
 	headerLen := -1
 	if v := r.Header.Get(kserve.HeaderContentLength); v != "" {
 		// Triton reads the header with std::stoi.
@@ -80,34 +82,34 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		if headerLen > 0 {
 			jsonPart, binary = body[:headerLen], body[headerLen:]
 		}
-		req, form, err = parseInferRequest(jsonPart, binary, model, version)
+		req, form, err = parseInferRequest(jsonPart, binary, model, version, hold)
 	}
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	resp, err := h.engine.Infer(r.Context(), req, false)
+	resp, err := h.engine.infer(r.Context(), req, false, hold)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	header, binary, err := encodeInferResponse(resp, req.GetId(), &form)
+	out, headerLen, err := encodeInferResponse(resp, req.GetId(), &form, hold)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	contentType := "application/json"
-	if binary != nil {
-		w.Header().Set(kserve.HeaderContentLength, strconv.Itoa(len(header)))
+	if headerLen >= 0 {
+		w.Header().Set(kserve.HeaderContentLength, strconv.Itoa(headerLen))
 		contentType = "application/octet-stream"
-		header = append(header, binary...)
 	}
-	writeCompressed(w, r, contentType, header)
+	writeCompressed(w, r, contentType, out, hold)
 }
 
 // writeCompressed writes a response body, compressed when the client
-// accepts gzip or deflate, as Triton does.
-func writeCompressed(w http.ResponseWriter, r *http.Request, contentType string, body []byte) {
+// accepts gzip or deflate, as Triton does, and hold has room for the
+// compressed copy (else it is sent as it is).
+func writeCompressed(w http.ResponseWriter, r *http.Request, contentType string, body []byte, hold *budgetHold) {
 	accept := r.Header.Get("Accept-Encoding")
 	var enc string
 	switch {
@@ -116,7 +118,7 @@ func writeCompressed(w http.ResponseWriter, r *http.Request, contentType string,
 	case acceptsEncoding(accept, "deflate"):
 		enc = "deflate"
 	}
-	if enc != "" {
+	if enc != "" && hold.grow(int64(len(body))+4096) == nil {
 		var buf bytes.Buffer
 		var zw io.WriteCloser
 		if enc == "gzip" {
@@ -209,8 +211,11 @@ func deduceShape(dims []int64, elems int64) []int64 {
 // parseInferRequest turns the JSON part and the binary part of an infer
 // body into the request the engine takes, with every input's data in raw
 // form.
-func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.ModelInferRequest, outputForm, error) {
+func parseInferRequest(jsonPart, binary []byte, model, version string, hold *budgetHold) (*pb.ModelInferRequest, outputForm, error) {
 	var form outputForm
+	if err := hold.grow(jsonRequestCost(jsonPart)); err != nil {
+		return nil, form, err
+	}
 	var in kserve.InferRequest
 	dec := json.NewDecoder(bytes.NewReader(jsonPart))
 	dec.UseNumber()
@@ -252,7 +257,7 @@ func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.Mode
 		if inShm {
 			err = checkShmInput(&t)
 		} else {
-			raw, err = inputData(&t, &binary, model)
+			raw, err = inputData(&t, &binary, model, hold)
 		}
 		if err != nil {
 			return nil, form, err
@@ -334,7 +339,7 @@ func inferParameter(key string, v any) (*pb.InferParameter, error) {
 
 // inputData returns an input's raw bytes: the next binary_data_size bytes
 // of the binary part, or its JSON data converted.
-func inputData(t *kserve.RequestInput, binary *[]byte, model string) ([]byte, error) {
+func inputData(t *kserve.RequestInput, binary *[]byte, model string, hold *budgetHold) ([]byte, error) {
 	if v, ok := t.Parameters["binary_data_size"]; ok {
 		num, isNum := v.(json.Number)
 		size, err := num.Int64()
@@ -351,5 +356,5 @@ func inputData(t *kserve.RequestInput, binary *[]byte, model string) ([]byte, er
 	if len(t.Data) == 0 {
 		return nil, badRequest("unable to find data for input tensor '%s' for model '%s' in request.", t.Name, model)
 	}
-	return jsonTensorData(t.Name, t.Datatype, t.Shape, t.Data)
+	return jsonTensorData(t.Name, t.Datatype, t.Shape, t.Data, hold)
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -83,6 +85,9 @@ func writeOpenAIError(w http.ResponseWriter, status int, kind, msg string) {
 func openAIStatus(err error) (int, string, string) {
 	var te *kserve.Error
 	if errors.As(err, &te) {
+		if te.Code == codes.ResourceExhausted {
+			return http.StatusServiceUnavailable, "server_error", te.Message
+		}
 		if s := kserve.HTTPStatusFor(te.Code); s < 500 {
 			return s, "invalid_request_error", te.Message
 		}
@@ -218,12 +223,16 @@ type completionUsage struct {
 
 // completion answers a chat completion (chat) or a completion.
 func (h *httpHandler) completion(w http.ResponseWriter, r *http.Request, chat bool) {
-	body, held, err := h.readBody(r)
+	hold := newBudgetHold(h.budget)
+	defer hold.close()
+	body, err := h.readBody(r, hold)
+	if err == nil {
+		err = hold.grow(jsonValuesCost(body))
+	}
 	if err != nil {
 		writeOpenAIErr(w, err)
 		return
 	}
-	defer h.budget.release(held)
 	var cr completionRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&cr); err != nil {
@@ -279,7 +288,7 @@ func (h *httpHandler) completion(w http.ResponseWriter, r *http.Request, chat bo
 		return
 	}
 	call := newLLMCall()
-	ir, err := h.engine.submit(req, true, call.completed, call.responded)
+	ir, err := h.engine.submit(req, true, call.completed, call.responded, budgetShare{})
 	if err != nil {
 		writeOpenAIErr(w, err)
 		return

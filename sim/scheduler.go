@@ -60,6 +60,9 @@ type request struct {
 	// heldAtArrival is how many requests of its model version the server
 	// held when this one arrived, itself included.
 	heldAtArrival int64
+	// budget is the request's part of the memory budget: its message (on
+	// a stream) and its outputs.
+	budget budgetShare
 }
 
 // complete ends a request with its resp or err set. The server stops

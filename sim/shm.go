@@ -223,8 +223,9 @@ type shmOutput struct {
 // resolveShm returns req with the inputs in shared memory read out of
 // their regions into raw_input_contents (in the request's order, as the
 // frontends hand raw contents to the core), the shared-memory parameters
-// taken off, and the outputs to write into regions when it completes.
-func (e *Engine) resolveShm(req *pb.ModelInferRequest) (*pb.ModelInferRequest, []shmOutput, error) {
+// taken off, and the outputs to write into regions when it completes. The
+// inputs' copies are reserved in share.
+func (e *Engine) resolveShm(req *pb.ModelInferRequest, share *budgetShare) (*pb.ModelInferRequest, []shmOutput, error) {
 	out := &pb.ModelInferRequest{
 		ModelName: req.GetModelName(), ModelVersion: req.GetModelVersion(), Id: req.GetId(),
 		Parameters: req.GetParameters(),
@@ -250,6 +251,9 @@ func (e *Engine) resolveShm(req *pb.ModelInferRequest) (*pb.ModelInferRequest, [
 		}
 		b, err := s.span(region, offset, size)
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := share.grow(int64(len(b))); err != nil {
 			return nil, nil, err
 		}
 		out.Inputs = append(out.Inputs, &pb.ModelInferRequest_InferInputTensor{
@@ -348,12 +352,13 @@ func (e *Engine) writeShmOutputs(resp *pb.ModelInferResponse, outs []shmOutput) 
 
 // inferShm runs a request with tensors in shared memory: inputs read from
 // their regions at submission, outputs written to theirs at completion.
-func (e *Engine) inferShm(ctx context.Context, req *pb.ModelInferRequest, streaming bool) (*pb.ModelInferResponse, error) {
-	req, outs, err := e.resolveShm(req)
+func (e *Engine) inferShm(ctx context.Context, req *pb.ModelInferRequest, streaming bool, hold *budgetHold) (*pb.ModelInferResponse, error) {
+	share := budgetShare{hold: hold}
+	req, outs, err := e.resolveShm(req, &share)
 	if err != nil {
 		return nil, err
 	}
-	r, err := e.submit(req, streaming, nil, nil)
+	r, err := e.submit(req, streaming, nil, nil, share)
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func requestError(req *pb.ModelInferRequest, format string, args ...any) error {
 // frontend and core do before the request is queued, with Triton's
 // messages, and returns it ready to enqueue. Errors here are not counted
 // in the statistics, as on Triton.
-func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
+func (m *model) prepare(req *pb.ModelInferRequest, share budgetShare) (*request, error) {
 	if err := checkParameters(req.GetParameters()); err != nil {
 		return nil, err
 	}
@@ -163,13 +163,19 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 	r.batch = max(1, int(batch))
 	r.timeout = m.queueTimeout(req.GetParameters()["timeout"].GetInt64Param())
 	r.varKey = hash.Sum64()
-	if err := m.checkOutputs(r); err != nil {
+	outBytes, err := m.checkOutputs(r)
+	if err != nil {
 		return nil, err
 	}
 	if m.seq {
 		if err := m.sequenceParameters(r); err != nil {
 			return nil, err
 		}
+	}
+	// Reserved last, so that no error above leaves it held.
+	r.budget = share
+	if err := r.budget.grow(outBytes); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

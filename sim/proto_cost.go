@@ -1,0 +1,170 @@
+package sim
+
+import (
+	"reflect"
+	"sync"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+)
+
+// Decoded protobuf can take far more memory than its wire bytes: an empty
+// repeated message is two bytes on the wire and a pointer plus a struct of
+// a hundred bytes in Go, a packed varint one byte and eight. So before a
+// message is decoded, decodedCost walks its wire bytes with its schema and
+// adds up what decoding will allocate, without allocating; the budget
+// reserves that (serverCodec).
+
+// Per-allocation costs of decoded protobuf beyond the data itself.
+const (
+	costSliceEntry  = 2    // a repeated field's slice grows by doubling
+	costMapEntry    = 64   // a map entry: its slot, tophash and load factor
+	costPointer     = 8    // a pointer to a message in a slice or a field
+	costOneofBox    = 32   // a oneof's wrapper struct
+	costStringHead  = 16   // a string header in a slice
+	costBytesHead   = 24   // a []byte header in a slice
+	costSizeClassUp = 1.25 // allocations round up to Go's size classes
+)
+
+// tensorContents is the message whose typed elements the engine also
+// converts to raw bytes: counted twice.
+const tensorContents protoreflect.FullName = "inference.InferTensorContents"
+
+// protoCosts works out what decoded messages cost; it caches the Go struct
+// size of each message type.
+type protoCosts struct {
+	sizes sync.Map // protoreflect.FullName → int64
+}
+
+// decodedCost is what decoding b as a message of md allocates, at most; a
+// malformed b costs what its well-formed part does (decoding then fails).
+func (c *protoCosts) decodedCost(md protoreflect.MessageDescriptor, b []byte) int64 {
+	return int64(float64(c.structSize(md)+c.fieldsCost(md, b, 0)) * costSizeClassUp)
+}
+
+// maxCostDepth stops the walk of nested messages (protobuf itself refuses
+// past 10000; none of Triton's messages nests beyond a few levels).
+const maxCostDepth = 64
+
+// fieldsCost is what decoding b's fields into an existing struct of md
+// allocates.
+func (c *protoCosts) fieldsCost(md protoreflect.MessageDescriptor, b []byte, depth int) int64 {
+	var cost int64
+	fields := md.Fields()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return cost
+		}
+		b = b[n:]
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return cost
+		}
+		v := b[:m]
+		b = b[m:]
+		fd := fields.ByNumber(num)
+		if fd == nil {
+			cost += int64(len(v)) + int64(n) // kept as unknown bytes
+			continue
+		}
+		cost += c.fieldCost(fd, typ, v, depth)
+	}
+	if md.FullName() == tensorContents {
+		cost *= 2
+	}
+	return cost
+}
+
+// fieldCost is what one occurrence of field fd, wire type typ with value v
+// (its bytes after the tag), allocates.
+func (c *protoCosts) fieldCost(fd protoreflect.FieldDescriptor, typ protowire.Type, v []byte, depth int) int64 {
+	switch {
+	case fd.IsMap():
+		if depth >= maxCostDepth {
+			return int64(len(v))
+		}
+		return costMapEntry + c.fieldsCost(fd.Message(), payload(v), depth+1)
+	case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
+		if depth >= maxCostDepth {
+			return int64(len(v))
+		}
+		n := c.structSize(fd.Message()) + c.fieldsCost(fd.Message(), payload(v), depth+1)
+		if fd.IsList() {
+			n += costSliceEntry * costPointer
+		}
+		if fd.ContainingOneof() != nil {
+			n += costOneofBox
+		}
+		return n
+	case fd.Kind() == protoreflect.StringKind || fd.Kind() == protoreflect.BytesKind:
+		n := int64(len(payload(v)))
+		if fd.IsList() {
+			n += costSliceEntry * costBytesHead
+		}
+		if fd.ContainingOneof() != nil {
+			n += costOneofBox
+		}
+		return n
+	case typ == protowire.BytesType:
+		// A packed run of scalars: at most one element per byte.
+		return costSliceEntry * scalarSize(fd.Kind()) * packedCount(fd.Kind(), len(payload(v)))
+	case fd.IsList():
+		return costSliceEntry * scalarSize(fd.Kind())
+	case fd.ContainingOneof() != nil:
+		return costOneofBox
+	}
+	return 0 // a singular scalar lives in its struct
+}
+
+// packedCount is the most elements a packed run of n bytes holds.
+func packedCount(k protoreflect.Kind, n int) int64 {
+	switch k {
+	case protoreflect.Fixed32Kind, protoreflect.Sfixed32Kind, protoreflect.FloatKind:
+		return int64(n / 4)
+	case protoreflect.Fixed64Kind, protoreflect.Sfixed64Kind, protoreflect.DoubleKind:
+		return int64(n / 8)
+	}
+	return int64(n)
+}
+
+// scalarSize is the Go size of a scalar of kind k.
+func scalarSize(k protoreflect.Kind) int64 {
+	switch k {
+	case protoreflect.BoolKind:
+		return 1
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Uint64Kind,
+		protoreflect.Fixed64Kind, protoreflect.Sfixed64Kind, protoreflect.DoubleKind:
+		return 8
+	}
+	return 4
+}
+
+// payload is the content of a length-delimited value (v with its length).
+func payload(v []byte) []byte {
+	p, n := protowire.ConsumeBytes(v)
+	if n < 0 {
+		return nil
+	}
+	return p
+}
+
+// structSize is the Go size of a message of md, or a generous guess for a
+// type with no generated Go struct.
+func (c *protoCosts) structSize(md protoreflect.MessageDescriptor) int64 {
+	if md == nil {
+		return 0
+	}
+	if v, ok := c.sizes.Load(md.FullName()); ok {
+		return v.(int64)
+	}
+	size := int64(64 + 16*md.Fields().Len())
+	if mt, err := protoregistry.GlobalTypes.FindMessageByName(md.FullName()); err == nil {
+		if t := reflect.TypeOf(mt.Zero().Interface()); t.Kind() == reflect.Pointer {
+			size = int64(t.Elem().Size())
+		}
+	}
+	c.sizes.Store(md.FullName(), size)
+	return size
+}

@@ -1,0 +1,7 @@
+//go:build race
+
+package sim
+
+// raceEnabled reports whether tests run under the race detector, whose
+// runtime maps terabytes of shadow memory: no address-space cap fits it.
+const raceEnabled = true
