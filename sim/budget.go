@@ -94,9 +94,10 @@ type budgetHold struct {
 	mu       sync.Mutex
 	held     int64
 	closed   bool
-	ended    bool          // the client sends no more messages
-	messages []heldMessage // messages not yet taken by a request
-	wake     chan struct{} // closed when a message is pushed or the messages end
+	ended    bool           // the client sends no more messages
+	messages []heldMessage  // messages not yet taken by a request
+	first    [1]heldMessage // messages' first backing array: a unary call's one
+	wake     chan struct{}  // closed when a message is pushed or the messages end
 }
 
 // heldMessage is one message's reservation: cost in all, of which decoded
@@ -138,6 +139,38 @@ func (h *budgetHold) give(n int64) {
 	h.mu.Unlock()
 	h.b.release(n)
 }
+
+// closeKeeping returns everything the hold has but keep bytes, which the
+// returned kept gives back when its buffer is freed (mem.BufferPool's Put);
+// later grows are free.
+func (h *budgetHold) closeKeeping(keep int64) *keptBytes {
+	h.mu.Lock()
+	keep = min(keep, h.held)
+	n := h.held - keep
+	h.held, h.closed, h.messages = 0, true, nil
+	h.wakeLocked()
+	h.mu.Unlock()
+	h.b.release(n)
+	return &keptBytes{b: h.b, n: keep}
+}
+
+// keptBytes are reserved bytes of a buffer that outlives its request (an
+// encoded response being written): a mem.BufferPool whose Put, when the
+// buffer is freed, gives them back.
+type keptBytes struct {
+	b    *memBudget
+	n    int64
+	once sync.Once
+}
+
+// Get implements mem.BufferPool; keptBytes gives no buffers.
+func (k *keptBytes) Get(n int) *[]byte {
+	b := make([]byte, n)
+	return &b
+}
+
+// Put implements mem.BufferPool: the buffer is freed.
+func (k *keptBytes) Put(*[]byte) { k.once.Do(func() { k.b.release(k.n) }) }
 
 // close returns everything the hold has and makes later grows free.
 func (h *budgetHold) close() {
@@ -189,6 +222,9 @@ func (h *budgetHold) pushMessage(cost, decoded int64) {
 		m = heldMessage{refusal: err}
 	} else {
 		h.held += cost
+	}
+	if h.messages == nil {
+		h.messages = h.first[:0]
 	}
 	h.messages = append(h.messages, m)
 	h.wakeLocked()
@@ -268,6 +304,9 @@ func (h *budgetHold) popMessage() (int64, error) {
 	}
 	m := h.messages[0]
 	h.messages = h.messages[1:]
+	if len(h.messages) == 0 {
+		h.messages = nil
+	}
 	return m.cost, m.refusal
 }
 

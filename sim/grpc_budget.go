@@ -31,8 +31,9 @@ import (
 // after reading a call's header block, gives each call a budgetHold and
 // binds it to its stream; the hold is closed when the call ends.
 type grpcBudget struct {
-	b      *memBudget
-	maxMsg int64 // the largest message received (--grpc-max-input-size)
+	b       *memBudget
+	maxMsg  int64           // the largest message received (--grpc-max-input-size)
+	methods map[string]bool // the full names of the methods served
 }
 
 // cost is what a message of n bytes makes the simulator hold while it is
@@ -67,9 +68,13 @@ func (g *grpcBudget) serverOptions(creds credentials.TransportCredentials) []grp
 	}
 }
 
-// admit gives a new call its hold. It runs on the connection's reader
-// goroutine, right after the server read the call's header block.
-func (g *grpcBudget) admit(ctx context.Context, _ *tap.Info) (context.Context, error) {
+// admit gives a new call of a method served its hold (a call of another is
+// answered UNIMPLEMENTED, its message unread). It runs on the connection's
+// reader goroutine, right after the server read the call's header block.
+func (g *grpcBudget) admit(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if !g.methods[info.FullMethodName] {
+		return ctx, nil
+	}
 	p, ok := peer.FromContext(ctx)
 	if !ok {
 		return ctx, nil
@@ -78,10 +83,26 @@ func (g *grpcBudget) admit(ctx context.Context, _ *tap.Info) (context.Context, e
 	if !ok {
 		return ctx, nil
 	}
-	h := newBudgetHold(g.b)
-	a.conn.scan.bind(h)
-	context.AfterFunc(ctx, h.close)
-	return context.WithValue(ctx, holdKey{}, h), nil
+	c := &budgetedCall{}
+	c.hold.b = g.b
+	c.framing = msgFraming{hold: &c.hold, ctx: ctx}
+	a.conn.scan.bind(&c.framing)
+	return context.WithValue(ctx, holdKey{}, &c.hold), nil
+}
+
+// serve registers desc's service on srv with impl, its calls under the
+// budget (budgetedService).
+func (g *grpcBudget) serve(srv *grpc.Server, desc *grpc.ServiceDesc, impl any) {
+	if g.methods == nil {
+		g.methods = map[string]bool{}
+	}
+	for _, m := range desc.Methods {
+		g.methods["/"+desc.ServiceName+"/"+m.MethodName] = true
+	}
+	for _, st := range desc.Streams {
+		g.methods["/"+desc.ServiceName+"/"+st.StreamName] = true
+	}
+	srv.RegisterService(budgetedService(desc), impl)
 }
 
 type holdKey struct{}
@@ -109,6 +130,7 @@ func budgetedService(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
 		h := d.Methods[i].Handler
 		d.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, in grpc.UnaryServerInterceptor) (any, error) {
 			hold := holdFrom(ctx)
+			defer hold.close() // its answer is small
 			if err := hold.awaitMessage(ctx); err != nil {
 				return nil, grpcError(err)
 			}
@@ -128,7 +150,9 @@ func budgetedService(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
 		}
 		h := d.Streams[i].Handler
 		d.Streams[i].Handler = func(srv any, ss grpc.ServerStream) error {
-			if err := holdFrom(ss.Context()).awaitMessage(ss.Context()); err != nil {
+			hold := holdFrom(ss.Context())
+			defer hold.close()
+			if err := hold.awaitMessage(ss.Context()); err != nil {
 				return grpcError(err)
 			}
 			return h(srv, ss)
@@ -150,10 +174,12 @@ func decodeUnder(hold *budgetHold, dec func(any) error, bm *budgetedMsg) error {
 	return nil
 }
 
-// inferIn is a ModelInfer request and its budgetedMsg, allocated together.
+// inferIn is a ModelInfer request, its budgetedMsg and its answer's
+// budgetedResp, allocated together.
 type inferIn struct {
 	req pb.ModelInferRequest
 	msg budgetedMsg
+	out budgetedResp
 }
 
 // newInferIn is an empty request to decode under hold.
@@ -164,17 +190,26 @@ func newInferIn(hold *budgetHold) *inferIn {
 }
 
 // modelInferHandler is the generated ModelInfer handler with its request
-// taken under the call's hold. The server has no interceptors.
+// taken under the call's hold, which stays held until its answer is
+// encoded (serverCodec.Marshal closes it). The server has no interceptors.
 func modelInferHandler(srv any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
 	hold := holdFrom(ctx)
 	if err := hold.awaitMessage(ctx); err != nil {
+		hold.close()
 		return nil, grpcError(err)
 	}
 	in := newInferIn(hold)
 	if err := decodeUnder(hold, dec, &in.msg); err != nil {
+		hold.close()
 		return nil, err
 	}
-	return srv.(pb.GRPCInferenceServiceServer).ModelInfer(ctx, &in.req)
+	resp, err := srv.(pb.GRPCInferenceServiceServer).ModelInfer(ctx, &in.req)
+	if err != nil || hold == nil {
+		hold.close()
+		return resp, err
+	}
+	in.out = budgetedResp{resp: resp, hold: hold}
+	return &in.out, nil
 }
 
 // budgetCreds wraps the server's transport credentials (nil: plaintext) so
@@ -270,9 +305,14 @@ func newBudgetConn(c net.Conn, g *grpcBudget) *budgetConn {
 func (c *budgetConn) RemoteAddr() net.Addr { return c.addr }
 
 // Read implements net.Conn: it hands over what it has, and follows it.
+// The server reads a connection until it fails: then every call still
+// followed has its hold closed.
 func (c *budgetConn) Read(p []byte) (int, error) {
 	n, err := c.fill(p)
 	c.scan.scan(p[:n])
+	if err != nil && n == 0 {
+		c.scan.closeAll()
+	}
 	return n, err
 }
 

@@ -39,19 +39,40 @@ type budgetedMsg struct {
 	hold *budgetHold
 }
 
+// budgetedResp is an answer for serverCodec to encode, closing its call's
+// hold once it is: a large answer keeps its own bytes reserved until the
+// server has written and freed it.
+type budgetedResp struct {
+	resp *pb.ModelInferResponse
+	hold *budgetHold
+}
+
 // Name implements encoding.CodecV2.
 func (serverCodec) Name() string { return grpcproto.Name }
 
 // Marshal implements encoding.CodecV2.
 func (serverCodec) Marshal(v any) (mem.BufferSlice, error) {
+	br, budgeted := v.(*budgetedResp)
+	if budgeted {
+		v = br.resp
+	}
 	if !largeResponse(v) {
+		if budgeted {
+			defer br.hold.close()
+		}
 		return protoCodec.Marshal(v)
 	}
 	b, err := proto.Marshal(v.(proto.Message))
 	if err != nil {
+		if budgeted {
+			br.hold.close()
+		}
 		return nil, err
 	}
-	return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+	if !budgeted {
+		return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+	}
+	return mem.BufferSlice{mem.NewBuffer(&b, br.hold.closeKeeping(int64(len(b))))}, nil
 }
 
 // largeResponse reports whether v is an infer response whose outputs make

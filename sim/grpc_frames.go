@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/binary"
 )
 
@@ -18,9 +19,9 @@ const (
 	h2FlagEndHeaders = 0x4
 	h2FlagPadded     = 0x8
 	grpcPrefixLen    = 5
-	// maxIdleStreams is how many streams' states a connection keeps before
-	// it sweeps out those whose calls have ended.
-	maxIdleStreams = 1024
+	// minSweep is how many calls a connection follows before it first
+	// sweeps out those that have ended.
+	minSweep = 64
 )
 
 // frameScan follows the bytes a gRPC client sends on one connection, as
@@ -49,38 +50,67 @@ type frameScan struct {
 
 	lastHeaders      uint32 // stream of the last complete header block read
 	lastHeadersEnded bool   // and whether it ended the stream (no message)
-	streams          map[uint32]*msgFraming
+	calls            map[uint32]*msgFraming
+	sweepAt          int         // len(calls) at which ended calls are swept out
 	cur              *msgFraming // the stream of the current DATA frame
 }
 
 func newFrameScan(b *grpcBudget) *frameScan {
-	return &frameScan{budget: b, preface: h2PrefaceLen, streams: map[uint32]*msgFraming{}}
+	return &frameScan{budget: b, preface: h2PrefaceLen, calls: map[uint32]*msgFraming{}, sweepAt: minSweep}
 }
 
-// msgFraming follows gRPC's message framing in one stream's DATA.
+// msgFraming follows gRPC's message framing in one call's DATA.
 type msgFraming struct {
 	hold   *budgetHold
+	ctx    context.Context // the call's
 	prefix [grpcPrefixLen]byte
 	pn     int   // prefix bytes read
 	left   int64 // message bytes still to come
 }
 
-// bind follows the DATA of the stream whose header block was read last, on
-// behalf of hold. The server calls it (through its tap) right after
-// reading that block.
-func (s *frameScan) bind(h *budgetHold) {
+// budgetedCall is a call's hold and the state of its DATA, allocated together.
+type budgetedCall struct {
+	hold    budgetHold
+	framing msgFraming
+}
+
+// bind follows the DATA of the stream whose header block was read last, for
+// the call m. The server calls it (through its tap) right after reading that
+// block. A call's handler closes its hold when it is done; a call whose
+// handler never ran (grpc-go refused it first) has its hold closed when a
+// sweep finds its context done, or when the connection ends.
+func (s *frameScan) bind(m *msgFraming) {
 	if s.lastHeadersEnded {
-		h.endMessages()
-		return
+		m.hold.endMessages()
 	}
-	if len(s.streams) >= maxIdleStreams {
-		for id, m := range s.streams {
-			if m.hold.isClosed() {
-				delete(s.streams, id)
-			}
+	if len(s.calls) >= s.sweepAt {
+		s.sweep()
+		s.sweepAt = max(minSweep, 2*len(s.calls))
+	}
+	s.calls[s.lastHeaders] = m
+}
+
+// sweep forgets the calls that have ended, closing the holds of those
+// whose handler did not.
+func (s *frameScan) sweep() {
+	for id, m := range s.calls {
+		switch {
+		case m.hold.isClosed():
+		case m.ctx.Err() != nil:
+			m.hold.close()
+		default:
+			continue
 		}
+		delete(s.calls, id)
 	}
-	s.streams[s.lastHeaders] = &msgFraming{hold: h}
+}
+
+// closeAll closes every call's hold: the connection is gone.
+func (s *frameScan) closeAll() {
+	for id, m := range s.calls {
+		m.hold.close()
+		delete(s.calls, id)
+	}
 }
 
 // scan follows p, bytes of the connection just read by the server.
@@ -124,7 +154,7 @@ func (s *frameScan) startFrame() {
 	}
 	s.cur = nil
 	if s.typ == h2FrameData {
-		s.cur = s.streams[s.stream]
+		s.cur = s.calls[s.stream]
 	}
 	if s.left == 0 {
 		s.endFrame()
@@ -159,9 +189,8 @@ func (s *frameScan) endFrame() {
 		ends = true
 	}
 	if ends {
-		if m := s.streams[s.stream]; m != nil {
+		if m := s.calls[s.stream]; m != nil {
 			m.hold.endMessages()
-			delete(s.streams, s.stream)
 		}
 	}
 	s.hn = 0

@@ -194,6 +194,7 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 	}()
 
 	hold := holdFrom(ctx)
+	defer hold.close()
 	received := make(chan error, 1)
 	go func() {
 		for {

@@ -87,12 +87,13 @@ func budgetReturnsToZero(t *testing.T, h *httpHandler) {
 func TestHTTPSlowlorisHeadersAreCutOff(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	s, _ := startSimLimits(t, HTTPLimits{ReadHeaderTimeout: timeout}, 0)
+	// Before the dial: the server's timer may start before Dial returns.
+	start := time.Now()
 	conn, err := net.Dial("tcp", s.HTTPAddr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	start := time.Now()
 	stop := make(chan struct{})
 	var dribbled atomic.Int64
 	go func() {

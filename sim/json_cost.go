@@ -10,18 +10,24 @@ package sim
 // Costs of decoding JSON, per byte of text and per value.
 const (
 	// jsonTextCopies: encoding/json's decoder buffers the text, growing
-	// its buffer by doubling, and a json.RawMessage copies its bytes.
-	jsonTextCopies = 3
+	// its buffer by doubling to up to twice the text (the old buffers are
+	// garbage: up to five times the text in all, measured by
+	// TestJSONRequestCostBoundsAllocation), and a json.RawMessage copies
+	// its bytes.
+	jsonTextCopies = 6
 	// jsonValueCost bounds what one JSON value (or object key) becomes:
 	// the largest is an infer input's struct, once decoded and once as the
-	// protobuf request built from it, with slices grown by doubling.
-	jsonValueCost = 256
+	// protobuf request built from it, with slices grown by doubling
+	// (measured: 570 bytes per "{}" input, TestJSONRequestCostBoundsAllocation).
+	jsonValueCost = 640
+	// jsonRequestBase is a request's own structures, whatever its size.
+	jsonRequestBase = 64 << 10
 )
 
 // jsonValuesCost is what decoding body into Go values may hold.
 func jsonValuesCost(body []byte) int64 {
 	values, _ := jsonCounts(body, false)
-	return jsonTextCopies*int64(len(body)) + jsonValueCost*values
+	return jsonRequestBase + jsonTextCopies*int64(len(body)) + jsonValueCost*values
 }
 
 // jsonRequestCost is what decoding an infer request's JSON part may hold
@@ -30,7 +36,7 @@ func jsonValuesCost(body []byte) int64 {
 // decoded into its tensor (reserved then, jsonTensorData).
 func jsonRequestCost(body []byte) int64 {
 	values, _ := jsonCounts(body, true)
-	return jsonTextCopies*int64(len(body)) + jsonValueCost*values
+	return jsonRequestBase + jsonTextCopies*int64(len(body)) + jsonValueCost*values
 }
 
 // jsonCounts counts the values and object keys of a JSON text; with

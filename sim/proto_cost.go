@@ -18,17 +18,23 @@ import (
 
 // Per-allocation costs of decoded protobuf beyond the data itself.
 const (
-	costSliceEntry  = 2    // a repeated field's slice grows by doubling
+	// costSliceEntry: a repeated field's slice grows by doubling as its
+	// elements are appended, and each old slice is garbage: up to four
+	// times the last length in all.
+	costSliceEntry = 4
+	// costPackedEntry: a packed run is counted before its slice is
+	// grown, but a field may come in many runs.
+	costPackedEntry = 2
 	costMapEntry    = 64   // a map entry: its slot, tophash and load factor
-	costPointer     = 8    // a pointer to a message in a slice or a field
+	costPointer     = 8    // a pointer to a message in a slice
 	costOneofBox    = 32   // a oneof's wrapper struct
-	costStringHead  = 16   // a string header in a slice
-	costBytesHead   = 24   // a []byte header in a slice
+	costBytesHead   = 24   // a string or []byte header in a slice
+	costMinAlloc    = 16   // the least a string's or []byte's bytes take
 	costSizeClassUp = 1.25 // allocations round up to Go's size classes
 )
 
 // tensorContents is the message whose typed elements the engine also
-// converts to raw bytes: counted twice.
+// converts to raw bytes: each element's bytes are counted once more.
 const tensorContents protoreflect.FullName = "inference.InferTensorContents"
 
 // protoCosts works out what decoded messages cost; it caches the Go struct
@@ -70,11 +76,24 @@ func (c *protoCosts) fieldsCost(md protoreflect.MessageDescriptor, b []byte, dep
 			continue
 		}
 		cost += c.fieldCost(fd, typ, v, depth)
-	}
-	if md.FullName() == tensorContents {
-		cost *= 2
+		if md.FullName() == tensorContents {
+			cost += convertedCost(fd, typ, v)
+		}
 	}
 	return cost
+}
+
+// convertedCost is what the engine's raw copy of one occurrence of a
+// typed contents field takes: each element's bytes (a BYTES element's
+// with its 4-byte length).
+func convertedCost(fd protoreflect.FieldDescriptor, typ protowire.Type, v []byte) int64 {
+	switch {
+	case fd.Kind() == protoreflect.BytesKind:
+		return 4 + int64(len(payload(v)))
+	case typ == protowire.BytesType:
+		return scalarSize(fd.Kind()) * packedCount(fd.Kind(), len(payload(v)))
+	}
+	return scalarSize(fd.Kind())
 }
 
 // fieldCost is what one occurrence of field fd, wire type typ with value v
@@ -99,7 +118,7 @@ func (c *protoCosts) fieldCost(fd protoreflect.FieldDescriptor, typ protowire.Ty
 		}
 		return n
 	case fd.Kind() == protoreflect.StringKind || fd.Kind() == protoreflect.BytesKind:
-		n := int64(len(payload(v)))
+		n := max(int64(len(payload(v))), costMinAlloc)
 		if fd.IsList() {
 			n += costSliceEntry * costBytesHead
 		}
@@ -109,7 +128,7 @@ func (c *protoCosts) fieldCost(fd protoreflect.FieldDescriptor, typ protowire.Ty
 		return n
 	case typ == protowire.BytesType:
 		// A packed run of scalars: at most one element per byte.
-		return costSliceEntry * scalarSize(fd.Kind()) * packedCount(fd.Kind(), len(payload(v)))
+		return costPackedEntry * scalarSize(fd.Kind()) * packedCount(fd.Kind(), len(payload(v)))
 	case fd.IsList():
 		return costSliceEntry * scalarSize(fd.Kind())
 	case fd.ContainingOneof() != nil:

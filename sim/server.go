@@ -153,11 +153,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.GRPCTLS != nil {
 		creds = credentials.NewTLS(cfg.GRPCTLS)
 	}
-	grpcOpts = append(grpcOpts, (&grpcBudget{b: s.budget, maxMsg: int64(grpcMax)}).serverOptions(creds)...)
+	gb := &grpcBudget{b: s.budget, maxMsg: int64(grpcMax)}
+	grpcOpts = append(grpcOpts, gb.serverOptions(creds)...)
 	s.grpc = grpc.NewServer(grpcOpts...)
 	settings := &settingsStore{}
-	s.grpc.RegisterService(budgetedService(&pb.GRPCInferenceService_ServiceDesc), &grpcService{engine: engine, settings: settings})
-	s.grpc.RegisterService(budgetedService(&grpc_health_v1.Health_ServiceDesc), &healthService{engine: engine})
+	gb.serve(s.grpc, &pb.GRPCInferenceService_ServiceDesc, &grpcService{engine: engine, settings: settings})
+	gb.serve(s.grpc, &grpc_health_v1.Health_ServiceDesc, &healthService{engine: engine})
 
 	// ReadTimeout covers headers and body; net/http clears the deadline
 	// once the body is read, so a long inference is not cut off by it.
