@@ -34,6 +34,9 @@ func MemoryLimits() []MemoryLimit {
 // fallbackMemoryLimit stands in when no limit can be read.
 const fallbackMemoryLimit = 4 << 30
 
+// MemoryBudgetDefaultRule says how DefaultMemoryBudget is derived.
+const MemoryBudgetDefaultRule = "half of the smallest memory limit this process sees (its cgroup's limit, what RLIMIT_AS and RLIMIT_DATA leave it, the memory available) once 256 MiB is set aside"
+
 // DefaultMemoryBudget is the memory budget when none is given: half of
 // what the smallest limit in MemoryLimits leaves after
 // MemoryBudgetOverhead, and at least MinMemoryBudget. Half, because the
@@ -54,7 +57,7 @@ func defaultMemoryBudget(limits []MemoryLimit) (int64, string) {
 		}
 	}
 	b := max((least.Bytes-MemoryBudgetOverhead)/2, MinMemoryBudget)
-	return b, fmt.Sprintf("half of %s (%s) less %s", least.What, FormatBytes(least.Bytes), FormatBytes(MemoryBudgetOverhead))
+	return b, fmt.Sprintf("half of %s (%s) once %s is set aside", least.What, FormatBytes(least.Bytes), FormatBytes(MemoryBudgetOverhead))
 }
 
 // FormatBytes writes n in the largest binary unit that keeps one decimal.

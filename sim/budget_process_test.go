@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,11 +96,29 @@ type budgetChild struct {
 	startedBaseRSS int64
 }
 
+// plainTestBinary is this package's test binary built without the race
+// detector, whose runtime maps terabytes of shadow memory that no
+// address-space cap fits: under -race the simulator process runs that one.
+func plainTestBinary(t *testing.T) string {
+	t.Helper()
+	if !raceEnabled {
+		return os.Args[0]
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("under -race the simulator process is this package's tests built without it, and there is no go command")
+	}
+	bin := filepath.Join(t.TempDir(), "sim.test")
+	if out, err := exec.Command("go", "test", "-c", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go test -c: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // startBudgetChild runs TestSimBudgetProcess under an address-space cap of
 // capBytes. The process dies with the test (Pdeathsig) and ends with it.
 func startBudgetChild(t *testing.T, capBytes int64) *budgetChild {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSimBudgetProcess$", "-test.count=1", "-test.timeout=10m")
+	cmd := exec.Command(plainTestBinary(t), "-test.run=^TestSimBudgetProcess$", "-test.count=1", "-test.timeout=10m")
 	env := []string{budgetChildEnv + "=" + strconv.FormatInt(capBytes, 10)}
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "GOMEMLIMIT=") && !strings.HasPrefix(e, "GOGC=") {
@@ -239,9 +258,6 @@ func wideInferRequest(n int) []byte {
 // decodes 50 MB of JSON: seconds on an idle host, more on a busy one, so it
 // runs in the stress pass.
 func TestStressSimMemoryBudgetUnderAddressSpaceCap(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector's shadow memory does not fit an address-space cap")
-	}
 	if testing.Short() {
 		t.Skip("moves over a gigabyte; not in -short")
 	}

@@ -180,7 +180,7 @@ func TestMemoryBudgetDefault(t *testing.T) {
 		want   int64
 		says   string
 	}{
-		{[]MemoryLimit{{6 << 30, "the address space RLIMIT_AS leaves"}, {20 << 30, "the memory available"}}, (6<<30 - MemoryBudgetOverhead) / 2, "half of the address space RLIMIT_AS leaves (6.0 GiB) less 256.0 MiB"},
+		{[]MemoryLimit{{6 << 30, "the address space RLIMIT_AS leaves"}, {20 << 30, "the memory available"}}, (6<<30 - MemoryBudgetOverhead) / 2, "half of the address space RLIMIT_AS leaves (6.0 GiB) once 256.0 MiB is set aside"},
 		{[]MemoryLimit{{20 << 30, "the memory available"}, {2 << 30, "the cgroup memory limit"}}, (2<<30 - MemoryBudgetOverhead) / 2, "the cgroup memory limit"},
 		{[]MemoryLimit{{100 << 20, "the cgroup memory limit"}}, MinMemoryBudget, "100.0 MiB"},
 		{nil, (fallbackMemoryLimit - MemoryBudgetOverhead) / 2, "no limit could be read"},
@@ -190,9 +190,11 @@ func TestMemoryBudgetDefault(t *testing.T) {
 			t.Errorf("%v: %d %q; want %d, saying %q", tc.limits, got, says, tc.want, tc.says)
 		}
 	}
-	if b, says := DefaultMemoryBudget(); b < MinMemoryBudget || says == "" {
+	b, says := DefaultMemoryBudget()
+	if b < MinMemoryBudget || says == "" {
 		t.Errorf("this host's default: %d %q", b, says)
 	}
+	t.Logf("this process's default memory budget: %d bytes (%s), %s", b, FormatBytes(b), says)
 }
 
 // TestMemoryBudgetFlag: bytes with or without a unit; the old names set

@@ -29,9 +29,17 @@ const (
 	costPointer     = 8    // a pointer to a message in a slice
 	costOneofBox    = 32   // a oneof's wrapper struct
 	costBytesHead   = 24   // a string or []byte header in a slice
-	costMinAlloc    = 16   // the least a string's or []byte's bytes take
-	costSizeClassUp = 1.25 // allocations round up to Go's size classes
+	costMinAlloc    = 16 // the least a string's or []byte's bytes take
 )
+
+// allocSize is what an allocation of n bytes takes: small ones round up to
+// Go's size classes (at most a quarter more), large ones to pages.
+func allocSize(n int64) int64 {
+	if n <= 32<<10 {
+		return n + n/4
+	}
+	return n + 8<<10
+}
 
 // tensorContents is the message whose typed elements the engine also
 // converts to raw bytes: each element's bytes are counted once more.
@@ -46,7 +54,7 @@ type protoCosts struct {
 // decodedCost is what decoding b as a message of md allocates, at most; a
 // malformed b costs what its well-formed part does (decoding then fails).
 func (c *protoCosts) decodedCost(md protoreflect.MessageDescriptor, b []byte) int64 {
-	return int64(float64(c.structSize(md)+c.fieldsCost(md, b, 0)) * costSizeClassUp)
+	return c.structSize(md) + c.fieldsCost(md, b, 0)
 }
 
 // maxCostDepth stops the walk of nested messages (protobuf itself refuses
@@ -72,7 +80,9 @@ func (c *protoCosts) fieldsCost(md protoreflect.MessageDescriptor, b []byte, dep
 		b = b[m:]
 		fd := fields.ByNumber(num)
 		if fd == nil {
-			cost += int64(len(v)) + int64(n) // kept as unknown bytes
+			// Kept as unknown bytes, appended to one buffer: when it
+			// doubles, it and its copy take three times what it holds.
+			cost += 3 * (int64(len(v)) + int64(n))
 			continue
 		}
 		cost += c.fieldCost(fd, typ, v, depth)
@@ -104,35 +114,35 @@ func (c *protoCosts) fieldCost(fd protoreflect.FieldDescriptor, typ protowire.Ty
 		if depth >= maxCostDepth {
 			return int64(len(v))
 		}
-		return costMapEntry + c.fieldsCost(fd.Message(), payload(v), depth+1)
+		return allocSize(costMapEntry) + c.fieldsCost(fd.Message(), payload(v), depth+1)
 	case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
 		if depth >= maxCostDepth {
 			return int64(len(v))
 		}
 		n := c.structSize(fd.Message()) + c.fieldsCost(fd.Message(), payload(v), depth+1)
 		if fd.IsList() {
-			n += costSliceEntry * costPointer
+			n += allocSize(costSliceEntry * costPointer)
 		}
 		if fd.ContainingOneof() != nil {
-			n += costOneofBox
+			n += allocSize(costOneofBox)
 		}
 		return n
 	case fd.Kind() == protoreflect.StringKind || fd.Kind() == protoreflect.BytesKind:
-		n := max(int64(len(payload(v))), costMinAlloc)
+		n := allocSize(max(int64(len(payload(v))), costMinAlloc))
 		if fd.IsList() {
-			n += costSliceEntry * costBytesHead
+			n += allocSize(costSliceEntry * costBytesHead)
 		}
 		if fd.ContainingOneof() != nil {
-			n += costOneofBox
+			n += allocSize(costOneofBox)
 		}
 		return n
 	case typ == protowire.BytesType:
 		// A packed run of scalars: at most one element per byte.
-		return costPackedEntry * scalarSize(fd.Kind()) * packedCount(fd.Kind(), len(payload(v)))
+		return allocSize(costPackedEntry * scalarSize(fd.Kind()) * packedCount(fd.Kind(), len(payload(v))))
 	case fd.IsList():
-		return costSliceEntry * scalarSize(fd.Kind())
+		return allocSize(costSliceEntry * scalarSize(fd.Kind()))
 	case fd.ContainingOneof() != nil:
-		return costOneofBox
+		return allocSize(costOneofBox)
 	}
 	return 0 // a singular scalar lives in its struct
 }
@@ -184,6 +194,7 @@ func (c *protoCosts) structSize(md protoreflect.MessageDescriptor) int64 {
 			size = int64(t.Elem().Size())
 		}
 	}
+	size = allocSize(size)
 	c.sizes.Store(md.FullName(), size)
 	return size
 }
