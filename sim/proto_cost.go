@@ -25,10 +25,10 @@ const (
 	// costPackedEntry: a packed run is counted before its slice is
 	// grown, but a field may come in many runs.
 	costPackedEntry = 2
-	costMapEntry    = 64   // a map entry: its slot, tophash and load factor
-	costPointer     = 8    // a pointer to a message in a slice
-	costOneofBox    = 32   // a oneof's wrapper struct
-	costBytesHead   = 24   // a string or []byte header in a slice
+	costMapEntry    = 64 // a map entry: its slot, tophash and load factor
+	costPointer     = 8  // a pointer to a message in a slice
+	costOneofBox    = 32 // a oneof's wrapper struct
+	costBytesHead   = 24 // a string or []byte header in a slice
 	costMinAlloc    = 16 // the least a string's or []byte's bytes take
 )
 
