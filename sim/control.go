@@ -112,7 +112,11 @@ func (e *Engine) RepositoryIndex(readyOnly bool) []*pb.RepositoryIndexResponse_M
 // load, as on Triton. In the other modes it fails with Triton's
 // UNAVAILABLE, and a name not in the repository with Triton's INTERNAL
 // "failed to poll".
-func (e *Engine) LoadModel(name string) error {
+func (e *Engine) LoadModel(name string) error { return e.loadModel(name, nil) }
+
+// loadModel is LoadModel with a configuration override (nil: none), which
+// Triton checks once the mode and the name are (checkLoadConfig).
+func (e *Engine) loadModel(name string, config *string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.opts.ModelControl != ModelControlExplicit {
@@ -120,6 +124,11 @@ func (e *Engine) LoadModel(name string) error {
 	}
 	if strings.TrimSpace(name) == "" {
 		return &kserve.Error{Code: codes.InvalidArgument, Message: "Model name cannot be empty. Please enter a valid name to deploy."}
+	}
+	if config != nil {
+		if err := e.checkLoadConfig(name, *config); err != nil {
+			return err
+		}
 	}
 	m, ok := e.models[name]
 	if !ok {

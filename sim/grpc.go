@@ -88,12 +88,15 @@ func (g *grpcService) RepositoryIndex(_ context.Context, req *pb.RepositoryIndex
 
 // RepositoryModelLoad implements GRPCInferenceServiceServer.
 func (g *grpcService) RepositoryModelLoad(_ context.Context, req *pb.RepositoryModelLoadRequest) (*pb.RepositoryModelLoadResponse, error) {
-	if cfg, ok := grpcLoadConfig(req); ok {
-		if err := checkLoadConfig(req.GetModelName(), cfg, true); err != nil {
-			return nil, grpcError(err)
+	cfg, ok, err := grpcLoadConfig(req)
+	if err == nil {
+		var override *string
+		if ok {
+			override = &cfg
 		}
+		err = g.engine.loadModel(req.GetModelName(), override)
 	}
-	if err := g.engine.LoadModel(req.GetModelName()); err != nil {
+	if err != nil {
 		return nil, grpcError(err)
 	}
 	return &pb.RepositoryModelLoadResponse{}, nil

@@ -209,12 +209,16 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest st
 		}
 		var err error
 		if parts[2] == "load" {
-			cfg, ok := body.Parameters["config"]
-			if err := checkLoadConfig(parts[1], cfg, ok); err != nil {
-				writeError(w, err)
-				return
+			var override *string
+			if cfg, ok := body.Parameters["config"]; ok {
+				s, isStr := cfg.(string)
+				if !isStr {
+					writeError(w, errConfigNotString)
+					return
+				}
+				override = &s
 			}
-			err = h.engine.LoadModel(parts[1])
+			err = h.engine.loadModel(parts[1], override)
 		} else {
 			err = h.engine.UnloadModel(parts[1])
 		}

@@ -37,6 +37,11 @@ const (
 	MaxMemoryBytes = 1 << 50
 	// MaxNameBytes bounds a model or tensor name.
 	MaxNameBytes = 255
+	// MaxSequenceSlots bounds a sequence model's slots, over its
+	// instances: each instance keeps max_batch_size slots (or
+	// max_candidate_sequences) that every request scans. Triton allocates
+	// per slot too.
+	MaxSequenceSlots = 1 << 16
 )
 
 // checkName refuses a model name Triton's repository could not hold: a
@@ -96,6 +101,9 @@ func (m ModelSpec) checkLimits(ngpu int) error {
 		}
 		instances += max(1, g.Count) * per
 	}
+	if err := m.checkSequenceSlots(instances); err != nil {
+		return err
+	}
 	l := m.Latency
 	for _, f := range []struct {
 		name string
@@ -134,6 +142,24 @@ func (m ModelSpec) checkLimits(ngpu int) error {
 				n = lo
 			}
 		}
+	}
+	return nil
+}
+
+// checkSequenceSlots bounds the sequence slots of a sequence model with
+// that many instances.
+func (m ModelSpec) checkSequenceSlots(instances int) error {
+	sb := m.SequenceBatching
+	if sb == nil {
+		return nil
+	}
+	slots, field := max(1, m.MaxBatchSize), "max_batch_size"
+	if sb.Oldest != nil && sb.Oldest.MaxCandidateSequences > 0 {
+		slots, field = sb.Oldest.MaxCandidateSequences, "sequence_batching.oldest.max_candidate_sequences"
+	}
+	if slots > MaxSequenceSlots || slots*max(1, instances) > MaxSequenceSlots {
+		return fmt.Errorf("%s: %d sequence slots on each of %d instance(s) is over the limit of %d slots per model (each request scans them); lower it, or set sequence_batching.oldest.max_candidate_sequences",
+			field, slots, max(1, instances), MaxSequenceSlots)
 	}
 	return nil
 }

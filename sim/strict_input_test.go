@@ -67,21 +67,36 @@ func TestHTTPTrailingGarbageRefused(t *testing.T) {
 }
 
 // TestLoadConfigParameterChecked: a repository load whose "config"
-// parameter is not a JSON model configuration is refused (400 /
-// INVALID_ARG); one that is, or none, loads.
+// parameter Triton refuses is refused with Triton's answer (checked against
+// Triton 2.73: HTTP 500 "failed to load 'm', failed to poll from model
+// repository" for an override that is no JSON model configuration, has an
+// unknown field, a max_batch_size past an int32 or negative; 500 "attempt
+// to access JSON non-string as string" over HTTP and INVALID_ARG over gRPC
+// for one that is no string), with the reason Triton logs after it; so is
+// one past the simulator's limits (Triton tried to start 100000000
+// instances and crashed); a valid one, or none, loads.
 func TestLoadConfigParameterChecked(t *testing.T) {
 	s := startSim(t, testRepository(), EngineOptions{ModelControl: ModelControlExplicit, StartupModels: []string{"*"}})
+	const polled = "failed to load 'simple', failed to poll from model repository: "
 	for _, tc := range []struct {
 		body string
 		code int
+		says string
 	}{
-		{``, 200},
-		{`{"parameters":{"config":"{\"max_batch_size\":8}"}}`, 200},
-		{`{"parameters":{"config":"not json"}}`, 400},
-		{`{"parameters":{"config":"[1,2]"}}`, 400},
-		{`{"parameters":{"config":"{\"a\":1} trailing"}}`, 400},
-		{`{"parameters":{"config":7}}`, 400},
-		{`{"parameters":{"config":{"max_batch_size":8}}}`, 400},
+		{``, 200, ""},
+		{`{"parameters":{"config":"{\"max_batch_size\":8}"}}`, 200, ""},
+		{`{"parameters":{"config":"{\"max_batch_size\":2147483647,\"instance_group\":[{\"count\":4,\"kind\":\"KIND_CPU\"}]}"}}`, 200, ""},
+		{`{"parameters":{"config":"not json"}}`, 500, polled + "Invalid config override"},
+		{`{"parameters":{"config":""}}`, 500, polled + "Invalid config override"},
+		{`{"parameters":{"config":"[1,2]"}}`, 500, polled + "Invalid config override"},
+		{`{"parameters":{"config":"{\"max_batch_size\":8} trailing"}}`, 500, polled + "Invalid config override"},
+		{`{"parameters":{"config":"{\"bogus_field\":1}"}}`, 500, polled + "Invalid config override"},
+		{`{"parameters":{"config":"{\"max_batch_size\":9223372036854775807}"}}`, 500, polled + "Invalid config override: (line 1:19): invalid value for int32 field max_batch_size: 9223372036854775807"},
+		{`{"parameters":{"config":"{\"max_batch_size\":-1}"}}`, 500, polled + "'max_batch_size' must be non-negative value for simple"},
+		{`{"parameters":{"config":"{\"instance_group\":[{\"count\":100000000,\"kind\":\"KIND_CPU\"}]}"}}`, 500, polled + "config override: instance_group[0].count: 100000000 instances on 1 device(s) is over the limit of 1024 instances per model"},
+		{`{"parameters":{"config":"{\"max_batch_size\":1000000,\"sequence_batching\":{}}"}}`, 500, polled + "config override: max_batch_size: 1000000 sequence slots"},
+		{`{"parameters":{"config":7}}`, 500, "attempt to access JSON non-string as string"},
+		{`{"parameters":{"config":{"max_batch_size":8}}}`, 500, "attempt to access JSON non-string as string"},
 	} {
 		resp, err := http.Post("http://"+s.HTTPAddr()+"/v2/repository/models/simple/load", "application/json", strings.NewReader(tc.body))
 		if err != nil {
@@ -89,19 +104,25 @@ func TestLoadConfigParameterChecked(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != tc.code {
-			t.Errorf("HTTP load %s: %d %s; want %d", tc.body, resp.StatusCode, b, tc.code)
+		if resp.StatusCode != tc.code || !strings.Contains(string(b), tc.says) || strings.Count(string(b), "\n") > 0 {
+			t.Errorf("HTTP load %s: %d %s; want %d saying %q, one line", tc.body, resp.StatusCode, b, tc.code, tc.says)
 		}
 	}
 	c, _ := rawGRPC(t, s)
 	for _, tc := range []struct {
-		config string
-		ok     bool
-	}{{`{"max_batch_size":8}`, true}, {"not json", false}, {"", false}} {
+		param *pb.ModelRepositoryParameter
+		code  codes.Code
+	}{
+		{&pb.ModelRepositoryParameter{ParameterChoice: &pb.ModelRepositoryParameter_StringParam{StringParam: `{"max_batch_size":8}`}}, codes.OK},
+		{&pb.ModelRepositoryParameter{ParameterChoice: &pb.ModelRepositoryParameter_StringParam{StringParam: "not json"}}, codes.Internal},
+		{&pb.ModelRepositoryParameter{ParameterChoice: &pb.ModelRepositoryParameter_StringParam{StringParam: `{"max_batch_size":9223372036854775807}`}}, codes.Internal},
+		{&pb.ModelRepositoryParameter{ParameterChoice: &pb.ModelRepositoryParameter_StringParam{StringParam: ""}}, codes.Internal},
+		{&pb.ModelRepositoryParameter{ParameterChoice: &pb.ModelRepositoryParameter_Int64Param{Int64Param: 8}}, codes.InvalidArgument},
+	} {
 		_, err := c.RepositoryModelLoad(context.Background(), &pb.RepositoryModelLoadRequest{ModelName: "simple",
-			Parameters: map[string]*pb.ModelRepositoryParameter{"config": {ParameterChoice: &pb.ModelRepositoryParameter_StringParam{StringParam: tc.config}}}})
-		if (err == nil) != tc.ok || (!tc.ok && status.Code(err) != codes.InvalidArgument) {
-			t.Errorf("gRPC load with config %q: %v; want ok %v", tc.config, err, tc.ok)
+			Parameters: map[string]*pb.ModelRepositoryParameter{"config": tc.param}})
+		if status.Code(err) != tc.code {
+			t.Errorf("gRPC load with config %v: %v; want %v", tc.param, err, tc.code)
 		}
 	}
 }
