@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -114,7 +115,7 @@ func NewEngine(repo Repository, opts EngineOptions) (*Engine, error) {
 	for _, spec := range repo.Models {
 		m, err := newModel(spec, e.gpus)
 		if err != nil {
-			return nil, fmt.Errorf("model repository: model %q: %w", spec.Name, err)
+			return nil, fmt.Errorf("model repository: model %s: %w", textsafe.Quote(spec.Name), err)
 		}
 		e.models[m.name] = m
 		e.names = append(e.names, m.name)

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -247,7 +248,7 @@ func (h *httpHandler) readOptionalJSON(r *http.Request, v any) error {
 		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to parse the request JSON buffer: %v", err)}
+		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to parse the request JSON buffer: %s", errorText(err))}
 	}
 	return nil
 }
@@ -324,13 +325,13 @@ func (h *httpHandler) traceSetting(w http.ResponseWriter, r *http.Request, model
 				for _, e := range x {
 					s, ok := e.(string)
 					if !ok {
-						writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", k))
+						writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", textsafe.Bound(k)))
 						return
 					}
 					upd[k] = append(upd[k], s)
 				}
 			default:
-				writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", k))
+				writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", textsafe.Bound(k)))
 				return
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -118,7 +119,7 @@ func generateValues(body []byte) (map[string]any, error) {
 		if err != nil {
 			msg = err.Error()
 		}
-		return nil, badRequest("failed to parse the request JSON buffer: %s", msg)
+		return nil, badRequest("failed to parse the request JSON buffer: %s", textsafe.Excerpt(msg, maxErrorText))
 	}
 	params, ok := top["parameters"]
 	if !ok {
@@ -131,7 +132,7 @@ func generateValues(body []byte) (map[string]any, error) {
 	}
 	for k, v := range nested {
 		if _, dup := top[k]; dup {
-			return nil, badRequest("Keyword '%s' given twice, at the top and in 'parameters'", k)
+			return nil, badRequest("Keyword '%s' given twice, at the top and in 'parameters'", textsafe.Bound(k))
 		}
 		top[k] = v
 	}

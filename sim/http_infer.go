@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -61,11 +62,11 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		// Triton reads the header with std::stoi.
 		n, ok := parseCInt(v, 32)
 		if !ok {
-			writeError(w, badRequest("Unable to parse %s, got: %s", kserve.HeaderContentLength, v))
+			writeError(w, badRequest("Unable to parse %s, got: %s", kserve.HeaderContentLength, textsafe.Bound(v)))
 			return
 		}
 		if n < 0 || n > int64(len(body)) {
-			writeError(w, badRequest("inference header size should be in range (0, %d), got: %s", len(body), v))
+			writeError(w, badRequest("inference header size should be in range (0, %d), got: %s", len(body), textsafe.Bound(v)))
 			return
 		}
 		headerLen = int(n)
@@ -160,7 +161,7 @@ func (h *httpHandler) rawBinaryRequest(model, version string, body []byte) (*pb.
 		return nil, err
 	}
 	if len(cfg.GetInput()) != 1 {
-		return nil, badRequest("Raw request must only have 1 input (found 1) to be deduced but got %d inputs in '%s' model configuration", len(cfg.GetInput()), model)
+		return nil, badRequest("Raw request must only have 1 input (found 1) to be deduced but got %d inputs in '%s' model configuration", len(cfg.GetInput()), textsafe.Bound(model))
 	}
 	in := cfg.GetInput()[0]
 	datatype := kserve.DataTypeString(in.GetDataType())
@@ -220,7 +221,7 @@ func parseInferRequest(jsonPart, binary []byte, model, version string, hold *bud
 	dec := json.NewDecoder(bytes.NewReader(jsonPart))
 	dec.UseNumber()
 	if err := dec.Decode(&in); err != nil {
-		return nil, form, badRequest("failed to parse the request JSON buffer: %v", err)
+		return nil, form, badRequest("failed to parse the request JSON buffer: %s", errorText(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, form, badRequest("failed to parse the request JSON buffer: The document root must not be followed by other values.")
@@ -282,7 +283,7 @@ func parseInferRequest(jsonPart, binary []byte, model, version string, hold *bud
 		}
 	}
 	if len(binary) > 0 {
-		return nil, form, badRequest("unexpected additional input data for model '%s'", model)
+		return nil, form, badRequest("unexpected additional input data for model '%s'", textsafe.Bound(model))
 	}
 	for _, o := range in.Outputs {
 		if err := checkShmOutput(o.Parameters); err != nil {
@@ -294,7 +295,7 @@ func parseInferRequest(jsonPart, binary []byte, model, version string, hold *bud
 			case "binary_data":
 				b, ok := v.(bool)
 				if !ok {
-					return nil, form, badRequest("parameter 'binary_data' of output '%s' must be a boolean", o.Name)
+					return nil, form, badRequest("parameter 'binary_data' of output '%s' must be a boolean", textsafe.Bound(o.Name))
 				}
 				if form.binary == nil {
 					form.binary = make(map[string]bool, len(in.Outputs))
@@ -334,7 +335,7 @@ func inferParameter(key string, v any) (*pb.InferParameter, error) {
 			return &pb.InferParameter{ParameterChoice: &pb.InferParameter_DoubleParam{DoubleParam: f}}, nil
 		}
 	}
-	return nil, badRequest("parameter '%s' has an unsupported value type: it must be a boolean, number or string", key)
+	return nil, badRequest("parameter '%s' has an unsupported value type: it must be a boolean, number or string", textsafe.Bound(key))
 }
 
 // inputData returns an input's raw bytes: the next binary_data_size bytes
@@ -344,17 +345,17 @@ func inputData(t *kserve.RequestInput, binary *[]byte, model string, hold *budge
 		num, isNum := v.(json.Number)
 		size, err := num.Int64()
 		if !isNum || err != nil || size < 0 {
-			return nil, badRequest("parameter 'binary_data_size' of input '%s' must be a non-negative integer", t.Name)
+			return nil, badRequest("parameter 'binary_data_size' of input '%s' must be a non-negative integer", textsafe.Bound(t.Name))
 		}
 		if int64(len(*binary)) < size {
-			return nil, badRequest("unexpected size for input '%s', expecting %d additional bytes for model '%s'", t.Name, size-int64(len(*binary)), model)
+			return nil, badRequest("unexpected size for input '%s', expecting %d additional bytes for model '%s'", textsafe.Bound(t.Name), size-int64(len(*binary)), textsafe.Bound(model))
 		}
 		raw := (*binary)[:size:size]
 		*binary = (*binary)[size:]
 		return raw, nil
 	}
 	if len(t.Data) == 0 {
-		return nil, badRequest("unable to find data for input tensor '%s' for model '%s' in request.", t.Name, model)
+		return nil, badRequest("unable to find data for input tensor '%s' for model '%s' in request.", textsafe.Bound(t.Name), textsafe.Bound(model))
 	}
 	return jsonTensorData(t.Name, t.Datatype, t.Shape, t.Data, hold)
 }

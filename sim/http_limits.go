@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -129,7 +130,7 @@ func (h *httpHandler) readBody(r *http.Request, hold *budgetHold) (body []byte, 
 		defer zr.Close()
 		src = zr
 	default:
-		return nil, &kserve.Error{Code: codes.Unimplemented, Message: fmt.Sprintf("Unsupported Content-Encoding: '%s'", enc)}
+		return nil, &kserve.Error{Code: codes.Unimplemented, Message: fmt.Sprintf("Unsupported Content-Encoding: '%s'", textsafe.Bound(enc))}
 	}
 	declared := int64(-1)
 	if src == r.Body && r.ContentLength >= 0 {

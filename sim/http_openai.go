@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -115,7 +116,7 @@ func (h *httpHandler) openAIModels(w http.ResponseWriter, id string) {
 	}
 	if id != "" {
 		if len(list) == 0 {
-			writeOpenAIError(w, http.StatusNotFound, "invalid_request_error", fmt.Sprintf("The model `%s` does not exist", id))
+			writeOpenAIError(w, http.StatusNotFound, "invalid_request_error", fmt.Sprintf("The model `%s` does not exist", textsafe.Bound(id)))
 			return
 		}
 		writeJSON(w, http.StatusOK, list[0])
@@ -250,12 +251,12 @@ func (h *httpHandler) completion(w http.ResponseWriter, r *http.Request, chat bo
 	}
 	mv, err := h.engine.readyVersion(cr.Model, "")
 	if err != nil {
-		writeOpenAIError(w, http.StatusNotFound, "invalid_request_error", fmt.Sprintf("The model `%s` does not exist", cr.Model))
+		writeOpenAIError(w, http.StatusNotFound, "invalid_request_error", fmt.Sprintf("The model `%s` does not exist", textsafe.Bound(cr.Model)))
 		return
 	}
 	if _, ok := mv.model.inputIdx[llmTextInput]; !ok {
 		writeOpenAIError(w, http.StatusBadRequest, "invalid_request_error",
-			fmt.Sprintf("model `%s` has no BYTES input %q: it takes no text", cr.Model, llmTextInput))
+			fmt.Sprintf("model `%s` has no BYTES input %q: it takes no text", textsafe.Bound(cr.Model), llmTextInput))
 		return
 	}
 	maxTokens := cr.MaxTokens

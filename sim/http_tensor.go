@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -71,7 +72,7 @@ func jsonTensorData(name, datatype string, shape []int64, data json.RawMessage, 
 			break
 		}
 		if err != nil {
-			return nil, badRequest("Unable to parse 'data' for input '%s': %v", name, err)
+			return nil, badRequest("Unable to parse 'data' for input '%s': %s", textsafe.Bound(name), errorText(err))
 		}
 		switch delim {
 		case '[':
@@ -88,14 +89,14 @@ func jsonTensorData(name, datatype string, shape []int64, data json.RawMessage, 
 		case datatype == "BYTES":
 			s, ok := tok.(string)
 			if !ok {
-				return nil, badRequest("Unable to parse 'data': expected a string for BYTES input '%s'", name)
+				return nil, badRequest("Unable to parse 'data': expected a string for BYTES input '%s'", textsafe.Bound(name))
 			}
 			out = kserve.AppendBytesElement(out, s)
 		case size > 0:
 			var err error
 			out, err = appendElement(out, datatype, tok)
 			if err != nil {
-				return nil, badRequest("Unable to parse 'data' for input '%s': %v", name, err)
+				return nil, badRequest("Unable to parse 'data' for input '%s': %s", textsafe.Bound(name), errorText(err))
 			}
 		}
 		if depth == 0 {
@@ -182,7 +183,7 @@ func appendElement(b []byte, datatype string, v any) ([]byte, error) {
 	if datatype == "BOOL" {
 		t, ok := v.(bool)
 		if !ok {
-			return nil, fmt.Errorf("expected a boolean, got %v", v)
+			return nil, fmt.Errorf("expected a boolean, got %s", textsafe.Bound(fmt.Sprint(v)))
 		}
 		if t {
 			return append(b, 1), nil
@@ -191,7 +192,7 @@ func appendElement(b []byte, datatype string, v any) ([]byte, error) {
 	}
 	num, ok := v.(json.Number)
 	if !ok {
-		return nil, fmt.Errorf("expected a number, got %v", v)
+		return nil, fmt.Errorf("expected a number, got %s", textsafe.Bound(fmt.Sprint(v)))
 	}
 	s := string(num)
 	switch datatype {
@@ -199,30 +200,30 @@ func appendElement(b []byte, datatype string, v any) ([]byte, error) {
 		bits := kserve.ElementSize(datatype) * 8
 		n, err := strconv.ParseInt(s, 10, bits)
 		if err != nil {
-			return nil, fmt.Errorf("%s is not a valid %s", s, datatype)
+			return nil, fmt.Errorf("%s is not a valid %s", textsafe.Bound(s), datatype)
 		}
 		return appendUint(b, uint64(n), bits/8), nil
 	case "UINT8", "UINT16", "UINT32", "UINT64":
 		bits := kserve.ElementSize(datatype) * 8
 		n, err := strconv.ParseUint(s, 10, bits)
 		if err != nil {
-			return nil, fmt.Errorf("%s is not a valid %s", s, datatype)
+			return nil, fmt.Errorf("%s is not a valid %s", textsafe.Bound(s), datatype)
 		}
 		return appendUint(b, n, bits/8), nil
 	case "FP32":
 		f, err := strconv.ParseFloat(s, 32)
 		if err != nil {
-			return nil, fmt.Errorf("%s is not a valid FP32", s)
+			return nil, fmt.Errorf("%s is not a valid FP32", textsafe.Bound(s))
 		}
 		return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(f))), nil
 	case "FP64":
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%s is not a valid FP64", s)
+			return nil, fmt.Errorf("%s is not a valid FP64", textsafe.Bound(s))
 		}
 		return binary.LittleEndian.AppendUint64(b, math.Float64bits(f)), nil
 	}
-	return nil, fmt.Errorf("datatype %s cannot be sent as JSON", datatype)
+	return nil, fmt.Errorf("datatype %s cannot be sent as JSON", textsafe.Bound(datatype))
 }
 
 func appendUint(b []byte, n uint64, size int) []byte {

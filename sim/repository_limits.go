@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"strconv"
 	"unicode"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -56,11 +56,11 @@ func checkName(what, name string) error {
 	case len(name) > MaxNameBytes:
 		return fmt.Errorf("%s: %d bytes, over the limit of %d", what, len(name), MaxNameBytes)
 	case name == "." || name == "..":
-		return fmt.Errorf("%s: %q is not a directory name", what, name)
+		return fmt.Errorf("%s: %s is not a directory name", what, textsafe.Quote(name))
 	}
 	for _, r := range name {
 		if r == '/' || r == '\\' || r == '"' || r == '\'' || r == '`' || r == ' ' || unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return fmt.Errorf("%s: %s holds %q; use letters, digits, '-', '_' and '.'", what, strconv.Quote(name), r)
+			return fmt.Errorf("%s: %s holds %q; use letters, digits, '-', '_' and '.'", what, textsafe.Quote(name), r)
 		}
 	}
 	return nil
@@ -75,7 +75,7 @@ func checkTensorName(what, name string) error {
 	}
 	for _, r := range name {
 		if unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return fmt.Errorf("%s: %s holds %q; a tensor name has no control characters", what, strconv.Quote(name), r)
+			return fmt.Errorf("%s: %s holds %q; a tensor name has no control characters", what, textsafe.Quote(name), r)
 		}
 	}
 	return nil
