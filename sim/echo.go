@@ -15,9 +15,6 @@ const (
 	maxListed = 16
 	// maxDimsShown is how many dims of a shape a message writes.
 	maxDimsShown = 16
-	// maxErrorText bounds an error's text that may quote a request (a JSON
-	// decoder's, with the number or string it choked on).
-	maxErrorText = 240
 )
 
 // dimsText is a request's shape as Triton writes it ("[1,16]"), its first
@@ -30,5 +27,5 @@ func dimsText(shape []int64) string {
 	return head[:len(head)-1] + ",… (" + strconv.Itoa(len(shape)) + " dims)]"
 }
 
-// errorText is an error's text, cut to maxErrorText bytes.
-func errorText(err error) string { return textsafe.Excerpt(err.Error(), maxErrorText) }
+// errorText is an error's text, cut to textsafe.MaxErrorText bytes.
+func errorText(err error) string { return textsafe.Excerpt(err.Error(), textsafe.MaxErrorText) }

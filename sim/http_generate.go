@@ -119,7 +119,7 @@ func generateValues(body []byte) (map[string]any, error) {
 		if err != nil {
 			msg = err.Error()
 		}
-		return nil, badRequest("failed to parse the request JSON buffer: %s", textsafe.Excerpt(msg, maxErrorText))
+		return nil, badRequest("failed to parse the request JSON buffer: %s", textsafe.Excerpt(msg, textsafe.MaxErrorText))
 	}
 	params, ok := top["parameters"]
 	if !ok {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -83,7 +84,7 @@ func (p *ServerPoller) Poll(ctx context.Context) ServerStats {
 func (p *ServerPoller) read(ctx context.Context) (*pb.ModelStatistics, error) {
 	resp, err := p.client.ModelStatistics(ctx, p.model, p.version)
 	if err != nil {
-		return nil, fmt.Errorf("model statistics of %q: %w", p.model, err)
+		return nil, fmt.Errorf("model statistics of %s: %w", textsafe.Quote(p.model), err)
 	}
 	st := pickVersion(resp.GetModelStats(), p.model, p.version)
 	if st == nil {
@@ -91,7 +92,7 @@ func (p *ServerPoller) read(ctx context.Context) (*pb.ModelStatistics, error) {
 		if v == "" {
 			v = "any version"
 		}
-		return nil, fmt.Errorf("model statistics: server reported none for %q (%s)", p.model, v)
+		return nil, fmt.Errorf("model statistics: server reported none for %s (%s)", textsafe.Quote(p.model), v)
 	}
 	return st, nil
 }

@@ -100,6 +100,11 @@ func Excerpt(s string, max int) string {
 // MaxQuoted is how many bytes of a user's value a message quotes at most.
 const MaxQuoted = 48
 
+// MaxErrorText is how many bytes of an error's text a message quotes when
+// the error may quote a user's value (a JSON decoder's, with the number or
+// string it choked on): Excerpt(err.Error(), MaxErrorText).
+const MaxErrorText = 240
+
 // Quote is how a message quotes a value it was given (a model name, a
 // version, a header, a line of a file): in double quotes with Go's escapes
 // (strconv.Quote: control characters, quotes, bidirectional overrides and
