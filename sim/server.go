@@ -215,8 +215,8 @@ func (s *Server) MemoryBudget() int64 { return s.budget.limit }
 // MemoryHeld is the bytes the server holds for requests now.
 func (s *Server) MemoryHeld() int64 { return s.budget.Held() }
 
-// MemoryPeak is the most bytes the server has held for requests at once,
-// and MemoryRefused how many reservations did not fit.
+// MemoryPeak returns the most bytes the server has held for requests at
+// once, and how many reservations did not fit.
 func (s *Server) MemoryPeak() (peak, refused int64) {
 	return s.budget.peak.Load(), s.budget.refused.Load()
 }
