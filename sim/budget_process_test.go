@@ -246,6 +246,96 @@ func wideInferRequest(n int) []byte {
 	return b[:len(b)+4*n] // the zeros make the tensor
 }
 
+// budgetAnswer is one request's answer: its gRPC code (or HTTP status)
+// and message.
+type budgetAnswer struct {
+	code   codes.Code
+	status int
+	msg    string
+}
+
+// budgetJSONBody is the 50 MB JSON infer body: budgetJSONElems zeros.
+func budgetJSONBody() []byte {
+	var body bytes.Buffer
+	body.Grow(2*budgetJSONElems + 128)
+	fmt.Fprintf(&body, `{"inputs":[{"name":"INPUT0","shape":[%d],"datatype":"FP32","data":[0`, budgetJSONElems)
+	for range budgetJSONElems - 1 {
+		body.WriteString(",0")
+	}
+	body.WriteString("]}]}")
+	return body.Bytes()
+}
+
+// sendBudgetLoad sends the child the four 400 MB gRPC requests, each on
+// its own connection, and the 50 MB JSON body, all at once, and returns
+// their answers (the JSON body's last).
+func sendBudgetLoad(c *budgetChild) []budgetAnswer {
+	msg, body := wideInferRequest(budgetMessage/4), budgetJSONBody()
+	answers := make([]budgetAnswer, budgetMessages+1)
+	var start, done sync.WaitGroup
+	start.Add(budgetMessages + 1)
+	done.Add(budgetMessages + 1)
+	for i := range budgetMessages {
+		go func() {
+			defer done.Done()
+			conn, err := grpc.NewClient(c.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()),
+				grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(1<<31-1), grpc.ForceCodecV2(rawCodec{})))
+			start.Done()
+			if err != nil {
+				answers[i] = budgetAnswer{code: codes.Unknown, msg: err.Error()}
+				return
+			}
+			defer conn.Close()
+			conn.Connect()
+			start.Wait()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			var out []byte
+			err = conn.Invoke(ctx, pb.GRPCInferenceService_ModelInfer_FullMethodName, msg, &out)
+			answers[i] = budgetAnswer{code: status.Code(err), msg: status.Convert(err).Message()}
+		}()
+	}
+	go func() {
+		defer done.Done()
+		start.Done()
+		start.Wait()
+		resp, err := (&http.Client{Timeout: 2 * time.Minute}).Post("http://"+c.http+"/v2/models/wide/infer", "application/json", bytes.NewReader(body))
+		if err != nil {
+			answers[budgetMessages] = budgetAnswer{msg: err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		answers[budgetMessages] = budgetAnswer{status: resp.StatusCode, msg: string(b)}
+	}()
+	done.Wait()
+	return answers
+}
+
+// checkBudgetAnswers fails the test unless each gRPC request was served or
+// refused with the budget's reason, and the JSON body served or answered
+// 503 with it; it returns how many gRPC requests were served and refused.
+func checkBudgetAnswers(t *testing.T, answers []budgetAnswer) (served, refused int) {
+	t.Helper()
+	for i, a := range answers[:budgetMessages] {
+		switch {
+		case a.code == codes.OK:
+			served++
+		case a.code == codes.ResourceExhausted && strings.Contains(a.msg, "memory budget") && strings.Contains(a.msg, "--memory-budget"):
+			refused++
+		default:
+			t.Errorf("gRPC request %d: %v %q; want OK, or RESOURCE_EXHAUSTED with the memory budget's reason", i, a.code, a.msg)
+		}
+	}
+	switch h := answers[budgetMessages]; {
+	case h.status == http.StatusOK:
+	case h.status == http.StatusServiceUnavailable && strings.Contains(h.msg, "memory budget"):
+	default:
+		t.Errorf("50 MB JSON body: %d %q; want 200, or 503 with the memory budget's reason", h.status, h.msg)
+	}
+	return served, refused
+}
+
 // TestStressSimMemoryBudgetUnderAddressSpaceCap runs the simulator in a
 // process of its own under a 6 GiB address-space cap, with the default
 // memory budget it derives from that cap, and sends it four 400 MB gRPC
@@ -255,8 +345,8 @@ func wideInferRequest(n int) []byte {
 // the process lives and serves on, its reservations never pass the
 // budget, and its peak resident memory (VmHWM) stays within the budget
 // plus MemoryBudgetOverhead. It moves over a gigabyte through loopback and
-// decodes 50 MB of JSON: seconds on an idle host, more on a busy one, so it
-// runs in the stress pass.
+// decodes 50 MB of JSON: 15 to 45 s on a busy 2-core host, so it runs in
+// the stress pass.
 func TestStressSimMemoryBudgetUnderAddressSpaceCap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves over a gigabyte; not in -short")
@@ -267,86 +357,13 @@ func TestStressSimMemoryBudgetUnderAddressSpaceCap(t *testing.T) {
 	started := time.Since(began)
 	base := procStatusOf(t, pid, "VmHWM")
 
-	msg := wideInferRequest(budgetMessage / 4)
-	var body bytes.Buffer
-	body.Grow(2*budgetJSONElems + 128)
-	fmt.Fprintf(&body, `{"inputs":[{"name":"INPUT0","shape":[%d],"datatype":"FP32","data":[0`, budgetJSONElems)
-	for range budgetJSONElems - 1 {
-		body.WriteString(",0")
-	}
-	body.WriteString("]}]}")
-
-	type answer struct {
-		code codes.Code
-		msg  string
-	}
-	grpcAnswers := make([]answer, budgetMessages)
-	var httpStatus int
-	var httpBody string
-	var start, done sync.WaitGroup
-	start.Add(budgetMessages + 1)
-	for i := range budgetMessages {
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			conn, err := grpc.NewClient(c.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()),
-				grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(1<<31-1), grpc.ForceCodecV2(rawCodec{})))
-			if err != nil {
-				start.Done()
-				grpcAnswers[i] = answer{codes.Unknown, err.Error()}
-				return
-			}
-			defer conn.Close()
-			conn.Connect()
-			start.Done()
-			start.Wait()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			var out []byte
-			err = conn.Invoke(ctx, pb.GRPCInferenceService_ModelInfer_FullMethodName, msg, &out)
-			grpcAnswers[i] = answer{status.Code(err), status.Convert(err).Message()}
-		}()
-	}
-	done.Add(1)
-	go func() {
-		defer done.Done()
-		start.Done()
-		start.Wait()
-		resp, err := (&http.Client{Timeout: 2 * time.Minute}).Post("http://"+c.http+"/v2/models/wide/infer", "application/json", bytes.NewReader(body.Bytes()))
-		if err != nil {
-			httpBody = err.Error()
-			return
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		httpStatus, httpBody = resp.StatusCode, string(b)
-	}()
 	sent := time.Now()
-	done.Wait()
+	answers := sendBudgetLoad(c)
 	loaded := time.Since(sent)
-
-	served, refused := 0, 0
-	for i, a := range grpcAnswers {
-		switch {
-		case a.code == codes.OK:
-			served++
-		case a.code == codes.ResourceExhausted && strings.Contains(a.msg, "memory budget") && strings.Contains(a.msg, "--memory-budget"):
-			refused++
-		default:
-			t.Errorf("gRPC request %d: %v %q; want OK, or RESOURCE_EXHAUSTED with the memory budget's reason", i, a.code, a.msg)
-		}
-	}
-	switch {
-	case httpStatus == http.StatusOK:
-	case httpStatus == http.StatusServiceUnavailable && strings.Contains(httpBody, "memory budget"):
-	default:
-		t.Errorf("50 MB JSON body: %d %q; want 200, or 503 with the memory budget's reason", httpStatus, httpBody)
-	}
-	cost := 3 * int64(budgetMessage)
-	if c.budget >= cost && served == 0 {
+	served, refused := checkBudgetAnswers(t, answers)
+	if cost := 3 * int64(budgetMessage); c.budget >= cost && served == 0 {
 		t.Errorf("no 400 MB request was served under a budget of %d bytes, room for one", c.budget)
-	}
-	if c.budget < budgetMessages*cost && refused == 0 {
+	} else if c.budget < budgetMessages*cost && refused == 0 {
 		t.Errorf("all %d 400 MB requests were admitted under a budget of %d bytes", budgetMessages, c.budget)
 	}
 
@@ -356,18 +373,16 @@ func TestStressSimMemoryBudgetUnderAddressSpaceCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	small := &pb.ModelInferRequest{ModelName: "wide", Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "INPUT0", Datatype: "FP32", Shape: []int64{4}}},
-		RawInputContents: [][]byte{make([]byte, 16)}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := pb.NewGRPCInferenceServiceClient(conn).ModelInfer(ctx, small); err != nil {
+	if _, err := pb.NewGRPCInferenceServiceClient(conn).ModelInfer(ctx, wideRequest(4)); err != nil {
 		t.Fatalf("a small request after the load: %v", err)
 	}
 	peak, budgetRefusals, _ := c.stats(t)
 	hwm := procStatusOf(t, pid, "VmHWM")
 	t.Logf("simulator started in %s, load answered in %s", started.Round(time.Millisecond), loaded.Round(time.Millisecond))
 	t.Logf("budget %d MiB (default under a %d GiB address-space cap); gRPC %d served, %d refused; JSON body %d; reservations peaked at %d MiB, %d refused; VmHWM %d MiB at start, %d MiB after (limit %d MiB)",
-		c.budget>>20, budgetCap>>30, served, refused, httpStatus, peak>>20, budgetRefusals, base>>20, hwm>>20, (c.budget+MemoryBudgetOverhead)>>20)
+		c.budget>>20, budgetCap>>30, served, refused, answers[budgetMessages].status, peak>>20, budgetRefusals, base>>20, hwm>>20, (c.budget+MemoryBudgetOverhead)>>20)
 	if peak > c.budget {
 		t.Errorf("reservations peaked at %d bytes, over the budget of %d", peak, c.budget)
 	}

@@ -42,29 +42,13 @@ func jsonTensorData(name, datatype string, shape []int64, data json.RawMessage, 
 	size := kserve.ElementSize(datatype)
 	switch datatype {
 	case "FP16", "BF16":
-		return nil, badRequest("receiving %s data via JSON is not supported for input '%s': send it as binary data", datatype, name)
+		return nil, badRequest("receiving %s data via JSON is not supported for input '%s': send it as binary data", datatype, textsafe.Bound(name))
 	}
-	var (
-		out   []byte
-		count int64
-		depth int
-	)
-	// One allocation of the final size: the shape's bytes, capped by what
-	// the data could hold (an element takes at least two JSON bytes). A
-	// BYTES element of k bytes takes at least k+2 JSON bytes and 4+k raw
-	// ones: at most twice the JSON.
-	var capacity int64
-	switch {
-	case size > 0 && want >= 0:
-		capacity = min(want, int64(len(data)/2+1)) * int64(size)
-	case datatype == "BYTES":
-		capacity = 2 * int64(len(data))
-	}
-	if err := hold.grow(capacity); err != nil {
+	var count int64
+	var depth int
+	out, err := tensorBuffer(datatype, size, want, len(data), hold)
+	if err != nil {
 		return nil, err
-	}
-	if capacity > 0 {
-		out = make([]byte, 0, capacity)
 	}
 	for sc := (tensorScanner{data: data}); ; {
 		tok, delim, err := sc.next()
@@ -114,6 +98,28 @@ func jsonTensorData(name, datatype string, shape []int64, data json.RawMessage, 
 		out = []byte{}
 	}
 	return out, nil
+}
+
+// tensorBuffer is the buffer a JSON tensor of want elements (or -1, not
+// known) is decoded into, reserved in hold: one allocation of the final
+// size, the shape's bytes capped by what dataLen bytes of JSON could hold
+// (an element takes at least two). A BYTES element of k bytes takes at
+// least k+2 JSON bytes and 4+k raw ones: at most twice the JSON.
+func tensorBuffer(datatype string, size int, want int64, dataLen int, hold *budgetHold) ([]byte, error) {
+	var capacity int64
+	switch {
+	case size > 0 && want >= 0:
+		capacity = min(want, int64(dataLen/2+1)) * int64(size)
+	case datatype == "BYTES":
+		capacity = 2 * int64(dataLen)
+	}
+	if err := hold.grow(capacity); err != nil {
+		return nil, err
+	}
+	if capacity == 0 {
+		return nil, nil
+	}
+	return make([]byte, 0, capacity), nil
 }
 
 // tensorScanner walks the JSON value of a tensor's "data" (already checked
