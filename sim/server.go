@@ -77,6 +77,7 @@ type Server struct {
 	grpcLn, httpLn, metricsLn net.Listener
 
 	budget          *memBudget
+	budgetRule      string // how the default budget was derived; "" when given
 	restoreMemLimit func()
 
 	stopCPU   context.CancelFunc
@@ -101,9 +102,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := CheckMemoryBudget(cfg.MemoryBudget); err != nil {
 		return nil, fmt.Errorf("simulator: memory budget: %w", err)
 	}
-	budgetBytes := cfg.MemoryBudget
+	budgetBytes, budgetRule := cfg.MemoryBudget, ""
 	if budgetBytes == 0 {
-		budgetBytes, _ = DefaultMemoryBudget()
+		budgetBytes, budgetRule = DefaultMemoryBudget()
 	}
 	repo := cfg.Repository
 	if len(repo.Models) == 0 {
@@ -132,7 +133,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("simulator: %w", err)
 	}
 
-	s := &Server{engine: engine, grpcLn: grpcLn, httpLn: httpLn, metricsLn: metricsLn, budget: newMemBudget(budgetBytes)}
+	s := &Server{engine: engine, grpcLn: grpcLn, httpLn: httpLn, metricsLn: metricsLn, budget: newMemBudget(budgetBytes), budgetRule: budgetRule}
 	s.restoreMemLimit = setGoMemoryLimit(cfg.SetGoMemoryLimit, budgetBytes+MemoryBudgetOverhead)
 	s.cpu = newCPUSampler()
 	cpuCtx, stopCPU := context.WithCancel(context.Background())
@@ -211,6 +212,19 @@ func (s *Server) MetricsAddr() string { return s.metricsLn.Addr().String() }
 
 // MemoryBudget is the bytes the server may hold for requests at once.
 func (s *Server) MemoryBudget() int64 { return s.budget.limit }
+
+// MemoryBudgetLine says the memory budget in one line, for the start-up
+// output: its size, where it comes from (--memory-budget, or how the
+// default was derived) and what a request past it gets.
+func (s *Server) MemoryBudgetLine() string {
+	b := s.budget.limit
+	from := "(--memory-budget)"
+	if s.budgetRule != "" {
+		from = "(the default: " + s.budgetRule + "; --memory-budget sets it)"
+	}
+	return fmt.Sprintf("%s (%d bytes) for requests at once, gRPC and HTTP %s; past it gRPC answers RESOURCE_EXHAUSTED, HTTP 503",
+		FormatBytes(b), b, from)
+}
 
 // MemoryHeld is the bytes the server holds for requests now.
 func (s *Server) MemoryHeld() int64 { return s.budget.Held() }
