@@ -83,7 +83,7 @@ func specFromCompleted(c *pb.ModelConfig, dirName string) (ModelSpec, error) {
 			spec.InstanceGroups = instanceGroupSpecs(c)
 		}
 		if msg := ensembleConfigError(spec); msg != "" {
-			return ModelSpec{}, pollError(c.Name, "%s", msg)
+			return ModelSpec{}, pollError(c.Name, "%s", composed(msg))
 		}
 		// Triton's ValidateEnsembleConfig sets whether the ensemble is
 		// decoupled (it is not: the simulator's composing models are

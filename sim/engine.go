@@ -17,6 +17,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -118,9 +119,9 @@ func NewEngine(repo Repository, opts EngineOptions) (*Engine, error) {
 		m, err := newModel(spec, e.gpus)
 		if err != nil {
 			if spec.Source != "" {
-				return nil, fmt.Errorf("model repository: model %q (%s): %w", spec.Name, spec.Source, err)
+				return nil, fmt.Errorf("model repository: model %s (%s): %w", textsafe.Quote(spec.Name), textsafe.Excerpt(spec.Source, 4096), err)
 			}
-			return nil, fmt.Errorf("model repository: model %q: %w", spec.Name, err)
+			return nil, fmt.Errorf("model repository: model %s: %w", textsafe.Quote(spec.Name), err)
 		}
 		e.models[m.name] = m
 		e.names = append(e.names, m.name)
@@ -214,10 +215,15 @@ func (e *Engine) ServerMetadata() *pb.ServerMetadataResponse {
 // Cancelling ctx fails the request with CANCELLED (a failure with reason
 // CANCELED in the statistics).
 func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming bool) (*pb.ModelInferResponse, error) {
+	return e.infer(ctx, req, streaming, nil)
+}
+
+// infer is Infer with the request's outputs reserved in hold (nil: none).
+func (e *Engine) infer(ctx context.Context, req *pb.ModelInferRequest, streaming bool, hold *budgetHold) (*pb.ModelInferResponse, error) {
 	if usesShm(req) {
-		return e.inferShm(ctx, req, streaming)
+		return e.inferShm(ctx, req, streaming, hold)
 	}
-	r, err := e.submit(req, streaming, nil, nil)
+	r, err := e.submit(req, streaming, nil, nil, budgetShare{hold: hold})
 	if err != nil {
 		return nil, err
 	}
@@ -227,23 +233,26 @@ func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming
 // submit validates a request and queues it; wait then waits for its
 // response, or onDone (if not nil) is called when it completes, and
 // onResponse (if not nil) with each response of a decoupled model before
-// its final one (or the error such a response carries). A stream submits its requests one after the other, in the
-// order they arrive, as Triton's stream handler does: the requests of a
-// sequence must reach the sequence batcher in order.
+// its final one (or the error such a response carries). A stream submits
+// its requests one after the other, in the order they arrive, as Triton's
+// stream handler does: the requests of a sequence must reach the sequence
+// batcher in order. The request's outputs
+// are reserved in share's hold, and share carries what the caller gives
+// back when the request is answered; on an error nothing more is held.
 func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*request),
-	onResponse func(*request, *pb.ModelInferResponse, error)) (*request, error) {
-	r, err := e.submitOnce(req, streaming, onDone, onResponse)
+	onResponse func(*request, *pb.ModelInferResponse, error), share budgetShare) (*request, error) {
+	r, err := e.submitOnce(req, streaming, onDone, onResponse, share)
 	if errors.Is(err, errStopping) && e.Live() {
 		// The version it found was replaced by a load meanwhile: the
 		// new one takes it, as Triton's serving version does.
-		r, err = e.submitOnce(req, streaming, onDone, onResponse)
+		r, err = e.submitOnce(req, streaming, onDone, onResponse, share)
 	}
 	return r, err
 }
 
 // submitOnce is submit on the version ready now.
 func (e *Engine) submitOnce(req *pb.ModelInferRequest, streaming bool, onDone func(*request),
-	onResponse func(*request, *pb.ModelInferResponse, error)) (*request, error) {
+	onResponse func(*request, *pb.ModelInferResponse, error), share budgetShare) (*request, error) {
 	mv, err := e.readyVersion(req.GetModelName(), req.GetModelVersion())
 	if err != nil {
 		return nil, err
@@ -252,7 +261,7 @@ func (e *Engine) submitOnce(req *pb.ModelInferRequest, streaming bool, onDone fu
 	if m.spec.Decoupled && !streaming {
 		return nil, &kserve.Error{Code: codes.Unimplemented, Message: "ModelInfer RPC doesn't support models with decoupled transaction policy"}
 	}
-	r, err := m.prepare(req)
+	r, err := m.prepare(req, share)
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +281,7 @@ func (e *Engine) submitOnce(req *pb.ModelInferRequest, streaming bool, onDone fu
 	r.heldAtArrival = mv.held.Add(1)
 	if err := mv.sched.enqueue(r); err != nil {
 		mv.held.Add(-1)
+		share.hold.give(r.budget.n - share.n)
 		return nil, err
 	}
 	return r, nil

@@ -121,7 +121,7 @@ func (g *grpcService) RepositoryModelUnload(_ context.Context, req *pb.Repositor
 // path: the request goes straight to the engine and its response straight
 // back.
 func (g *grpcService) ModelInfer(ctx context.Context, req *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
-	resp, err := g.engine.Infer(ctx, req, false)
+	resp, err := g.engine.infer(ctx, req, false, holdFrom(ctx))
 	if err != nil {
 		return nil, grpcError(err)
 	}

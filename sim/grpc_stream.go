@@ -160,6 +160,7 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 	}
 	complete := func(r *request) {
 		defer inflight.Done()
+		defer r.budget.giveBack()
 		if r.state.Load() == stateCancelled {
 			return // given up by the stream as it ended
 		}
@@ -201,29 +202,47 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 		}
 	}()
 
+	hold := holdFrom(ctx)
+	defer hold.close()
 	received := make(chan error, 1)
 	go func() {
 		for {
-			req, err := stream.Recv()
-			if err != nil {
+			// A message the budget refused is never read: the stream
+			// ends with the refusal.
+			if err := hold.awaitMessage(ctx); err != nil {
+				received <- grpcError(err)
+				return
+			}
+			in := newInferIn(hold)
+			if err := stream.RecvMsg(&in.msg); err != nil {
 				received <- err
 				return
 			}
+			req := &in.req
+			n, err := hold.popMessage()
+			if err != nil {
+				received <- grpcError(err)
+				return
+			}
 			inflight.Add(1)
+			// The message's reservation, given back once it is answered.
+			share := budgetShare{hold: hold, n: n}
 			onDone := answers.completed
 			if usesShm(req) {
-				resolved, outs, err := g.engine.resolveShm(req)
+				resolved, outs, err := g.engine.resolveShm(req, &share)
 				if err != nil {
 					inflight.Done()
+					share.giveBack()
 					answerError(req, err)
 					continue
 				}
 				req = resolved
 				onDone = g.engine.shmCompleted(outs, answers.completed)
 			}
-			r, err := g.engine.submit(req, true, onDone, answers.responded)
+			r, err := g.engine.submit(req, true, onDone, answers.responded, share)
 			if err != nil {
 				inflight.Done()
+				share.giveBack()
 				answerError(req, err)
 				continue
 			}

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -23,13 +24,13 @@ type httpHandler struct {
 	engine   *Engine
 	settings *settingsStore
 	limits   HTTPLimits
-	budget   *byteBudget
+	budget   *memBudget
 }
 
-// newHTTPHandler serves e with limits (zero fields take their defaults).
-func newHTTPHandler(e *Engine, settings *settingsStore, limits HTTPLimits) *httpHandler {
-	limits = limits.withDefaults()
-	return &httpHandler{engine: e, settings: settings, limits: limits, budget: &byteBudget{limit: limits.MaxBufferedBytes}}
+// newHTTPHandler serves e with limits (zero fields take their defaults)
+// under budget.
+func newHTTPHandler(e *Engine, settings *settingsStore, limits HTTPLimits, budget *memBudget) *httpHandler {
+	return &httpHandler{engine: e, settings: settings, limits: limits.withDefaults(), budget: budget}
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -218,11 +219,15 @@ func (h *httpHandler) control(r *http.Request, name string, load, named bool) er
 	if named {
 		return errRepositoryName
 	}
-	b, held, err := h.readBody(r)
+	hold := newBudgetHold(h.budget)
+	defer hold.close()
+	b, err := h.readBody(r, hold)
 	if err != nil {
 		return err
 	}
-	defer h.budget.release(held)
+	if err := hold.grow(jsonValuesCost(b)); err != nil {
+		return err
+	}
 	if !load {
 		dependents, err := httpUnloadDependents(b)
 		if err != nil {
@@ -242,13 +247,17 @@ func (h *httpHandler) control(r *http.Request, name string, load, named bool) er
 
 // readOptionalJSON decodes a request body if there is one.
 func (h *httpHandler) readOptionalJSON(r *http.Request, v any) error {
-	b, held, err := h.readBody(r)
+	hold := newBudgetHold(h.budget)
+	defer hold.close()
+	b, err := h.readBody(r, hold)
 	if err != nil {
 		return err
 	}
-	defer h.budget.release(held)
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
+	}
+	if err := hold.grow(jsonValuesCost(b)); err != nil {
+		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return errParseJSON(err)
@@ -328,13 +337,13 @@ func (h *httpHandler) traceSetting(w http.ResponseWriter, r *http.Request, model
 				for _, e := range x {
 					s, ok := e.(string)
 					if !ok {
-						writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", k))
+						writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", textsafe.Bound(k)))
 						return
 					}
 					upd[k] = append(upd[k], s)
 				}
 			default:
-				writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", k))
+				writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", textsafe.Bound(k)))
 				return
 			}
 		}
@@ -382,7 +391,13 @@ func (h *httpHandler) logging(w http.ResponseWriter, r *http.Request) {
 func writeError(w http.ResponseWriter, err error) {
 	var te *kserve.Error
 	if errors.As(err, &te) {
-		writeErrorStatus(w, kserve.HTTPStatusFor(te.Code), te.Message)
+		status := kserve.HTTPStatusFor(te.Code)
+		if te.Code == codes.ResourceExhausted {
+			// The memory budget's refusal: Triton answers 503 when it
+			// cannot take a request now.
+			status = http.StatusServiceUnavailable
+		}
+		writeErrorStatus(w, status, te.Message)
 		return
 	}
 	writeErrorStatus(w, http.StatusInternalServerError, err.Error())

@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -46,24 +47,26 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		writeError(w, errDecoupledHTTP)
 		return
 	}
-	body, held, err := h.readBody(r)
+	// Everything the request holds is reserved in hold, given back once the
+	// response is written: the body (raw inputs alias it), its JSON
+	// decoded, the tensors, the outputs and the encoded response.
+	hold := newBudgetHold(h.budget)
+	defer hold.close()
+	body, err := h.readBody(r, hold)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	// The body's bytes stay in use (raw inputs alias them) until the
-	// response is written.
-	defer h.budget.release(held)
 	headerLen := -1
 	if v := r.Header.Get(kserve.HeaderContentLength); v != "" {
 		// Triton reads the header with std::stoi.
 		n, ok := parseCInt(v, 32)
 		if !ok {
-			writeError(w, badRequest("Unable to parse %s, got: %s", kserve.HeaderContentLength, v))
+			writeError(w, badRequest("Unable to parse %s, got: %s", kserve.HeaderContentLength, textsafe.Bound(v)))
 			return
 		}
 		if n < 0 || n > int64(len(body)) {
-			writeError(w, badRequest("inference header size should be in range (0, %d), got: %s", len(body), v))
+			writeError(w, badRequest("inference header size should be in range (0, %d), got: %s", len(body), textsafe.Bound(v)))
 			return
 		}
 		headerLen = int(n)
@@ -80,34 +83,34 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		if headerLen > 0 {
 			jsonPart, binary = body[:headerLen], body[headerLen:]
 		}
-		req, form, err = parseInferRequest(jsonPart, binary, model, version)
+		req, form, err = parseInferRequest(jsonPart, binary, model, version, hold)
 	}
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	resp, err := h.engine.Infer(r.Context(), req, false)
+	resp, err := h.engine.infer(r.Context(), req, false, hold)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	header, binary, err := encodeInferResponse(resp, req.GetId(), &form)
+	out, headerLen, err := encodeInferResponse(resp, req.GetId(), &form, hold)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	contentType := "application/json"
-	if binary != nil {
-		w.Header().Set(kserve.HeaderContentLength, strconv.Itoa(len(header)))
+	if headerLen >= 0 {
+		w.Header().Set(kserve.HeaderContentLength, strconv.Itoa(headerLen))
 		contentType = "application/octet-stream"
-		header = append(header, binary...)
 	}
-	writeCompressed(w, r, contentType, header)
+	writeCompressed(w, r, contentType, out, hold)
 }
 
 // writeCompressed writes a response body, compressed when the client
-// accepts gzip or deflate, as Triton does.
-func writeCompressed(w http.ResponseWriter, r *http.Request, contentType string, body []byte) {
+// accepts gzip or deflate, as Triton does, and hold has room for the
+// compressed copy (else it is sent as it is).
+func writeCompressed(w http.ResponseWriter, r *http.Request, contentType string, body []byte, hold *budgetHold) {
 	accept := r.Header.Get("Accept-Encoding")
 	var enc string
 	switch {
@@ -116,7 +119,7 @@ func writeCompressed(w http.ResponseWriter, r *http.Request, contentType string,
 	case acceptsEncoding(accept, "deflate"):
 		enc = "deflate"
 	}
-	if enc != "" {
+	if enc != "" && hold.grow(int64(len(body))+4096) == nil {
 		var buf bytes.Buffer
 		var zw io.WriteCloser
 		if enc == "gzip" {
@@ -158,7 +161,7 @@ func (h *httpHandler) rawBinaryRequest(model, version string, body []byte) (*pb.
 		return nil, err
 	}
 	if len(cfg.GetInput()) != 1 {
-		return nil, badRequest("Raw request must only have 1 input (found 1) to be deduced but got %d inputs in '%s' model configuration", len(cfg.GetInput()), model)
+		return nil, badRequest("Raw request must only have 1 input (found 1) to be deduced but got %d inputs in '%s' model configuration", len(cfg.GetInput()), textsafe.Bound(model))
 	}
 	in := cfg.GetInput()[0]
 	datatype := kserve.DataTypeString(in.GetDataType())
@@ -209,13 +212,16 @@ func deduceShape(dims []int64, elems int64) []int64 {
 // parseInferRequest turns the JSON part and the binary part of an infer
 // body into the request the engine takes, with every input's data in raw
 // form.
-func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.ModelInferRequest, outputForm, error) {
+func parseInferRequest(jsonPart, binary []byte, model, version string, hold *budgetHold) (*pb.ModelInferRequest, outputForm, error) {
 	var form outputForm
+	if err := hold.grow(jsonRequestCost(jsonPart)); err != nil {
+		return nil, form, err
+	}
 	var in kserve.InferRequest
 	dec := json.NewDecoder(bytes.NewReader(jsonPart))
 	dec.UseNumber()
 	if err := dec.Decode(&in); err != nil {
-		return nil, form, badRequest("failed to parse the request JSON buffer: %v", err)
+		return nil, form, badRequest("failed to parse the request JSON buffer: %s", errorText(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, form, badRequest("failed to parse the request JSON buffer: The document root must not be followed by other values.")
@@ -252,7 +258,7 @@ func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.Mode
 		if inShm {
 			err = checkShmInput(&t)
 		} else {
-			raw, err = inputData(&t, &binary, model)
+			raw, err = inputData(&t, &binary, model, hold)
 		}
 		if err != nil {
 			return nil, form, err
@@ -277,7 +283,7 @@ func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.Mode
 		}
 	}
 	if len(binary) > 0 {
-		return nil, form, badRequest("unexpected additional input data for model '%s'", model)
+		return nil, form, badRequest("unexpected additional input data for model '%s'", textsafe.Bound(model))
 	}
 	for _, o := range in.Outputs {
 		if err := checkShmOutput(o.Parameters); err != nil {
@@ -289,7 +295,7 @@ func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.Mode
 			case "binary_data":
 				b, ok := v.(bool)
 				if !ok {
-					return nil, form, badRequest("parameter 'binary_data' of output '%s' must be a boolean", o.Name)
+					return nil, form, badRequest("parameter 'binary_data' of output '%s' must be a boolean", textsafe.Bound(o.Name))
 				}
 				if form.binary == nil {
 					form.binary = make(map[string]bool, len(in.Outputs))
@@ -329,27 +335,27 @@ func inferParameter(key string, v any) (*pb.InferParameter, error) {
 			return &pb.InferParameter{ParameterChoice: &pb.InferParameter_DoubleParam{DoubleParam: f}}, nil
 		}
 	}
-	return nil, badRequest("parameter '%s' has an unsupported value type: it must be a boolean, number or string", key)
+	return nil, badRequest("parameter '%s' has an unsupported value type: it must be a boolean, number or string", textsafe.Bound(key))
 }
 
 // inputData returns an input's raw bytes: the next binary_data_size bytes
 // of the binary part, or its JSON data converted.
-func inputData(t *kserve.RequestInput, binary *[]byte, model string) ([]byte, error) {
+func inputData(t *kserve.RequestInput, binary *[]byte, model string, hold *budgetHold) ([]byte, error) {
 	if v, ok := t.Parameters["binary_data_size"]; ok {
 		num, isNum := v.(json.Number)
 		size, err := num.Int64()
 		if !isNum || err != nil || size < 0 {
-			return nil, badRequest("parameter 'binary_data_size' of input '%s' must be a non-negative integer", t.Name)
+			return nil, badRequest("parameter 'binary_data_size' of input '%s' must be a non-negative integer", textsafe.Bound(t.Name))
 		}
 		if int64(len(*binary)) < size {
-			return nil, badRequest("unexpected size for input '%s', expecting %d additional bytes for model '%s'", t.Name, size-int64(len(*binary)), model)
+			return nil, badRequest("unexpected size for input '%s', expecting %d additional bytes for model '%s'", textsafe.Bound(t.Name), size-int64(len(*binary)), textsafe.Bound(model))
 		}
 		raw := (*binary)[:size:size]
 		*binary = (*binary)[size:]
 		return raw, nil
 	}
 	if len(t.Data) == 0 {
-		return nil, badRequest("unable to find data for input tensor '%s' for model '%s' in request.", t.Name, model)
+		return nil, badRequest("unable to find data for input tensor '%s' for model '%s' in request.", textsafe.Bound(t.Name), textsafe.Bound(model))
 	}
-	return jsonTensorData(t.Name, t.Datatype, t.Shape, t.Data)
+	return jsonTensorData(t.Name, t.Datatype, t.Shape, t.Data, hold)
 }

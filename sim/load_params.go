@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -28,7 +29,7 @@ var errRepositoryName = &kserve.Error{Code: codes.Unimplemented, Message: "'repo
 // only the models of its repository.
 func errFileOverride(key string) error {
 	return &kserve.Error{Code: codes.Unimplemented, Message: fmt.Sprintf(
-		"load parameter '%s': the simulator does not load model files; override only the configuration ('config')", key)}
+		"load parameter '%s': the simulator does not load model files; override only the configuration ('config')", textsafe.Bound(key))}
 }
 
 // load loads a model with what the request asked.
@@ -52,16 +53,16 @@ func grpcLoadRequest(req *pb.RepositoryModelLoadRequest) (loadRequest, error) {
 		case key == "config":
 			s, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_StringParam)
 			if !ok {
-				return lr, invalidArg("invalid value type for load parameter '%s', expected string_param.", key)
+				return lr, invalidArg("invalid value type for load parameter '%s', expected string_param.", textsafe.Bound(key))
 			}
 			lr.config, lr.hasConfig = s.StringParam, true
 		case strings.HasPrefix(key, "file:"):
 			if _, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_BytesParam); !ok {
-				return lr, invalidArg("invalid value type for load parameter '%s', expected bytes_param.", key)
+				return lr, invalidArg("invalid value type for load parameter '%s', expected bytes_param.", textsafe.Bound(key))
 			}
 			return lr, errFileOverride(key)
 		default:
-			return lr, invalidArg("unrecognized load parameter '%s'.", key)
+			return lr, invalidArg("unrecognized load parameter '%s'.", textsafe.Bound(key))
 		}
 	}
 	return lr, nil
@@ -136,7 +137,7 @@ func orderedMembers(raw json.RawMessage) ([]member, error) {
 
 // errParseJSON is Triton's answer to a request body that is not JSON.
 func errParseJSON(err error) error {
-	return &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("failed to parse the request JSON buffer: %v", err)}
+	return &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("failed to parse the request JSON buffer: %s", errorText(err))}
 }
 
 // grpcUnloadDependents reads a gRPC unload request's "unload_dependents"

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -424,11 +425,11 @@ func parseVersion(version string) (int64, error) {
 	if !ok {
 		// std::stol throws invalid_argument or out_of_range, both "stol".
 		return 0, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(
-			"failed to get model version from specified version string '%s' (details: stol), version should be an integral value > 0", version)}
+			"failed to get model version from specified version string '%s' (details: stol), version should be an integral value > 0", textsafe.Bound(version))}
 	}
 	if v < 0 {
 		return 0, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(
-			"invalid model version specified '%s' , version should be an integral value > 0", version)}
+			"invalid model version specified '%s' , version should be an integral value > 0", textsafe.Bound(version))}
 	}
 	return v, nil
 }
@@ -455,7 +456,7 @@ func parseCInt(s string, bits int) (int64, bool) {
 }
 
 func unknownModel(name string) error {
-	return &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Request for unknown model: '%s' is not found", name)}
+	return &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Request for unknown model: '%s' is not found", textsafe.Bound(name))}
 }
 
 // readyVersion finds the version a request addresses, with Triton's errors

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -63,7 +64,7 @@ func (s *settingsStore) updateTrace(upd map[string][]string) (map[string][]strin
 	def := defaultTrace()
 	for _, k := range slices.Sorted(maps.Keys(upd)) {
 		if _, ok := def[k]; !ok {
-			return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("unknown trace setting '%s'", k)}
+			return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("unknown trace setting '%s'", textsafe.Bound(k))}
 		}
 	}
 	for k, v := range upd {
@@ -85,7 +86,7 @@ func (s *settingsStore) updateLog(upd map[string]any) (map[string]any, error) {
 	for _, k := range slices.Sorted(maps.Keys(upd)) {
 		cur, ok := s.log[k]
 		if !ok {
-			return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("Logging setting '%s' is not supported", k)}
+			return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("Logging setting '%s' is not supported", textsafe.Bound(k))}
 		}
 		v := upd[k]
 		switch cur.(type) {
@@ -176,11 +177,11 @@ func (g *grpcService) LogSettings(_ context.Context, req *pb.LogSettingsRequest)
 // unregister is a no-op.
 
 func shmNotFound(kind, name string) error {
-	return &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find %s shared memory region: '%s'", kind, name)}
+	return &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find %s shared memory region: '%s'", kind, textsafe.Bound(name))}
 }
 
 func cudaShmRegisterError(name string) error {
-	return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to register CUDA shared memory region: '%s', GPUs not supported", name)}
+	return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to register CUDA shared memory region: '%s', GPUs not supported", textsafe.Bound(name))}
 }
 
 // SystemSharedMemoryStatus implements GRPCInferenceServiceServer.

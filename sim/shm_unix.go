@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -33,7 +34,7 @@ func mapSharedMemory(key string, offset, byteSize uint64) (mem []byte, unmap fun
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || fi.Size() < 0 {
-		return nil, nil, 0, &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("Invalid shared memory region: '%s'", key)}
+		return nil, nil, 0, &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("Invalid shared memory region: '%s'", textsafe.Bound(key))}
 	}
 	size = uint64(fi.Size())
 	if offset+byteSize > size || offset+byteSize < offset {
