@@ -40,7 +40,29 @@
 // nanoseconds by the count, 0 for a count of 0), so that a test compares
 // tritontop with the server's numbers as perf_analyzer would compute them.
 // Server.PerfAnalyzer runs the perf_analyzer beside the server against it
-// and parses its printed report and its CSV (-f).
+// and parses its printed report and its CSV (-f); PerfAnalyzerAt sends it
+// to another address (a proxy in front of the server). ModelStats keeps
+// the batch_stats and response_stats too, which Delta subtracts, and Sum
+// adds the deltas of replicas.
+//
+// # Driving the server
+//
+// In explicit model control (Options.Explicit), LoadModel loads a model,
+// with a config override in JSON when given, and UnloadModel unloads it,
+// through the repository API; RepositoryIndex and ModelState read the
+// repository index (Triton unloads in the background: UNLOADING, then
+// UNAVAILABLE), ModelConfig the config the server serves.
+// SystemSharedMemory lists the client's shared-memory regions registered
+// on it.
+//
+// # The tests
+//
+// The package's tests run tritontop in-process (package session: every
+// flag of a load run is a field of session.Config) against a server of
+// their own, for a second or so of load, and hold its counts, server
+// times and batches against the server's deltas over the run; the
+// capture proxy runs as the built binary. docs/interop.md lists what each
+// test asserts and the differences from the simulator they found.
 //
 // # Cost
 //

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/session"
+	"github.com/tritontop/tritontop/stats"
 )
 
 // identity is the model of the exactness tests: INT32 INPUT0 of dims [-1]
@@ -81,8 +84,7 @@ func testExactness(t *testing.T, protocol string) {
 		t.Fatalf("the run file has no summary (truncated %v)", run.Truncated)
 	}
 	sum := run.Summary
-	checkCounts(t, sum, d)
-	checkAverages(t, sum, d)
+	checkExact(t, "the run", sum.Client, sum.Server, d)
 	checkWholeRunCSV(t, sum, d)
 
 	var own bytes.Buffer
@@ -120,57 +122,92 @@ func runTritontop(t *testing.T, cfg session.Config, b session.Builder) {
 	t.Logf("tritontop's summary:\n%s", stdout.String())
 }
 
-// checkCounts holds the run's counts against Triton's deltas: equal.
-func checkCounts(t *testing.T, sum *record.Summary, d interop.ModelStats) {
+// checkExact holds a span's counts and server times (the whole run, one
+// model's or one replica's share) against Triton's deltas over it:
+// checkCounts and checkAverages.
+func checkExact(t *testing.T, what string, c stats.ClientStats, sv record.ServerSummary, d interop.ModelStats) {
 	t.Helper()
-	sv, in := sum.Server, d.Inference
-	if in.Success.Count == 0 {
-		t.Fatal("Triton counted no request")
+	checkCounts(t, what, c, sv, d)
+	checkAverages(t, what, sv, d)
+	checkBatches(t, what, sv, d)
+}
+
+// checkBatches holds the span's batch sizes against Triton's: the average
+// batch is Δinference_count / Δexecution_count, and the executions of
+// each batch size are the deltas of Triton's batch_stats.
+func checkBatches(t *testing.T, what string, sv record.ServerSummary, d interop.ModelStats) {
+	t.Helper()
+	if want := d.AvgBatch(); math.Abs(sv.AvgBatch-want) > 1e-9*want {
+		t.Errorf("%s: average batch: tritontop %v, Triton's deltas %v", what, sv.AvgBatch, want)
 	}
-	for _, c := range []struct {
+	var want []stats.BatchCount
+	for _, b := range d.Batches {
+		want = append(want, stats.BatchCount{Size: int(b.BatchSize), Count: int64(b.ComputeInfer.Count)})
+	}
+	if !slices.Equal(sv.Batches, want) {
+		t.Errorf("%s: executions by batch size: tritontop %v, Triton's batch_stats deltas %v", what, sv.Batches, want)
+	}
+}
+
+// checkCounts holds the span's counts against Triton's deltas: equal.
+func checkCounts(t *testing.T, what string, c stats.ClientStats, sv record.ServerSummary, d interop.ModelStats) {
+	t.Helper()
+	in := d.Inference
+	if in.Success.Count == 0 {
+		t.Fatalf("%s: Triton counted no request", what)
+	}
+	for _, x := range []struct {
 		name      string
 		got, want uint64
 	}{
 		{"successful requests (server)", uint64(sv.SuccessCount), in.Success.Count},
-		{"successful requests (client)", uint64(sum.Client.Successes), in.Success.Count},
+		{"successful requests (client)", uint64(c.Successes), in.Success.Count},
 		{"failed requests", uint64(sv.FailCount), in.Fail.Count},
 		{"inferences", uint64(sv.InferenceCount), d.InferenceCount},
 		{"executions", uint64(sv.ExecutionCount), d.ExecutionCount},
 	} {
-		if c.got != c.want {
-			t.Errorf("%s: tritontop %d, Triton's delta %d", c.name, c.got, c.want)
+		if x.got != x.want {
+			t.Errorf("%s: %s: tritontop %d, Triton's delta %d", what, x.name, x.got, x.want)
 		}
 	}
-	if sum.Client.Errors != 0 || in.Fail.Count != 0 {
-		t.Errorf("errors: tritontop %d, Triton %d; want none", sum.Client.Errors, in.Fail.Count)
+	if c.Errors != 0 || in.Fail.Count != 0 {
+		t.Errorf("%s: errors: tritontop %d, Triton %d; want none (%+v)", what, c.Errors, in.Fail.Count, c.ErrorsByCode)
 	}
 }
 
 // checkAverages holds the run's per-request server times against
 // perf_analyzer's formulas on Triton's deltas.
-func checkAverages(t *testing.T, sum *record.Summary, d interop.ModelStats) {
+func checkAverages(t *testing.T, what string, sv record.ServerSummary, d interop.ModelStats) {
 	t.Helper()
-	sv, pa := sum.Server, d.Averages()
+	checkAveragesWithin(t, what, sv, d, 1)
+}
+
+// checkAveragesWithin is checkAverages with k times its room for
+// rounding: an aggregate of replicas averages their per-tick averages,
+// each whole nanoseconds, once more.
+func checkAveragesWithin(t *testing.T, what string, sv record.ServerSummary, d interop.ModelStats, k uint64) {
+	t.Helper()
+	pa := d.Averages()
 	for _, c := range []struct {
 		name  string
 		got   time.Duration
 		want  uint64
 		slack uint64
 	}{
-		{"request", sv.Request, pa.Request, 1},
-		{"queue", sv.Queue, pa.Queue, 1},
-		{"compute input", sv.ComputeInput, pa.ComputeInput, 1},
-		{"compute infer", sv.ComputeInfer, pa.ComputeInfer, 1},
-		{"compute output", sv.ComputeOutput, pa.ComputeOutput, 1},
-		{"compute", sv.Compute(), pa.Compute, 5},
+		{"request", sv.Request, pa.Request, k},
+		{"queue", sv.Queue, pa.Queue, k},
+		{"compute input", sv.ComputeInput, pa.ComputeInput, k},
+		{"compute infer", sv.ComputeInfer, pa.ComputeInfer, k},
+		{"compute output", sv.ComputeOutput, pa.ComputeOutput, k},
+		{"compute", sv.Compute(), pa.Compute, 5 * k},
 	} {
-		t.Logf("%-14s tritontop %d ns, perf_analyzer's formula %d ns (%d µs)", c.name, c.got, c.want, interop.USec(c.want))
+		t.Logf("%s: %-14s tritontop %d ns, perf_analyzer's formula %d ns (%d µs)", what, c.name, c.got, c.want, interop.USec(c.want))
 		got, lo := uint64(c.got), c.want-min(c.slack, c.want)
 		if got > c.want || got < lo {
-			t.Errorf("%s: tritontop %d ns, perf_analyzer's formula on Triton's deltas %d ns (allowed: %d ns under)", c.name, got, c.want, c.slack)
+			t.Errorf("%s: %s: tritontop %d ns, perf_analyzer's formula on Triton's deltas %d ns (allowed: %d ns under)", what, c.name, got, c.want, c.slack)
 		}
 		if us := interop.USec(got); us < interop.USec(lo) || us > interop.USec(c.want) {
-			t.Errorf("%s: tritontop %d µs, perf_analyzer %d µs", c.name, us, interop.USec(c.want))
+			t.Errorf("%s: %s: tritontop %d µs, perf_analyzer %d µs", what, c.name, us, interop.USec(c.want))
 		}
 	}
 }

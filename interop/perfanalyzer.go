@@ -57,15 +57,22 @@ func (r PerfResult) Cell(t testing.TB, row int, col string) string {
 // perf_analyzer fails.
 func (s *Server) PerfAnalyzer(t testing.TB, protocol string, args ...string) PerfResult {
 	t.Helper()
+	addr := s.GRPC
+	if protocol == "http" {
+		addr = s.HTTP
+	}
+	return s.PerfAnalyzerAt(t, protocol, addr, args...)
+}
+
+// PerfAnalyzerAt is PerfAnalyzer sent to addr, host:port, in place of the
+// server's own endpoint: a proxy in front of it.
+func (s *Server) PerfAnalyzerAt(t testing.TB, protocol, addr string, args ...string) PerfResult {
+	t.Helper()
 	if _, err := os.Stat(s.PerfAnalyzerBin); err != nil {
 		t.Skipf("interop: no perf_analyzer at %s", s.PerfAnalyzerBin)
 	}
 	if missing := missingLibraries(s.PerfAnalyzerBin); len(missing) > 0 {
 		t.Skipf("interop: perf_analyzer's runtime libraries are missing: %s", strings.Join(missing, ", "))
-	}
-	addr := s.GRPC
-	if protocol == "http" {
-		addr = s.HTTP
 	}
 	file := filepath.Join(t.TempDir(), "perf.csv")
 	all := append([]string{"-i", protocol, "-u", addr, "-f", file}, args...)

@@ -1,11 +1,13 @@
 package interop
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"testing"
 	"time"
 )
@@ -29,6 +31,26 @@ type InferStats struct {
 	CacheMiss     Duration `json:"cache_miss"`
 }
 
+// BatchStats is one entry of a model's batch_stats: the executions of one
+// batch size (every one of its durations has the same count).
+type BatchStats struct {
+	BatchSize     uint64   `json:"batch_size"`
+	ComputeInput  Duration `json:"compute_input"`
+	ComputeInfer  Duration `json:"compute_infer"`
+	ComputeOutput Duration `json:"compute_output"`
+}
+
+// ResponseStats is one entry of a decoupled model's response_stats: the
+// responses sent with one index within their request.
+type ResponseStats struct {
+	ComputeInfer  Duration `json:"compute_infer"`
+	ComputeOutput Duration `json:"compute_output"`
+	Success       Duration `json:"success"`
+	Fail          Duration `json:"fail"`
+	EmptyResponse Duration `json:"empty_response"`
+	Cancel        Duration `json:"cancel"`
+}
+
 // ModelStats is one model version's cumulative statistics as Triton's
 // HTTP endpoint answers them.
 type ModelStats struct {
@@ -37,6 +59,10 @@ type ModelStats struct {
 	InferenceCount uint64     `json:"inference_count"`
 	ExecutionCount uint64     `json:"execution_count"`
 	Inference      InferStats `json:"inference_stats"`
+	// Batches are the batch_stats, by ascending batch size.
+	Batches []BatchStats `json:"batch_stats"`
+	// Responses are the response_stats, by response index ("0", "1", ...).
+	Responses map[string]ResponseStats `json:"response_stats"`
 }
 
 // Statistics reads model's cumulative statistics (its one loaded version)
@@ -65,11 +91,13 @@ func (s *Server) Statistics(t testing.TB, model string) ModelStats {
 	return all.ModelStats[0]
 }
 
-// Delta is end − start of every counter: what a span of load did.
+// Delta is end − start of every counter: what a span of load did. Its
+// Batches keep the batch sizes that ran in the span, its Responses the
+// response indexes that were sent.
 func Delta(start, end ModelStats) ModelStats {
 	sub := func(a, b Duration) Duration { return Duration{Count: b.Count - a.Count, NS: b.NS - a.NS} }
 	s, e := start.Inference, end.Inference
-	return ModelStats{
+	d := ModelStats{
 		Name: end.Name, Version: end.Version,
 		InferenceCount: end.InferenceCount - start.InferenceCount,
 		ExecutionCount: end.ExecutionCount - start.ExecutionCount,
@@ -80,6 +108,40 @@ func Delta(start, end ModelStats) ModelStats {
 			CacheHit:      sub(s.CacheHit, e.CacheHit), CacheMiss: sub(s.CacheMiss, e.CacheMiss),
 		},
 	}
+	for _, b := range end.Batches {
+		a := BatchStats{BatchSize: b.BatchSize}
+		for _, x := range start.Batches {
+			if x.BatchSize == b.BatchSize {
+				a = x
+			}
+		}
+		if b.ComputeInfer.Count > a.ComputeInfer.Count {
+			d.Batches = append(d.Batches, BatchStats{BatchSize: b.BatchSize, ComputeInput: sub(a.ComputeInput, b.ComputeInput),
+				ComputeInfer: sub(a.ComputeInfer, b.ComputeInfer), ComputeOutput: sub(a.ComputeOutput, b.ComputeOutput)})
+		}
+	}
+	slices.SortFunc(d.Batches, func(a, b BatchStats) int { return cmp.Compare(a.BatchSize, b.BatchSize) })
+	for k, r := range end.Responses {
+		a := start.Responses[k]
+		if r.Success.Count+r.Fail.Count+r.EmptyResponse.Count+r.Cancel.Count >
+			a.Success.Count+a.Fail.Count+a.EmptyResponse.Count+a.Cancel.Count {
+			if d.Responses == nil {
+				d.Responses = map[string]ResponseStats{}
+			}
+			d.Responses[k] = ResponseStats{ComputeInfer: sub(a.ComputeInfer, r.ComputeInfer), ComputeOutput: sub(a.ComputeOutput, r.ComputeOutput),
+				Success: sub(a.Success, r.Success), Fail: sub(a.Fail, r.Fail), EmptyResponse: sub(a.EmptyResponse, r.EmptyResponse), Cancel: sub(a.Cancel, r.Cancel)}
+		}
+	}
+	return d
+}
+
+// AvgBatch is the span's average batch: Δinference_count /
+// Δexecution_count, 0 without executions.
+func (d ModelStats) AvgBatch() float64 {
+	if d.ExecutionCount == 0 {
+		return 0
+	}
+	return float64(d.InferenceCount) / float64(d.ExecutionCount)
 }
 
 // Averages are perf_analyzer's per-request server times over a delta, in
@@ -136,4 +198,33 @@ func (d ModelStats) String() string {
 		in.Success.Count, in.Success.NS, in.Fail.Count, d.InferenceCount, d.ExecutionCount, in.Queue.NS, in.Queue.Count,
 		in.ComputeInput.NS, in.ComputeInfer.NS, in.ComputeOutput.NS, in.ComputeInput.Count, in.ComputeInfer.Count, in.ComputeOutput.Count,
 		a.Request, a.Queue, a.Compute, a.ComputeInput, a.ComputeInfer, a.ComputeOutput, a.OverheadUS())
+}
+
+// Sum adds deltas of one model on several servers (replicas): what they
+// did together, as one server's delta would say it.
+func Sum(ds ...ModelStats) ModelStats {
+	add := func(a, b Duration) Duration { return Duration{Count: a.Count + b.Count, NS: a.NS + b.NS} }
+	var s ModelStats
+	for _, d := range ds {
+		s.Name, s.Version = d.Name, d.Version
+		s.InferenceCount += d.InferenceCount
+		s.ExecutionCount += d.ExecutionCount
+		a, b := &s.Inference, d.Inference
+		a.Success, a.Fail, a.Queue = add(a.Success, b.Success), add(a.Fail, b.Fail), add(a.Queue, b.Queue)
+		a.ComputeInput, a.ComputeInfer = add(a.ComputeInput, b.ComputeInput), add(a.ComputeInfer, b.ComputeInfer)
+		a.ComputeOutput = add(a.ComputeOutput, b.ComputeOutput)
+		a.CacheHit, a.CacheMiss = add(a.CacheHit, b.CacheHit), add(a.CacheMiss, b.CacheMiss)
+		for _, x := range d.Batches {
+			i := slices.IndexFunc(s.Batches, func(y BatchStats) bool { return y.BatchSize == x.BatchSize })
+			if i < 0 {
+				s.Batches = append(s.Batches, BatchStats{BatchSize: x.BatchSize})
+				i = len(s.Batches) - 1
+			}
+			y := &s.Batches[i]
+			y.ComputeInput, y.ComputeInfer = add(y.ComputeInput, x.ComputeInput), add(y.ComputeInfer, x.ComputeInfer)
+			y.ComputeOutput = add(y.ComputeOutput, x.ComputeOutput)
+		}
+	}
+	slices.SortFunc(s.Batches, func(a, b BatchStats) int { return cmp.Compare(a.BatchSize, b.BatchSize) })
+	return s
 }

@@ -579,10 +579,25 @@ func limitOf(levels []Level, best int, slo SLO) string {
 		why = "the measurement did not stabilize"
 	}
 	s := fmt.Sprintf("at %s %s", l.Target, why)
-	if len(l.Step.Diagnosis) > 0 {
-		s += " (" + l.Step.Diagnosis[0].Message + ")"
+	if f, ok := limitFinding(l.Step.Diagnosis); ok {
+		s += " (" + f.Message + ")"
 	}
 	return s
+}
+
+// limitFinding is the finding a plan's limit quotes: the first, unless
+// one names a pipeline's step (where its requests queue): that one says
+// which model to give more instances.
+func limitFinding(fs []stats.Finding) (stats.Finding, bool) {
+	for _, f := range fs {
+		if f.Step != "" {
+			return f, true
+		}
+	}
+	if len(fs) == 0 {
+		return stats.Finding{}, false
+	}
+	return fs[0], true
 }
 
 // spareAssumption states the spare rule exactly, with the numbers it was

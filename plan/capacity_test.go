@@ -178,3 +178,30 @@ func TestCapacityStopsProbingAQueuedServer(t *testing.T) {
 		t.Errorf("after a probe without statistics: %v, want the probe at 256", next)
 	}
 }
+
+// TestPlanLimitNamesThePipelineStep: a pipeline's failing level whose
+// diagnosis names a step (where its requests queue) has the plan's limit
+// quote that finding, whatever came before it.
+func TestPlanLimitNamesThePipelineStep(t *testing.T) {
+	slo := SLO{Percentile: 99, Threshold: 100 * time.Millisecond}
+	levels := []Level{
+		rateLevel(100, 0.2, 100*time.Microsecond, true, 10*time.Millisecond),
+		rateLevel(200, 0.4, 30*time.Millisecond, false, 140*time.Millisecond),
+	}
+	levels[1].Step.Diagnosis = []stats.Finding{
+		{Verdict: stats.OutsideTriton, Message: "time outside Triton: ..."},
+		{Verdict: stats.Queueing, Step: "classifier", Message: "queueing in classifier: 31.2 ms of the 42.0 ms a request spends in Triton waits in its queue (its compute 10.1 ms); more load only adds latency"},
+	}
+	p, err := MakePlan(levels, 0, PlanOptions{TargetRate: 300, SLO: slo, Deployment: "triton", Model: "pipeline", Burst: DefaultBurst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Limit, "rate 200/s p99 latency reached 140.0 ms (queueing in classifier: 31.2 ms") {
+		t.Errorf("limit %q, want the step named", p.Limit)
+	}
+	// Without a finding that names a step, the first is quoted, as before.
+	levels[1].Step.Diagnosis = levels[1].Step.Diagnosis[:1]
+	if p, _ = MakePlan(levels, 0, PlanOptions{TargetRate: 300, SLO: slo, Deployment: "triton", Model: "m", Burst: DefaultBurst}); !strings.Contains(p.Limit, "(time outside Triton") {
+		t.Errorf("limit %q", p.Limit)
+	}
+}

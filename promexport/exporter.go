@@ -14,6 +14,10 @@
 // tritontop's own CPU) have no model label. The run's totals are then sums
 // over the label, such as sum without (model) (tritontop_requests_total).
 //
+// A pipeline's composing models (an ensemble's steps) have counters of
+// their own, from the server's statistics of each, labelled step="NAME"
+// (MetricStepRequests and the others of steps.go).
+//
 // Nothing here runs per request: each tick costs a few additions per model
 // and one pass over each of its HDR latency histograms, and each scrape
 // builds its metrics from the totals.
@@ -91,6 +95,7 @@ type descs struct {
 	inFlight, target, step, processCPU      *prometheus.Desc
 	applied, paused                         *prometheus.Desc
 	latency, scheduled                      *prometheus.Desc
+	steps                                   stepDescs
 }
 
 // Metric names, exported so that dashboards, alerts and tests can refer to
@@ -176,6 +181,7 @@ func New(opts Options) (*Exporter, error) {
 		},
 		reg: prometheus.NewRegistry(),
 	}
+	e.descs.steps = newStepDescs(req)
 	if perModel {
 		for _, name := range opts.Models {
 			e.models = append(e.models, newModelTotals(name, len(buckets), true))
@@ -238,6 +244,7 @@ func (e *Exporter) Add(s stats.Snapshot) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.models[0].add(e.buckets, &s.Tick, &s.Load, &p)
+		e.models[0].addSteps(&s.Server, s.ServerLate)
 		e.noteErr(s.Seq, "", p.latErr, p.schedErr)
 		e.run.add(&s)
 		return
@@ -256,7 +263,9 @@ func (e *Exporter) Add(s stats.Snapshot) {
 	}
 	for i := range parts {
 		m := &s.Models[i]
-		e.model(i, m.Name).add(e.buckets, &m.Tick, &m.Load, &parts[i])
+		t := e.model(i, m.Name)
+		t.add(e.buckets, &m.Tick, &m.Load, &parts[i])
+		t.addSteps(&m.Server, m.ServerLate)
 		e.noteErr(s.Seq, m.Name, parts[i].latErr, parts[i].schedErr)
 	}
 	e.run.add(&s)
@@ -323,6 +332,9 @@ func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 		d.bytesSent, d.bytesReceived, d.inFlight, d.target, d.step, d.processCPU,
 		d.latency, d.scheduled, d.applied, d.paused,
 	} {
+		ch <- desc
+	}
+	for _, desc := range d.steps.all() {
 		ch <- desc
 	}
 }

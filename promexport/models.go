@@ -26,6 +26,8 @@ type modelTotals struct {
 	client stats.ClientStats
 
 	latency, scheduled bucketCounts
+	// steps are a pipeline's composing models, in the order first seen.
+	steps []stepTotals
 
 	// Gauges, valid once a tick of the model was added.
 	seen     bool
@@ -111,6 +113,7 @@ func (t *modelTotals) collect(ch chan<- prometheus.Metric, d *descs, bounds []fl
 	counter(d.bytesSent, c.BytesSent)
 	counter(d.bytesReceived, c.BytesReceived)
 
+	t.collectSteps(ch, &d.steps, with)
 	ch <- t.latency.metric(d.latency, bounds, t.labels...)
 	if t.scheduled.seen {
 		ch <- t.scheduled.metric(d.scheduled, bounds, t.labels...)

@@ -285,8 +285,9 @@ func metricsFor(streaming, sequences bool) []compared {
 // bothMetrics are the metrics comparing runs a and b: the models' own
 // when both ran that kind of model.
 func bothMetrics(a, b record.Summary) []compared {
-	return withPlanned(a, b, metricsFor(a.Client.Streaming != nil && b.Client.Streaming != nil,
+	m := withPlanned(a, b, metricsFor(a.Client.Streaming != nil && b.Client.Streaming != nil,
 		a.Client.Sequences != nil && b.Client.Sequences != nil))
+	return append(slices.Clip(m), composingMetrics(a, b)...)
 }
 
 // busiestGPU is the highest average utilization of any GPU that reported

@@ -177,15 +177,21 @@ func writeCSVRow(b *strings.Builder, st record.Step, rate bool, cols csvColumnSe
 	send, _ := c.ClientSend()
 	recv, _ := c.ClientRecv()
 	wait := max(c.Latency.Mean-send-recv, 0)
-	network := max(wait-sv.Queue-sv.Compute(), 0)
+	// A pipeline's row has its own entry's times, as perf_analyzer's has
+	// (its steps' are in their own files: WriteComposingCSV).
+	times := stats.OwnTimes{Queue: sv.Queue, ComputeInput: sv.ComputeInput, ComputeInfer: sv.ComputeInfer, ComputeOutput: sv.ComputeOutput}
+	if sv.Own != nil {
+		times = *sv.Own
+	}
+	network := max(wait-times.Queue-times.Compute(), 0)
 	fields := []string{
 		g6(c.InferPerS),
 		us(send),
 		us(network),
-		us(sv.Queue),
-		us(sv.ComputeInput),
-		us(sv.ComputeInfer),
-		us(sv.ComputeOutput),
+		us(times.Queue),
+		us(times.ComputeInput),
+		us(times.ComputeInfer),
+		us(times.ComputeOutput),
 		us(recv),
 		us(c.Latency.P50),
 		us(c.Latency.P90),

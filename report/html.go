@@ -150,6 +150,9 @@ type htmlRunView struct {
 	Diagnosis []stats.Finding
 	Errors    []stats.ErrorCount
 	Plan      *htmlPlan
+	// Composing is a pipeline's table of its composing models per load
+	// step (composingRows).
+	Composing [][]string
 }
 
 // htmlField is one line of a run's header.
@@ -289,6 +292,7 @@ func runView(i int, r HTMLRun, sum record.Summary) *htmlRunView {
 	cols := stepColumnsOf(sum.Steps)
 	v.Streaming, v.Sequences = cols.streaming, cols.sequences
 	v.Steps = stepRows(sum, cols)
+	v.Composing = composingRows(sum.Steps)
 	v.Search = searchLines(sum)
 	v.StepsNote = "Latency in ms from the send"
 	if sum.Load.Open() {

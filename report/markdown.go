@@ -125,9 +125,10 @@ func mdLevel(b *strings.Builder, s record.Summary) {
 			[2]string{"Triton request time", fmt.Sprintf("%s ms: queue %s + compute input %s + infer %s + output %s + overhead %s",
 				msCell(sv.Request), msCell(sv.Queue), msCell(sv.ComputeInput), msCell(sv.ComputeInfer), msCell(sv.ComputeOutput), msCell(sv.Overhead))},
 			[2]string{"Triton counts", fmt.Sprintf("%d inferences, %d executions, %d successful requests", sv.InferenceCount, sv.ExecutionCount, sv.SuccessCount)})
-		if sv.ExecutionCount > 0 {
+		if sv.ExecutionCount > 0 && !sv.Pipeline() {
 			rows = append(rows, [2]string{"Average batch size", strconv.FormatFloat(sv.AvgBatch, 'f', 2, 64)})
 		}
+		rows = append(rows, mdComposingRows(sv.ServerStats)...)
 		if r := sv.Responses; r != nil {
 			rows = append(rows,
 				[2]string{"Triton responses", fmt.Sprintf("%d successful (empty %d, failed %d, cancelled %d)", r.Success, r.Empty, r.Fail, r.Cancel)},
@@ -213,6 +214,7 @@ func mdSteps(b *strings.Builder, s record.Summary) {
 		b.WriteString(" seq/s is sequences ended per second; seq p50 and p99 are the sequence latency, from a sequence's first send to its last response.")
 	}
 	b.WriteString("\n")
+	mdComposingTable(b, s.Steps)
 	if lines := searchLines(s); len(lines) > 0 {
 		b.WriteString("\n")
 		for _, l := range lines {

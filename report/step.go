@@ -175,19 +175,28 @@ func (p *StepBuilder) Step() record.Step {
 	return st
 }
 
-// serverAcc sums ModelStatistics deltas and count-weighted averages.
+// serverAcc sums ModelStatistics deltas and count-weighted averages; a
+// pipeline's steps each in an accumulator of its own, and its own times.
 type serverAcc struct {
 	ticks                                    int
 	success, fail, infer, exec, cacheHit     int64
 	requestNs, queueNs, inNs, inferNs, outNs float64
 	batches                                  []stats.BatchCount
 	responses                                *stats.ServerResponses
+	steps                                    []*stepAcc
+	own                                      *stats.OwnTimes // Σ average × count, ns
+	model, version                           string
 }
+
+// stepAcc is one composing model's accumulator.
+type stepAcc struct{ serverAcc }
 
 func (a *serverAcc) add(s *stats.ServerStats) {
 	if !s.Available || s.Reset {
 		return
 	}
+	a.model, a.version = s.Model, s.Version
+	a.addSteps(s)
 	a.ticks++
 	a.success += s.SuccessCount
 	a.fail += s.FailCount
@@ -246,7 +255,58 @@ func (a *serverAcc) summary() record.ServerSummary {
 		r := *a.responses
 		s.Responses = &r
 	}
+	a.stepsSummary(&s.ServerStats)
 	return s
+}
+
+// addSteps adds a pipeline's steps, each to its composing model's
+// accumulator, and its own times weighted as the others.
+func (a *serverAcc) addSteps(s *stats.ServerStats) {
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		k := slices.IndexFunc(a.steps, func(x *stepAcc) bool { return x.model == st.Model })
+		if k < 0 {
+			a.steps = append(a.steps, &stepAcc{serverAcc{model: st.Model}})
+			k = len(a.steps) - 1
+		}
+		a.steps[k].add(st)
+	}
+	if o := s.Own; o != nil {
+		if a.own == nil {
+			a.own = &stats.OwnTimes{}
+		}
+		n, cn := time.Duration(s.SuccessCount), time.Duration(max(s.SuccessCount-s.CacheHitCount, 0))
+		a.own.Queue += o.Queue * n
+		a.own.ComputeInput += o.ComputeInput * cn
+		a.own.ComputeInfer += o.ComputeInfer * cn
+		a.own.ComputeOutput += o.ComputeOutput * cn
+	}
+}
+
+// stepsSummary sets a pipeline's steps, own times and decomposition over
+// the span.
+func (a *serverAcc) stepsSummary(s *stats.ServerStats) {
+	if len(a.steps) == 0 {
+		return
+	}
+	s.Steps = make([]stats.ServerStats, len(a.steps))
+	for i, st := range a.steps {
+		s.Steps[i] = st.summary().ServerStats
+		s.Steps[i].Model, s.Steps[i].Version = st.model, st.version
+	}
+	if a.own != nil {
+		o := stats.OwnTimes{}
+		if a.success > 0 {
+			o.Queue = a.own.Queue / time.Duration(a.success)
+		}
+		if cn := a.success - a.cacheHit; cn > 0 {
+			o.ComputeInput = a.own.ComputeInput / time.Duration(cn)
+			o.ComputeInfer = a.own.ComputeInfer / time.Duration(cn)
+			o.ComputeOutput = a.own.ComputeOutput / time.Duration(cn)
+		}
+		s.Own = &o
+	}
+	s.Decompose()
 }
 
 // metricsAcc averages Triton's metrics over the ticks that read them, each

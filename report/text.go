@@ -145,6 +145,7 @@ func writeStepTable(b *strings.Builder, title string, s record.Summary) {
 		rows = append(rows, cols.row(i, st))
 	}
 	writeTable(b, "  ", rows)
+	writeComposingTable(b, s.Steps)
 	writeSearch(b, s)
 }
 
@@ -284,22 +285,71 @@ func writeServer(b *strings.Builder, sv record.ServerSummary) {
 		b.WriteString("    statistics not available\n")
 		return
 	}
-	fmt.Fprintf(b, "    Inference count: %d\n", sv.InferenceCount)
-	fmt.Fprintf(b, "    Execution count: %d\n", sv.ExecutionCount)
-	fmt.Fprintf(b, "    Successful request count: %d\n", sv.SuccessCount)
-	fmt.Fprintf(b, "    Avg request latency: %d usec (overhead %d usec + queue %d usec + compute input %d usec + compute infer %d usec + compute output %d usec)\n",
-		usec(sv.Request), usec(sv.Overhead), usec(sv.Queue), usec(sv.ComputeInput), usec(sv.ComputeInfer), usec(sv.ComputeOutput))
-	if sv.ExecutionCount > 0 {
-		fmt.Fprintf(b, "    Avg batch size: %s\n", strconv.FormatFloat(sv.AvgBatch, 'f', 2, 64))
+	writeServerStats(b, "  ", sv.ServerStats)
+}
+
+// writeServerStats is perf_analyzer's account of a model's statistics,
+// indented by ident and two more spaces; a pipeline's line has its time
+// over its steps (queue and compute, each the sum of its steps' averages
+// in whole µs, and the overhead left of the request time), then a
+// "Composing models:" block per step, indented a level more, as
+// perf_analyzer's ReportServerSideStats writes them.
+func writeServerStats(b *strings.Builder, ident string, sv stats.ServerStats) {
+	if (sv.Pipeline() || len(ident) > 2) && sv.SuccessCount == 0 {
+		// perf_analyzer's words for a pipeline or a step without a request
+		// (a model's own block keeps its counts).
+		fmt.Fprintf(b, "%s  Request count: 0\n", ident)
+		return
+	}
+	fmt.Fprintf(b, "%s  Inference count: %d\n", ident, sv.InferenceCount)
+	fmt.Fprintf(b, "%s  Execution count: %d\n", ident, sv.ExecutionCount)
+	fmt.Fprintf(b, "%s  Successful request count: %d\n", ident, sv.SuccessCount)
+	if sv.Pipeline() {
+		q, c := pipelineUsec(sv)
+		req := usec(sv.Request)
+		fmt.Fprintf(b, "%s  Avg request latency: %d usec (overhead %d usec + queue %d usec + compute %d usec)\n\n",
+			ident, req, max(0, req-q-c), q, c)
+	} else {
+		fmt.Fprintf(b, "%s  Avg request latency: %d usec (overhead %d usec + queue %d usec + compute input %d usec + compute infer %d usec + compute output %d usec)\n",
+			ident, usec(sv.Request), usec(sv.Overhead), usec(sv.Queue), usec(sv.ComputeInput), usec(sv.ComputeInfer), usec(sv.ComputeOutput))
+	}
+	if sv.ExecutionCount > 0 && !sv.Pipeline() {
+		fmt.Fprintf(b, "%s  Avg batch size: %s\n", ident, strconv.FormatFloat(sv.AvgBatch, 'f', 2, 64))
 	}
 	if sv.FailCount > 0 {
-		fmt.Fprintf(b, "    Failed request count: %d\n", sv.FailCount)
+		fmt.Fprintf(b, "%s  Failed request count: %d\n", ident, sv.FailCount)
 	}
 	if r := sv.Responses; r != nil {
-		fmt.Fprintf(b, "    Successful response count: %d (empty %d, failed %d, cancelled %d)\n", r.Success, r.Empty, r.Fail, r.Cancel)
-		fmt.Fprintf(b, "    Avg response compute: infer %d usec (first response %d usec, later responses %d usec), output %d usec\n",
-			usec(r.ComputeInfer), usec(r.FirstComputeInfer), usec(r.LaterComputeInfer), usec(r.ComputeOutput))
+		fmt.Fprintf(b, "%s  Successful response count: %d (empty %d, failed %d, cancelled %d)\n", ident, r.Success, r.Empty, r.Fail, r.Cancel)
+		fmt.Fprintf(b, "%s  Avg response compute: infer %d usec (first response %d usec, later responses %d usec), output %d usec\n",
+			ident, usec(r.ComputeInfer), usec(r.FirstComputeInfer), usec(r.LaterComputeInfer), usec(r.ComputeOutput))
 	}
+	if !sv.Pipeline() {
+		return
+	}
+	fmt.Fprintf(b, "%sComposing models: \n", ident)
+	for _, st := range sv.Steps {
+		fmt.Fprintf(b, "%s%s, version: %s\n", ident, st.Model, st.Version)
+		writeServerStats(b, ident+"  ", st)
+	}
+}
+
+// pipelineUsec is a pipeline's queue and compute in perf_analyzer's whole
+// microseconds: the sums of its steps' averages, each truncated to a µs
+// first (a composing ensemble's own sums, recursively).
+func pipelineUsec(sv stats.ServerStats) (queue, compute int64) {
+	for _, st := range sv.Steps {
+		switch {
+		case !st.Available || st.Reset:
+		case st.Pipeline():
+			q, c := pipelineUsec(st)
+			queue, compute = queue+q, compute+c
+		default:
+			queue += usec(st.Queue)
+			compute += usec(st.Compute())
+		}
+	}
+	return queue, compute
 }
 
 func writeClientCPU(b *strings.Builder, cpu record.ClientCPU) {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"strings"
 	"time"
 
+	"github.com/tritontop/tritontop/stats"
 	"github.com/tritontop/tritontop/triton"
 )
 
@@ -29,7 +31,7 @@ func (c *Config) check(notes io.Writer) error {
 	}
 	for _, step := range []func(*Config) error{
 		checkSecrets, checkShapeFlags, takeModels, checkModelGiven, checkProtocol, takeServers,
-		checkNumbers,
+		checkNumbers, takeComposing,
 	} {
 		if err := step(c); err != nil {
 			return UsageError{Err: err}
@@ -136,4 +138,22 @@ func (c Config) Validate() error {
 		c.Given = maps.Clone(c.Given)
 	}
 	return c.check(io.Discard)
+}
+
+// takeComposing parses --bls-composing-models, which names the composing
+// models of the one model under load.
+func takeComposing(c *Config) error {
+	if len(c.BLSComposingModels) == 0 {
+		c.bls = nil
+		return nil
+	}
+	if c.several() {
+		return fmt.Errorf("--bls-composing-models names the composing models of one BLS model, and this run has %d models (%s): run the BLS model alone", len(c.models), c.Model)
+	}
+	bls, err := stats.ParseComposing(strings.Join(c.BLSComposingModels, ","))
+	if err != nil {
+		return fmt.Errorf("--bls-composing-models: %w", err)
+	}
+	c.bls = bls
+	return nil
 }

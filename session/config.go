@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/internal/usage"
+	"github.com/tritontop/tritontop/stats"
 )
 
 // Limits of a run's settings; a value past one is refused before anything
@@ -126,6 +127,12 @@ type Config struct {
 	// CollectMetrics is accepted for perf_analyzer's command lines:
 	// Triton's metrics are always read.
 	CollectMetrics bool
+	// BLSComposingModels are the models a BLS model calls, in
+	// perf_analyzer's --bls-composing-models syntax (NAME or NAME:VERSION,
+	// comma separated; each entry may hold several): their statistics are
+	// read with the model's, as an ensemble's steps are (found from its
+	// config), and its time is decomposed over them. Only with one model.
+	BLSComposingModels []string
 	// PerfAnalyzer holds perf_analyzer's flags that have no other field:
 	// --sync, count windows, shared memory, the profile export.
 	PerfAnalyzer PerfAnalyzerConfig
@@ -204,6 +211,7 @@ type Config struct {
 	// What check derived.
 	models     []modelSpec
 	metricsURL string
+	bls        []stats.Composing
 	prepared   bool
 }
 

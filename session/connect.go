@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/sim"
+	"github.com/tritontop/tritontop/stats"
 	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -35,6 +37,10 @@ type target struct {
 	flags  *Config
 	// shm holds the regions of --shared-memory system (shmflags.go).
 	shm *triton.SharedMemorySet
+	// composing are the model's composing models (an ensemble's steps,
+	// --bls-composing-models), read with its statistics; nil for a model
+	// that is no pipeline.
+	composing []stats.Composing
 }
 
 // each is the target of each model of the run: its models, or itself.
@@ -123,6 +129,14 @@ func (t *target) describeModel(ctx context.Context, f *Config) error {
 	}
 	textsafe.Sanitize(t.metadata)
 	textsafe.Sanitize(t.config)
+	if t.composing, err = stats.ComposingModels(ctx, client, t.config, f.bls); err != nil {
+		err = fmt.Errorf("composing models of %q: %w", f.Model, err)
+		if c := triton.ErrorCode(err); len(f.bls) > 0 && (c == codes.NotFound || c == codes.InvalidArgument) {
+			// A name of --bls-composing-models the server does not serve.
+			return UsageError{Err: fmt.Errorf("%w (check --bls-composing-models)", err)}
+		}
+		return err
+	}
 	if t.config.GetModelTransactionPolicy().GetDecoupled() && !f.Streaming && !f.Endpoint.text() {
 		how := "add --streaming"
 		if f.LoadFile != "" {
@@ -222,7 +236,10 @@ func connectModels(ctx context.Context, f *Config, t *target, limit int64) error
 	return nil
 }
 
-// unknownModel lists the server's models for a NOT_FOUND answer.
+// unknownModel says why the server answered NOT_FOUND: a model its
+// repository has but not loaded (unloaded, or not loaded yet in explicit
+// model control) gets its state and the server's words; any other name,
+// the models the server has.
 func unknownModel(ctx context.Context, c triton.Client, model string, cause error) error {
 	idx, err := c.RepositoryIndex(ctx, false)
 	if err != nil || len(idx) == 0 {
@@ -230,6 +247,14 @@ func unknownModel(ctx context.Context, c triton.Client, model string, cause erro
 	}
 	var names []string
 	for _, m := range idx {
+		if m.GetName() == model {
+			state := cmp.Or(m.GetState(), "not loaded")
+			if r := m.GetReason(); r != "" {
+				state += ": " + r
+			}
+			return fmt.Errorf("model %q is in the server's repository but not loaded (%s; %v): load it (explicit model control: POST v2/repository/models/%s/load) or give a loaded model",
+				model, state, cause, model)
+		}
 		if !slices.Contains(names, m.GetName()) {
 			names = append(names, m.GetName())
 		}

@@ -355,11 +355,16 @@ func (f *Config) modelNames() []string {
 // one model.
 func csvPathFor(path, model string) string {
 	ext := filepath.Ext(path)
-	safe := strings.Map(func(r rune) rune {
+	return strings.TrimSuffix(path, ext) + "." + fileSafe(model) + ext
+}
+
+// fileSafe is a model's name (or version) as part of a file name: no
+// path separators.
+func fileSafe(name string) string {
+	return strings.Map(func(r rune) rune {
 		if r == '/' || r == '\\' || r == os.PathSeparator {
 			return '_'
 		}
 		return r
-	}, model)
-	return strings.TrimSuffix(path, ext) + "." + safe + ext
+	}, name)
 }

@@ -282,7 +282,9 @@ func serverSources(ctx context.Context, f *Config, t *target, bal *driver.Balanc
 	perModel := make([][]*stats.ServerPoller, len(models))
 	for m, mt := range models {
 		for _, c := range clients {
-			perModel[m] = append(perModel[m], stats.NewServerPoller(c, mt.flags.Model, mt.flags.ModelVersion))
+			p := stats.NewServerPoller(c, mt.flags.Model, mt.flags.ModelVersion)
+			p.SetComposing(mt.composing)
+			perModel[m] = append(perModel[m], p)
 		}
 	}
 	var (

@@ -245,6 +245,36 @@ func TestSessionUnknownModel(t *testing.T) {
 	}
 }
 
+// TestSessionUnloadedModel: a model the server's repository has but not
+// loaded in explicit model control (unloaded, or never loaded) is refused
+// in one line that says so, with the repository's state and the server's
+// words, and says to load it; not as an unknown name.
+func TestSessionUnloadedModel(t *testing.T) {
+	t.Parallel()
+	srv, err := sim.Start(context.Background(), sim.Config{
+		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
+		Repository: sim.DemoRepository(), Engine: sim.EngineOptions{ModelControl: sim.ModelControlExplicit},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	if err := srv.Engine().LoadModel(model); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Engine().UnloadModel(model); err != nil {
+		t.Fatal(err)
+	}
+	c := quickConfig(srv, model)
+	err, _, _ = runConfig(t, c)
+	wantRefused(t, err, `model "resnet50" is in the server's repository but not loaded (UNAVAILABLE: unloaded;`,
+		"Request for unknown model: 'resnet50' has no available versions", "POST v2/repository/models/resnet50/load")
+	// Never loaded: the index has its name alone, as Triton's has.
+	err, _, _ = runConfig(t, quickConfig(srv, "simple"))
+	wantRefused(t, err, `model "simple" is in the server's repository but not loaded (not loaded;`,
+		"Request for unknown model: 'simple' is not found", "POST v2/repository/models/simple/load")
+}
+
 // TestSessionSteppedRun gives a session a stepper (a sweep of two fixed
 // steps, as --concurrency-range 1:2 --step-duration does): the stepper
 // ends the run after its last level, each measured step reaches the run

@@ -41,11 +41,15 @@ func TestStagesRun(t *testing.T) {
 	}
 	// Every tick of the plan has its mean target; a busy machine may send
 	// the plan's last requests after its end, in ticks where the plan asks
-	// for nothing.
+	// for nothing. A snapshot's Elapsed counts from the collector's start,
+	// the plan from the driver's, a little earlier: a tick that starts
+	// within a few milliseconds of the plan's end may lie past it on the
+	// plan's clock.
+	const clocks = 10 * time.Millisecond
 	var sent int64
 	for _, s := range run.Snapshots {
 		sent += s.Tick.Requests + s.Tick.Cancelled
-		if !s.Load.Drain && s.Interval > 0 && s.Elapsed-s.Interval < plan.Duration() && s.Load.Planned <= 0 {
+		if !s.Load.Drain && s.Interval > 0 && s.Elapsed-s.Interval < plan.Duration()-clocks && s.Load.Planned <= 0 {
 			t.Errorf("tick %d (%v to %v) has no planned target: %+v", s.Seq, s.Elapsed-s.Interval, s.Elapsed, s.Load)
 		}
 	}

@@ -312,6 +312,11 @@ func buildConfig(spec ModelSpec) *pb.ModelConfig {
 		for _, p := range db.PreferredBatchSize {
 			d.PreferredBatchSize = append(d.PreferredBatchSize, int32(p))
 		}
+		if len(d.PreferredBatchSize) == 0 && spec.MaxBatchSize > 0 {
+			// Triton fills in the max batch size (core's
+			// NormalizeModelConfig); the scheduler batches the same.
+			d.PreferredBatchSize = []int32{int32(spec.MaxBatchSize)}
+		}
 		if db.MaxQueueSize > 0 || db.DefaultTimeoutMicroseconds > 0 || db.AllowTimeoutOverride {
 			d.DefaultQueuePolicy = &pb.ModelQueuePolicy{MaxQueueSize: db.MaxQueueSize,
 				DefaultTimeoutMicroseconds: db.DefaultTimeoutMicroseconds, AllowTimeoutOverride: db.AllowTimeoutOverride}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -302,6 +303,24 @@ func TestMetadataAndConfig(t *testing.T) {
 	}
 	if c, _ := e.ModelConfig("identity", ""); c.GetDynamicBatching() != nil {
 		t.Errorf("identity has dynamic batching")
+	}
+}
+
+// TestPreferredBatchSizeFilledIn: a config with dynamic batching and no
+// preferred batch sizes is answered with the max batch size as its one
+// preferred size, as Triton answers it (core's NormalizeModelConfig; a real
+// Triton 2.73 answers identity_int32's dynamic_batching { max_queue_delay_microseconds: 100 }
+// with preferred_batch_size [64]); one with sizes keeps them.
+func TestPreferredBatchSizeFilledIn(t *testing.T) {
+	e := engNew(t, DemoRepository(), EngineOptions{})
+	for model, want := range map[string][]int32{"simple": {8}, "resnet50": {8, 16, 32}} {
+		cfg, err := e.ModelConfig(model, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.GetDynamicBatching().GetPreferredBatchSize(); !slices.Equal(got, want) {
+			t.Errorf("%s: preferred_batch_size %v, want %v", model, got, want)
+		}
 	}
 }
 

@@ -700,36 +700,97 @@ func (r *collection) finish() error {
 		return err
 	}
 	r.pending = s
+	r.awaitServerCount(s.Run.Successes)
 	r.server.start()
 	r.metrics.start()
 	r.deadline.Reset(r.c.opts.ReadWait)
 	r.awaitReads()
-	r.awaitStatistics(2 * r.c.opts.ReadTimeout)
+	r.awaitLastStats()
 	r.emitPending()
 	return nil
 }
 
-// awaitStatistics blocks until no statistics read is running or limit
-// passes; like awaitReads, it is used only once no more results can
-// arrive.
-func (r *collection) awaitStatistics(limit time.Duration) {
-	if !r.server.waiting() {
+// lastCountWait bounds how long the end of a run waits for the servers to
+// count its last requests.
+const lastCountWait = 2 * time.Second
+
+// awaitServerCount waits, up to lastCountWait (or ReadWait, if longer),
+// until the servers have counted the want requests the client saw
+// succeed, before the last tick's reads: Triton counts a request only
+// after its backend has sent the response, so a reading taken as the last
+// answer arrives may not have it yet, and a busy host may hold its
+// backend's thread for a while. It does not wait when a server cannot tell
+// (no first reading, a failed read, a reset) or counted none at all (a
+// backend that reports no request statistics); a server that other
+// clients use too has its count reached at once.
+func (r *collection) awaitServerCount(want int64) {
+	if r.server == nil || want <= 0 || len(r.pollers) == 0 {
 		return
 	}
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
-	for r.server.waiting() {
+	deadline := time.Now().Add(max(r.c.opts.ReadWait, lastCountWait))
+	for {
+		var served int64
+		for _, p := range r.pollers {
+			if p == nil {
+				return
+			}
+			ctx, cancel := context.WithTimeout(r.ctx, r.c.opts.ReadTimeout)
+			n, ok := p.Served(ctx)
+			cancel()
+			if !ok {
+				return
+			}
+			served += n
+		}
+		if served == 0 || served >= want || !time.Now().Before(deadline) {
+			return
+		}
 		select {
 		case <-r.ctx.Done():
 			return
-		case v := <-r.server.outC():
-			r.server.receive(v)
-			r.afterServerRead(v.i)
-		case v := <-r.metrics.outC():
-			r.metrics.receive(v)
-		case <-timer.C:
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// awaitLastStats waits, for the run's last tick, for the statistics reads
+// still running past its deadline: no later tick would carry their
+// answer, and the requests of the run's end would be in no tick's
+// statistics (a pipeline's last step requests among them). A read that
+// failed (one past ReadTimeout, on a busy server) kept its poller's
+// baseline: it is read once more, whose answer covers both. At most two
+// ReadTimeouts in all; metrics, gauges, are not waited for.
+func (r *collection) awaitLastStats() {
+	if r.server == nil {
+		return
+	}
+	limit := time.NewTimer(2 * r.c.opts.ReadTimeout)
+	defer limit.Stop()
+	retried := make([]bool, len(r.pollers))
+	for {
+		for r.server.waiting() {
+			select {
+			case <-r.ctx.Done():
+				return
+			case v := <-r.server.outC():
+				r.server.receive(v)
+				r.afterServerRead(v.i)
+			case v := <-r.metrics.outC():
+				r.metrics.receive(v)
+			case <-limit.C:
+				return
+			}
+		}
+		again := false
+		for i, v := range r.server.fresh {
+			if v != nil && !v.Available && !retried[i] && r.pollers[i] != nil {
+				r.server.fresh[i], retried[i], again = nil, true, true
+			}
+		}
+		if !again {
 			return
 		}
+		r.server.start()
 	}
 }
 
@@ -1009,7 +1070,7 @@ func (r *collection) serverOfModels(s *Snapshot, cells []ServerStats, metrics []
 // averages are per request of any of them (AggregateServer), and it names
 // no model.
 func acrossModels(parts []ServerStats) ServerStats {
-	s := AggregateServer(parts)
+	s := aggregateServer(parts, false)
 	s.Model, s.Version = "", ""
 	return s
 }

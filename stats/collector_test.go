@@ -123,6 +123,51 @@ func TestCollectorTicksAndFinalPartialTick(t *testing.T) {
 	}
 }
 
+// TestCollectorLastTickWaitsForTheServerCount: Triton counts a request in
+// its statistics only after its backend has sent the response (a real
+// Triton's read right after a response missed it 105 times in 1000), so
+// the last tick's reading waits, within ReadWait, until the server has
+// counted the requests the client saw succeed: here each is counted 40 ms
+// after its answer, and the ticks' server counts still add up to all of
+// them.
+func TestCollectorLastTickWaitsForTheServerCount(t *testing.T) {
+	results := make(chan []driver.Result)
+	var counted atomic.Uint64
+	server := statsClient{stats: func(_ context.Context, model, _ string) (*pb.ModelStatisticsResponse, error) {
+		n := counted.Load()
+		st := reading{success: counter{n, n * 1000}, queue: counter{n, n * 100}}.proto()
+		st.Name = model
+		return &pb.ModelStatisticsResponse{ModelStats: []*pb.ModelStatistics{st}}, nil
+	}}
+	c := NewCollector(CollectorOptions{
+		Interval: 100 * time.Millisecond, ReadWait: 5 * time.Second, ReadTimeout: 5 * time.Second,
+		Results: results, Server: NewServerPoller(server, "m", ""),
+	})
+	const sent = 20
+	go func() {
+		defer close(results)
+		for range sent {
+			results <- []driver.Result{ok(0, time.Millisecond)}
+			time.AfterFunc(40*time.Millisecond, func() { counted.Add(1) })
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	snaps, err := collect(t, context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served int64
+	for _, s := range snaps {
+		served += s.Server.SuccessCount
+		if s.ServerLate != nil {
+			served += s.ServerLate.SuccessCount
+		}
+	}
+	if served != sent {
+		t.Errorf("the ticks' server counts add up to %d of the %d requests the server counted", served, sent)
+	}
+}
+
 func TestCollectorDoesNotWaitForSlowServer(t *testing.T) {
 	results := make(chan []driver.Result)
 	// The second statistics call hangs for a second; others answer at once.

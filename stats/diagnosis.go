@@ -44,6 +44,9 @@ type Finding struct {
 	Verdict Verdict `json:"verdict"`
 	// Message says what holds, with numbers, in one line.
 	Message string `json:"message"`
+	// Step is the composing model of a pipeline the finding names: where
+	// its requests queue the most.
+	Step string `json:"step,omitempty"`
 }
 
 // Diagnosis thresholds. They are deliberately coarse: a verdict must be
@@ -284,13 +287,13 @@ func clientBound(tail []Snapshot, o DiagnoseOptions) (Finding, bool) {
 	limit := clientCPUShare * float64(max(cpus, 1))
 	switch {
 	case !o.SharedProcess && proc >= limit:
-		return Finding{ClientBound, fmt.Sprintf("client-bound: tritontop uses %s of %d cores; every latency is bent by it",
+		return Finding{Verdict: ClientBound, Message: fmt.Sprintf("client-bound: tritontop uses %s of %d cores; every latency is bent by it",
 			strconv.FormatFloat(proc, 'f', 1, 64), cpus)}, true
 	case host >= clientCPUShare && list != "":
-		return Finding{ClientBound, fmt.Sprintf("client cores %s near full: %s busy (tritontop may run on no others); every latency is bent by it",
+		return Finding{Verdict: ClientBound, Message: fmt.Sprintf("client cores %s near full: %s busy (tritontop may run on no others); every latency is bent by it",
 			list, pct(host))}, true
 	case host >= clientCPUShare:
-		return Finding{ClientBound, fmt.Sprintf("client host near full: %s CPU busy; every latency is bent by it", pct(host))}, true
+		return Finding{Verdict: ClientBound, Message: fmt.Sprintf("client host near full: %s CPU busy; every latency is bent by it", pct(host))}, true
 	}
 	return Finding{}, false
 }
@@ -319,7 +322,10 @@ func queueing(recent []Snapshot) (Finding, bool) {
 	tail := ticks[max(0, len(ticks)-DiagnoseTicks):]
 	q, c := mean(tail)
 	if q >= queueMin && q >= c {
-		return Finding{Queueing, fmt.Sprintf("server queueing: requests wait %s in Triton's queue, longer than the %s they compute; more load only adds latency",
+		if f, ok := stepQueueing(tail); ok {
+			return f, true
+		}
+		return Finding{Verdict: Queueing, Message: fmt.Sprintf("server queueing: requests wait %s in Triton's queue, longer than the %s they compute; more load only adds latency",
 			ms(q), ms(c))}, true
 	}
 	if len(ticks) >= 2*DiagnoseTicks {
@@ -327,8 +333,14 @@ func queueing(recent []Snapshot) (Finding, bool) {
 		rising := float64(q) >= queueRise*float64(qb) && q-qb >= queueMin
 		flat := cb > 0 && float64(c) <= float64(cb)*(1+computeFlat) && float64(c) >= float64(cb)*(1-computeFlat)
 		if rising && flat {
-			return Finding{Queueing, fmt.Sprintf("server saturated: queue time rises %s → %s while compute stays %s; more load only adds latency",
-				ms(qb), ms(q), ms(c))}, true
+			f := Finding{Verdict: Queueing, Message: fmt.Sprintf("server saturated: queue time rises %s → %s while compute stays %s; more load only adds latency",
+				ms(qb), ms(q), ms(c))}
+			if st, ok := stepQueueing(tail); ok {
+				f.Step = st.Step
+				f.Message = fmt.Sprintf("server saturated at %s: queue time rises %s → %s while compute stays %s; more load only adds latency",
+					st.Step, ms(qb), ms(q), ms(c))
+			}
+			return f, true
 		}
 	}
 	return Finding{}, false
@@ -355,7 +367,7 @@ func outsideTriton(tail []Snapshot) (Finding, bool) {
 	client, server = client/time.Duration(n), server/time.Duration(n)
 	out := client - server
 	if out >= outsideMin && float64(out) >= outsideShare*float64(client) {
-		return Finding{OutsideTriton, fmt.Sprintf("time outside Triton: %s of the %s client latency (%s) is network and client; the server takes %s",
+		return Finding{Verdict: OutsideTriton, Message: fmt.Sprintf("time outside Triton: %s of the %s client latency (%s) is network and client; the server takes %s",
 			ms(out), ms(client), pct(float64(out)/float64(client)), ms(server))}, true
 	}
 	return Finding{}, false

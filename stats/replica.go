@@ -55,9 +55,17 @@ type ReplicaSource struct {
 // statistics this tick, or whose counters went back (Reset), adds nothing:
 // the aggregate is over the servers that measured the tick, Reset only
 // when every one that answered was reset, and unavailable when none
-// answered, with their errors.
-func AggregateServer(parts []ServerStats) ServerStats {
+// answered, with their errors. A pipeline's steps are aggregated step by
+// step (each composing model's over the servers) and its times decomposed
+// over them again (Decompose), its own times weighted as the others.
+func AggregateServer(parts []ServerStats) ServerStats { return aggregateServer(parts, true) }
+
+// aggregateServer is AggregateServer; without steps (statistics of
+// different models), a pipeline's decomposed times are weighted as any
+// model's and its steps left out.
+func aggregateServer(parts []ServerStats, steps bool) ServerStats {
 	var out ServerStats
+	var own ownAcc
 	var (
 		measured, reset           int
 		requestNs, queueNs        float64
@@ -97,6 +105,9 @@ func AggregateServer(parts []ServerStats) ServerStats {
 		inferNs += float64(p.ComputeInfer) * float64(cn)
 		outNs += float64(p.ComputeOutput) * float64(cn)
 		computeN += cn
+		if steps && p.Own != nil {
+			own.add(p.Own, n, float64(cn))
+		}
 		for _, b := range p.Batches {
 			out.Batches = addBatch(out.Batches, b)
 		}
@@ -132,6 +143,80 @@ func AggregateServer(parts []ServerStats) ServerStats {
 		out.AvgBatch = float64(infer) / float64(exec)
 	}
 	out.Responses = responses
+	if steps {
+		out.addSteps(parts, &own, computeN)
+	}
+	return out
+}
+
+// addSteps sets the aggregate's steps and own times, when the parts are a
+// pipeline's, and decomposes it over them.
+func (s *ServerStats) addSteps(parts []ServerStats, own *ownAcc, computeN int64) {
+	s.Steps = aggregateSteps(parts)
+	if s.Steps != nil {
+		s.Own = own.times(float64(s.SuccessCount), float64(computeN))
+		s.Decompose()
+	}
+}
+
+// ownAcc adds pipelines' own times weighted by the counts they average
+// over.
+type ownAcc struct{ queueNs, inNs, inferNs, outNs float64 }
+
+func (a *ownAcc) add(o *OwnTimes, n, computeN float64) {
+	a.queueNs += float64(o.Queue) * n
+	a.inNs += float64(o.ComputeInput) * computeN
+	a.inferNs += float64(o.ComputeInfer) * computeN
+	a.outNs += float64(o.ComputeOutput) * computeN
+}
+
+func (a *ownAcc) times(n, computeN float64) *OwnTimes {
+	o := &OwnTimes{}
+	if n > 0 {
+		o.Queue = time.Duration(a.queueNs / n)
+	}
+	if computeN > 0 {
+		o.ComputeInput = time.Duration(a.inNs / computeN)
+		o.ComputeInfer = time.Duration(a.inferNs / computeN)
+		o.ComputeOutput = time.Duration(a.outNs / computeN)
+	}
+	return o
+}
+
+// aggregateSteps adds the steps of the pipelines among parts (one
+// pipeline's statistics on several servers) composing model by composing
+// model, in the order they first appear; nil when no part has steps.
+func aggregateSteps(parts []ServerStats) []ServerStats {
+	var names []string
+	for i := range parts {
+		if !parts[i].Available || parts[i].Reset {
+			continue
+		}
+		for _, st := range parts[i].Steps {
+			if !slices.Contains(names, st.Model) {
+				names = append(names, st.Model)
+			}
+		}
+	}
+	if names == nil {
+		return nil
+	}
+	out := make([]ServerStats, len(names))
+	group := make([]ServerStats, 0, len(parts))
+	for k, name := range names {
+		group = group[:0]
+		for i := range parts {
+			if !parts[i].Available || parts[i].Reset {
+				continue
+			}
+			for _, st := range parts[i].Steps {
+				if st.Model == name {
+					group = append(group, st)
+				}
+			}
+		}
+		out[k] = aggregateServer(group, true)
+	}
 	return out
 }
 

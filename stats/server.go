@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tritontop/tritontop/triton/pb"
@@ -31,6 +32,16 @@ type ServerPoller struct {
 	// prev is the last reading, the baseline of the next delta; nil before
 	// the first reading and after a failed one that changed versions.
 	prev *pb.ModelStatistics
+	// first is the first reading, which Served counts from, and reset is
+	// set once a Poll found the counters reset since; the collector reads
+	// them while the poller's own goroutine may be reading the server.
+	first atomic.Pointer[pb.ModelStatistics]
+	reset atomic.Bool
+	// steps are a pipeline's composing models (SetComposing), names
+	// their names, and prevAll their entries in the last reading.
+	steps   []stepNode
+	names   map[string]bool
+	prevAll []*pb.ModelStatistics
 }
 
 // NewServerPoller returns a poller of model's statistics through client. An
@@ -47,12 +58,33 @@ func (p *ServerPoller) Prime(ctx context.Context) error {
 	if p.prev != nil {
 		return nil
 	}
-	cur, err := p.read(ctx)
+	cur, all, err := p.read(ctx)
 	if err != nil {
 		return err
 	}
-	p.prev = cur
+	p.prev, p.prevAll = cur, all
+	p.first.CompareAndSwap(nil, cur)
 	return nil
+}
+
+// Served reads the statistics now and returns the successful requests the
+// server counted since the poller's first reading; ok is false without a
+// first reading, when the read fails, or when the counters were reset
+// since (another version, a count gone backwards, or a reset a Poll saw).
+func (p *ServerPoller) Served(ctx context.Context) (n int64, ok bool) {
+	first := p.first.Load()
+	if first == nil || p.reset.Load() {
+		return 0, false
+	}
+	cur, _, err := p.read(ctx)
+	if err != nil || cur.GetVersion() != first.GetVersion() {
+		return 0, false
+	}
+	a, b := first.GetInferenceStats().GetSuccess().GetCount(), cur.GetInferenceStats().GetSuccess().GetCount()
+	if b < a {
+		return 0, false
+	}
+	return int64(b - a), true
 }
 
 // Poll reads the statistics and returns the deltas since the previous
@@ -61,29 +93,43 @@ func (p *ServerPoller) Prime(ctx context.Context) error {
 // first reading without a baseline, and a reading whose counters went
 // backwards, only take a new baseline (Reset is set for the latter).
 func (p *ServerPoller) Poll(ctx context.Context) ServerStats {
-	cur, err := p.read(ctx)
+	cur, all, err := p.read(ctx)
 	if err != nil {
 		return ServerStats{Model: p.model, Version: p.version, Err: oneLine(err)}
 	}
-	prev := p.prev
-	p.prev = cur
+	prev, prevAll := p.prev, p.prevAll
+	p.prev, p.prevAll = cur, all
+	p.first.CompareAndSwap(nil, cur)
 	if prev == nil {
 		return ServerStats{Model: p.model, Version: cur.GetVersion(),
 			Err: "first statistics reading taken; deltas start next tick"}
 	}
 	if prev.GetVersion() != cur.GetVersion() {
+		p.reset.Store(true)
 		return ServerStats{Available: true, Reset: true, Model: p.model, Version: cur.GetVersion()}
 	}
 	s := ServerDelta(prev, cur)
 	s.Model = p.model
+	if s.Reset {
+		p.reset.Store(true)
+	}
+	if len(p.steps) > 0 && !s.Reset {
+		addSteps(&s, p.steps, prevAll, all)
+	}
 	return s
 }
 
-// read fetches the statistics of the polled model version.
-func (p *ServerPoller) read(ctx context.Context) (*pb.ModelStatistics, error) {
-	resp, err := p.client.ModelStatistics(ctx, p.model, p.version)
+// read fetches the statistics of the polled model version, and, for a
+// pipeline, its composing models' entries: every model's statistics are
+// then read at once, as perf_analyzer reads them.
+func (p *ServerPoller) read(ctx context.Context) (*pb.ModelStatistics, []*pb.ModelStatistics, error) {
+	model, version := p.model, p.version
+	if len(p.steps) > 0 {
+		model, version = "", ""
+	}
+	resp, err := p.client.ModelStatistics(ctx, model, version)
 	if err != nil {
-		return nil, fmt.Errorf("model statistics of %q: %w", p.model, err)
+		return nil, nil, fmt.Errorf("model statistics of %q: %w", p.model, err)
 	}
 	st := pickVersion(resp.GetModelStats(), p.model, p.version)
 	if st == nil {
@@ -91,9 +137,12 @@ func (p *ServerPoller) read(ctx context.Context) (*pb.ModelStatistics, error) {
 		if v == "" {
 			v = "any version"
 		}
-		return nil, fmt.Errorf("model statistics: server reported none for %q (%s)", p.model, v)
+		return nil, nil, fmt.Errorf("model statistics: server reported none for %q (%s)", p.model, v)
 	}
-	return st, nil
+	if len(p.steps) == 0 {
+		return st, nil, nil
+	}
+	return st, p.keepComposing(resp.GetModelStats()), nil
 }
 
 // pickVersion returns the statistics of model at version, or of its highest
@@ -204,12 +253,20 @@ func ServerDelta(prev, cur *pb.ModelStatistics) ServerStats {
 	s.ExecutionCount = int64(cur.GetExecutionCount() - prev.GetExecutionCount())
 	s.CacheHitCount = int64(hit.count)
 
+	// Triton reports the queue count as its success count, and the compute
+	// counts as success less cache hits, but reads each of them apart
+	// without the statistics' lock: a reading under load may have them a
+	// request apart. The averages divide by the counts a span's averages
+	// are weighted by (success, success less cache hits), so that the
+	// ticks' times add up to the span's exactly; in a reading taken whole
+	// they are the counts perf_analyzer divides by.
+	computeN := success.count - min(hit.count, success.count)
 	s.Request = average(success.ns, success.count)
-	s.Queue = average(queue.ns, queue.count)
-	s.ComputeInput = average(cin.ns, cin.count)
-	s.ComputeInfer = average(cinf.ns, cinf.count)
-	s.ComputeOutput = average(cout.ns, cout.count)
-	compute := average(cin.ns+cinf.ns+cout.ns, cin.count)
+	s.Queue = average(queue.ns, success.count)
+	s.ComputeInput = average(cin.ns, computeN)
+	s.ComputeInfer = average(cinf.ns, computeN)
+	s.ComputeOutput = average(cout.ns, computeN)
+	compute := average(cin.ns+cinf.ns+cout.ns, computeN)
 	s.Overhead = max(0, s.Request-s.Queue-compute)
 
 	if s.ExecutionCount > 0 {

@@ -88,6 +88,48 @@ func TestServerDeltaAveragesUseIntegerDivision(t *testing.T) {
 	}
 }
 
+// TestServerDeltaTornReadingAddsUp: Triton reads each count of a
+// statistics answer apart, without the statistics' lock, so a reading
+// under load may have its queue and compute counts a request past its
+// success count (a real Triton 2.73 did in 4 of 9514 readings taken during
+// a run of concurrency 8). The ticks on either side of such a reading
+// still add up to the span's times exactly: each average divides by the
+// count it is weighted by downstream, the success count (less cache hits
+// for compute).
+func TestServerDeltaTornReadingAddsUp(t *testing.T) {
+	start := baseReading()
+	end := start
+	end.success = counter{110, 2_000_000}
+	end.queue = counter{110, 1_000_000}
+	end.cin, end.cinf, end.cout = counter{110, 20_000}, counter{110, 900_000}, counter{110, 30_000}
+	torn := start
+	torn.success = counter{105, 1_500_000}
+	// The queue and compute figures were read after one more request.
+	torn.queue = counter{106, 700_000}
+	torn.cin, torn.cinf, torn.cout = counter{106, 17_000}, counter{106, 700_000}, counter{106, 27_000}
+	a, b := ServerDelta(start.proto(), torn.proto()), ServerDelta(torn.proto(), end.proto())
+	if a.Reset || b.Reset {
+		t.Fatalf("a torn reading taken for a reset: %+v %+v", a, b)
+	}
+	sum := func(f func(ServerStats) time.Duration) int64 {
+		return int64(f(a))*a.SuccessCount + int64(f(b))*b.SuccessCount
+	}
+	for _, c := range []struct {
+		name string
+		got  int64
+		want int64
+	}{
+		{"queue", sum(func(s ServerStats) time.Duration { return s.Queue }), 600_000},
+		{"compute input", sum(func(s ServerStats) time.Duration { return s.ComputeInput }), 10_000},
+		{"compute infer", sum(func(s ServerStats) time.Duration { return s.ComputeInfer }), 600_000},
+		{"compute output", sum(func(s ServerStats) time.Duration { return s.ComputeOutput }), 10_000},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: the two ticks add up to %d ns, the span has %d ns", c.name, c.got, c.want)
+		}
+	}
+}
+
 func TestServerDeltaZeroCountsGiveZeroAverages(t *testing.T) {
 	prev := baseReading()
 	s := ServerDelta(prev.proto(), prev.proto())
@@ -261,5 +303,41 @@ func TestPickVersion(t *testing.T) {
 	}
 	if got := pickVersion(all, "x", ""); got != nil {
 		t.Errorf("missing model = %v, want nil", got)
+	}
+}
+
+// TestServerPollerServed: Served counts the successes since the first
+// reading, and cannot tell once a Poll saw the counters reset (a model
+// reloaded whose new counters are already past the first reading's).
+func TestServerPollerServed(t *testing.T) {
+	r0 := reading{success: counter{10, 1000}, queue: counter{10, 100}}
+	r1 := reading{success: counter{25, 2500}, queue: counter{25, 250}}
+	r2 := reading{success: counter{3, 300}, queue: counter{3, 30}}     // reloaded
+	r3 := reading{success: counter{40, 4000}, queue: counter{40, 400}} // past the first again
+	readings := []reading{r0, r1, r1, r2, r3}
+	var call int
+	p := NewServerPoller(statsClient{stats: func(context.Context, string, string) (*pb.ModelStatisticsResponse, error) {
+		r := readings[min(call, len(readings)-1)]
+		call++
+		return &pb.ModelStatisticsResponse{ModelStats: []*pb.ModelStatistics{r.proto()}}, nil
+	}}, "m", "")
+	ctx := context.Background()
+	if _, ok := p.Served(ctx); ok {
+		t.Error("Served without a first reading")
+	}
+	if err := p.Prime(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := p.Served(ctx); !ok || n != 15 {
+		t.Errorf("Served = %d, %v; want 15 since the first reading", n, ok)
+	}
+	if s := p.Poll(ctx); s.Reset || s.SuccessCount != 15 {
+		t.Fatalf("Poll = %+v", s)
+	}
+	if s := p.Poll(ctx); !s.Reset {
+		t.Fatalf("Poll after the reload = %+v, want a reset", s)
+	}
+	if n, ok := p.Served(ctx); ok {
+		t.Errorf("Served = %d after a reset; want it unable to tell", n)
 	}
 }

@@ -255,7 +255,32 @@ type ServerStats struct {
 	// Responses is Triton's per-response statistics (response_stats) of a
 	// decoupled model, nil when the model reports none.
 	Responses *ServerResponses `json:"responses,omitempty"`
+
+	// Steps are a pipeline's composing models (an ensemble's steps, a BLS
+	// model's --bls-composing-models), each one's own statistics over the
+	// same span, in order of name (perf_analyzer's "Composing models"); a
+	// composing ensemble's entry has its own Steps. Nil for a model that
+	// is no pipeline. With Steps, Queue and the Compute times are the sums
+	// of the steps' (Decompose, perf_analyzer's account of an ensemble),
+	// Overhead the request time less them, floored at 0, and Own keeps
+	// the times of the pipeline's own entry.
+	Steps []ServerStats `json:"steps,omitempty"`
+	Own   *OwnTimes     `json:"own,omitempty"`
 }
+
+// OwnTimes are the per-request times of a pipeline's own statistics entry,
+// which its steps' replace in ServerStats: for an ensemble, Queue is its
+// scheduler's wait (microseconds) and the compute times are its steps'
+// added up by the server, queueing left out.
+type OwnTimes struct {
+	Queue         time.Duration `json:"queue_ns"`
+	ComputeInput  time.Duration `json:"compute_input_ns"`
+	ComputeInfer  time.Duration `json:"compute_infer_ns"`
+	ComputeOutput time.Duration `json:"compute_output_ns"`
+}
+
+// Compute is the own entry's compute time per request.
+func (o *OwnTimes) Compute() time.Duration { return o.ComputeInput + o.ComputeInfer + o.ComputeOutput }
 
 // Compute is the average compute time per request: input + infer + output.
 func (s ServerStats) Compute() time.Duration {

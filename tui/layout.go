@@ -49,7 +49,10 @@ const (
 // top charts need go to the server, GPU and CPU panes. Narrow ones stack
 // GPU and CPU, then errors and sweep, under the server. With a focused
 // pane, it alone fills the body.
-func bodyLayout(w, h, focus, gpus int, show shown) [paneCount]rect {
+// A pipeline's server pane has a row per composing model (steps): on a
+// wide screen it takes them from the top charts, so that its history
+// still shows.
+func bodyLayout(w, h, focus, gpus, steps int, show shown) [paneCount]rect {
 	var r [paneCount]rect
 	if focus >= 0 && focus < paneCount {
 		r[focus] = rect{0, 0, w, h}
@@ -58,7 +61,7 @@ func bodyLayout(w, h, focus, gpus int, show shown) [paneCount]rect {
 	left := w / 2
 	if w >= 100 && h >= 26 {
 		left = w * 45 / 100
-		server := serverRows
+		server := serverRows + min(steps, 6)
 		bottom := min(h/3, max(6, 2+2*gpus))
 		if show[focusSweep] {
 			bottom = max(bottom, sweepRows)

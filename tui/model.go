@@ -584,9 +584,10 @@ func (m *Model) layout() {
 	m.rects = [paneCount]rect{}
 	m.header.SetSize(max(w, 0), headerRows)
 	m.layoutWarnings()
-	gpus, errors, replicas := 0, false, 0
+	gpus, errors, replicas, steps := 0, false, 0, 0
 	if s := m.board.hist.latest(); s != nil {
 		gpus = len(s.Metrics.GPUs)
+		steps = stepCount(s.Server.Steps)
 		errors = s.Run.Errors > 0 || s.Window.Errors > 0
 		replicas = len(s.Replicas)
 	}
@@ -599,7 +600,7 @@ func (m *Model) layout() {
 	if w <= 0 || body <= 0 {
 		return
 	}
-	m.rects = bottomLayout(w, body, m.board.ui.focus, gpus, models, replicas, m.show)
+	m.rects = bottomLayout(w, body, m.board.ui.focus, gpus, steps, models, replicas, m.show)
 	for i, p := range m.panes {
 		// A pane needs its frame's two rows; a body shorter than that (a
 		// tiny terminal) stays blank.

@@ -23,9 +23,9 @@ func (p *replicasPane) SetSize(w, h int) { p.w, p.h = w, h }
 // replicas and no pane has the focus: a row per model and per replica, but
 // never more than a third of the body for one of them, and a quarter each
 // for both.
-func bottomLayout(w, h, focus, gpus, models, replicas int, show shown) [paneCount]rect {
+func bottomLayout(w, h, focus, gpus, steps, models, replicas int, show shown) [paneCount]rect {
 	if (replicas == 0 && models == 0) || focus >= 0 {
-		return bodyLayout(w, h, focus, gpus, show)
+		return bodyLayout(w, h, focus, gpus, steps, show)
 	}
 	share := max(h/3, 4)
 	if replicas > 0 && models > 0 {
@@ -39,7 +39,7 @@ func bottomLayout(w, h, focus, gpus, models, replicas int, show shown) [paneCoun
 		rh = min(replicaRows(replicas), share)
 	}
 	rest := h - mh - rh
-	r := bodyLayout(w, rest, focus, gpus, show)
+	r := bodyLayout(w, rest, focus, gpus, steps, show)
 	// A short body's least heights may pass the rows left (80x24 with the
 	// errors pane too): what passes is cut, the bottom row first, rather
 	// than drawn over the rows below.

@@ -13,6 +13,8 @@ import (
 type serverPane struct {
 	b    *board
 	w, h int
+	// steps caches a pipeline's rows of its composing models.
+	steps stepRows
 }
 
 func (p *serverPane) SetSize(w, h int) { p.w, p.h = w, h }
@@ -113,6 +115,9 @@ func (p *serverPane) View() string {
 	if !wide && cellWidth(first) > iw {
 		first = msLegend(st, parts, names, sv.Request, iw)
 	}
+	if sv.Pipeline() {
+		return box(st, pipelineTitle, focused, p.w, p.h, history(p.pipelineLines(s, first, parts, iw, rows)))
+	}
 	lines = append(lines, first, stackedBar(st, parts, iw))
 
 	batch := st.Dim.Render("-")
@@ -130,6 +135,26 @@ func (p *serverPane) View() string {
 	}
 	return box(st, title, focused, p.w, p.h, history(lines))
 }
+
+// pipelineLines are a pipeline's lines of the server pane: its time over
+// its steps (first), then a row per step, then its bar and pending count
+// as the rows allow; the numbers come before the bar and the history,
+// which get what rows are left.
+func (p *serverPane) pipelineLines(s *stats.Snapshot, first string, parts [5]float64, iw, rows int) []string {
+	st := p.b.common.Styles
+	lines := append([]string{first}, p.steps.rows(st, s, iw)...)
+	if len(lines) < rows {
+		lines = append(lines, stackedBar(st, parts, iw))
+	}
+	if pend := pending(st, s); pend != "" && len(lines) < rows {
+		lines = append(lines, pend)
+	}
+	return lines
+}
+
+// pipelineTitle is the server pane's title for a pipeline, whose queue
+// and compute are its steps' added up.
+const pipelineTitle = "Server time per request · pipeline: its steps' queue + compute · last tick"
 
 // serverMs is queue and compute together, the top of the stacked chart.
 func serverMs(s *stats.Snapshot) (float64, bool) {

@@ -89,6 +89,9 @@ func TestScreen(t *testing.T) {
 		// A stateful model: each of the 32 requests in flight runs a
 		// sequence.
 		{"sequences", Options{Control: newFakeSequenceControl(32)}, closedLoopRun(64)},
+		// An ensemble: a row per step under the pipeline's time, and the
+		// footer names the step where its requests queue.
+		{"pipeline", Options{Control: newFakeControl(32)}, pipelineRun(64)},
 	}
 	for _, c := range cases {
 		for _, sz := range sizes {

@@ -127,3 +127,25 @@ func WithRun(snaps []stats.Snapshot) []stats.Snapshot {
 	}
 	return snaps
 }
+
+// Step is a composing model's statistics for a pipeline's tick: n
+// requests of it, each queueing queueUS and computing computeUS (all of
+// it infer), in batches of batch.
+func Step(name string, n int, queueUS, computeUS int64, batch int) stats.ServerStats {
+	execs := int64(n / max(batch, 1))
+	q, c := time.Duration(queueUS)*time.Microsecond, time.Duration(computeUS)*time.Microsecond
+	return stats.ServerStats{Available: true, Model: name, Version: "1",
+		SuccessCount: int64(n), InferenceCount: int64(n), ExecutionCount: execs,
+		Request: q + c, Queue: q, ComputeInfer: c, AvgBatch: float64(n) / float64(max(execs, 1)),
+		Batches: []stats.BatchCount{{Size: batch, Count: execs}}}
+}
+
+// WithSteps makes s's server statistics a pipeline's over steps: its own
+// queue and compute kept in Own, its times decomposed over the steps'.
+func WithSteps(s stats.Snapshot, steps ...stats.ServerStats) stats.Snapshot {
+	sv := &s.Server
+	sv.Own = &stats.OwnTimes{Queue: sv.Queue, ComputeInput: sv.ComputeInput, ComputeInfer: sv.ComputeInfer, ComputeOutput: sv.ComputeOutput}
+	sv.Steps = steps
+	sv.Decompose()
+	return s
+}
