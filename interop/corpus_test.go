@@ -48,7 +48,7 @@ func TestCorpus(t *testing.T) {
 		}
 		p.cases = append(p.cases, c)
 	}
-	var explained, differing atomic.Int64
+	var agreeing, explained, differing atomic.Int64
 	t.Run("servers", func(t *testing.T) {
 		for _, p := range pairs {
 			t.Run(p.key, func(t *testing.T) {
@@ -56,6 +56,8 @@ func TestCorpus(t *testing.T) {
 				pair := startPair(t, p.sw, p.group, env)
 				for _, c := range p.cases {
 					switch runCase(t, pair, c) {
+					case caseAgrees:
+						agreeing.Add(1)
 					case caseExplained:
 						explained.Add(1)
 					case caseDiffers:
@@ -65,9 +67,10 @@ func TestCorpus(t *testing.T) {
 			})
 		}
 	})
-	t.Logf("%d requests (%d HTTP, %d gRPC) on %d server pairs: %d agree, %d differ as explained, %d differ unexplained; wall time %v",
+	ran := agreeing.Load() + explained.Load() + differing.Load()
+	t.Logf("%d requests (%d HTTP, %d gRPC) on %d server pairs: %d agree, %d differ as explained, %d differ unexplained, %d not sent (no server); wall time %v",
 		len(cases), countProto(cases, "http"), countProto(cases, "grpc"), len(pairs),
-		int64(len(cases))-explained.Load()-differing.Load(), explained.Load(), differing.Load(),
+		agreeing.Load(), explained.Load(), differing.Load(), int64(len(cases))-ran,
 		time.Since(begin).Round(time.Millisecond))
 }
 
