@@ -40,6 +40,9 @@ const (
 	budgetMessage   = 400 << 20 // each gRPC message's tensor
 	budgetMessages  = 4         // sent at once, each on its own connection
 	budgetJSONElems = 25 << 20  // "0," each: a 50 MB JSON body
+	// budgetJSONInputLimit is the simulator's --http-max-input-size: room
+	// for the JSON body's tensor (4 bytes per element).
+	budgetJSONInputLimit = 4*budgetJSONElems + 1<<20
 )
 
 // budgetRepository is a model taking one large variable FP32 input and
@@ -72,8 +75,11 @@ func TestSimBudgetProcess(t *testing.T) {
 	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: capBytes, Max: capBytes}); err != nil {
 		t.Fatalf("setrlimit: %v", err)
 	}
+	// The JSON body's tensor decodes to 100 MB, past Triton's default
+	// --http-max-input-size (64 MB) for one JSON input: the limit is
+	// raised so that the body is decoded, under the budget.
 	s, err := Start(context.Background(), Config{GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
-		Repository: budgetRepository(), SetGoMemoryLimit: true})
+		Repository: budgetRepository(), SetGoMemoryLimit: true, HTTP: HTTPLimits{MaxInputSize: budgetJSONInputLimit}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -341,34 +341,67 @@ func TestDecodedCostBoundsAllocation(t *testing.T) {
 }
 
 // TestJSONRequestCostBoundsAllocation: what an HTTP infer request's JSON
-// reserves (its text's copies, its values, its tensors) is at least what
-// parsing it allocates, for bodies whose Go form is many times their text.
-// The tensor scanner's garbage, a number's interface per element (16
-// bytes; its one-byte text and an empty string take none), is left out: it
-// is garbage at once, for the collector, which the Go memory limit runs
-// well before the budget's overhead is used.
+// reserves (the strings copied out of it, its values, its tensors) is at
+// least what parsing it allocates, for bodies whose Go form is many times
+// their text. The body itself is reserved as it is read, apart; the
+// document is read in place and tensor elements make no garbage.
 func TestJSONRequestCostBoundsAllocation(t *testing.T) {
+	var inputs, outputs strings.Builder
+	for i := range 1 << 14 {
+		if i > 0 {
+			inputs.WriteByte(',')
+			outputs.WriteByte(',')
+		}
+		fmt.Fprintf(&inputs, `{"name":"i%d","datatype":"BOOL","shape":[0],"data":[]}`, i)
+		fmt.Fprintf(&outputs, `{"name":"o%d","parameters":{"binary_data":true}}`, i)
+	}
 	for _, tc := range []struct {
-		name  string
-		body  string
-		elems int64 // JSON tensor elements scanned
+		name string
+		body string
 	}{
-		{"empty inputs", `{"inputs":[{}` + strings.Repeat(`,{}`, 1<<16) + `]}`, 0},
-		{"parameters", `{"parameters":{"a":0` + strings.Repeat(`,"a":0`, 1<<15) + `},"inputs":[]}`, 0},
-		{"a long shape", `{"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1` + strings.Repeat(`,1`, 1<<17) + `]}]}`, 0},
-		{"outputs", `{"inputs":[],"outputs":[{"name":"a","parameters":{"binary_data":true}}` + strings.Repeat(`,{"name":"a"}`, 1<<14) + `]}`, 0},
-		{"FP32 data", `{"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[262144],"data":[0` + strings.Repeat(`,0`, 1<<18-1) + `]}]}`, 1 << 18},
-		{"INT64 data", `{"inputs":[{"name":"INPUT0","datatype":"INT64","shape":[262144],"data":[0` + strings.Repeat(`,0`, 1<<18-1) + `]}]}`, 1 << 18},
-		{"BYTES data", `{"inputs":[{"name":"INPUT0","datatype":"BYTES","shape":[131072],"data":[""` + strings.Repeat(`,""`, 1<<17-1) + `]}]}`, 0},
+		{"empty inputs", `{"inputs":[{}` + strings.Repeat(`,{}`, 1<<16) + `]}`},
+		{"parameters", `{"parameters":{"a":0` + strings.Repeat(`,"a":0`, 1<<15) + `},"inputs":[]}`},
+		{"a long shape", `{"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1` + strings.Repeat(`,1`, 1<<17) + `]}]}`},
+		{"outputs", `{"inputs":[],"outputs":[{"name":"a","parameters":{"binary_data":true}}` + strings.Repeat(`,{"name":"a"}`, 1<<14) + `]}`},
+		{"distinct inputs", `{"inputs":[` + inputs.String() + `]}`},
+		{"distinct outputs", `{"inputs":[],"outputs":[` + outputs.String() + `]}`},
+		{"FP32 data", `{"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[262144],"data":[0` + strings.Repeat(`,0`, 1<<18-1) + `]}]}`},
+		{"INT64 data", `{"inputs":[{"name":"INPUT0","datatype":"INT64","shape":[262144],"data":[0` + strings.Repeat(`,0`, 1<<18-1) + `]}]}`},
+		{"BYTES data", `{"inputs":[{"name":"INPUT0","datatype":"BYTES","shape":[131072],"data":[""` + strings.Repeat(`,""`, 1<<17-1) + `]}]}`},
 	} {
 		var hold *budgetHold
+		body := []byte(tc.body) // the body, reserved as it is read (readBody)
 		got := allocated(func() {
 			hold = newBudgetHold(newMemBudget(1 << 40))
-			_, _, _ = parseInferRequest([]byte(tc.body), nil, "wide", "", hold)
-		}) - 16*tc.elems
+			_, _, _ = parseInferRequest(body, nil, "wide", "", DefaultHTTPMaxInputSize, hold)
+		})
 		t.Logf("%s: %d bytes of JSON, %d allocated, %d reserved", tc.name, len(tc.body), got, hold.Held())
 		if hold.Held() < got {
 			t.Errorf("%s: reserved %d bytes to parse, which allocated %d", tc.name, hold.Held(), got)
 		}
+	}
+}
+
+// TestJSONNestingIsReserved: checking a JSON body holds a byte per level
+// of nesting (rapidjson's parser keeps its state per open container),
+// reserved before it is checked, so that a body of a million '[' is
+// refused by a small budget and costs what it says under a large one.
+func TestJSONNestingIsReserved(t *testing.T) {
+	deep := bytes.Repeat([]byte("["), 1<<20)
+	hold := newBudgetHold(newMemBudget(1 << 40))
+	if _, err := parseBody(deep, hold); err == nil || !strings.Contains(err.Error(), "failed to parse the request JSON buffer") {
+		t.Errorf("a million '[': %v; want rapidjson's error", err)
+	}
+	if hold.Held() < 1<<20 {
+		t.Errorf("a million '[' reserved %d bytes; want at least a byte per level", hold.Held())
+	}
+	small := newBudgetHold(newMemBudget(1 << 19))
+	_, err := parseBody(deep, small)
+	if c := status.Code(grpcError(err)); c != codes.ResourceExhausted {
+		t.Errorf("a million '[' under a 512 KiB budget: %v (%v); want RESOURCE_EXHAUSTED", c, err)
+	}
+	flat := newBudgetHold(newMemBudget(1 << 19))
+	if _, err := parseBody([]byte(`{"a":[1,2,{"b":"[[[["}]}`), flat); err != nil || flat.Held() != 3 {
+		t.Errorf("three levels: %v, %d bytes held; want 3", err, flat.Held())
 	}
 }

@@ -179,6 +179,7 @@ func (e *Engine) unloadModel(name string, dependents bool) error {
 		return nil
 	}
 	scheds := e.unload(m)
+	delete(e.explicit, name)
 	if dependents {
 		scheds = append(scheds, e.unloadSteps(m, map[*model]bool{})...)
 	}

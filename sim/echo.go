@@ -3,7 +3,6 @@ package sim
 import (
 	"strconv"
 
-	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -26,6 +25,3 @@ func dimsText(shape []int64) string {
 	head := kserve.FormatDims(shape[:maxDimsShown])
 	return head[:len(head)-1] + ",… (" + strconv.Itoa(len(shape)) + " dims)]"
 }
-
-// errorText is an error's text, cut to textsafe.MaxErrorText bytes.
-func errorText(err error) string { return textsafe.Excerpt(err.Error(), textsafe.MaxErrorText) }

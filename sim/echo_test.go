@@ -100,10 +100,12 @@ func TestGRPCEchoesAreBounded(t *testing.T) {
 			_, err := c.TraceSetting(ctx, &pb.TraceSettingRequest{Settings: map[string]*pb.TraceSettingRequest_SettingValue{hostileValue: {Value: []string{"x"}}}})
 			return err
 		}, "unknown trace setting 'AAAA"},
-		{"log setting key", func() error {
-			_, err := c.LogSettings(ctx, &pb.LogSettingsRequest{Settings: map[string]*pb.LogSettingsRequest_SettingValue{hostileValue: {ParameterChoice: &pb.LogSettingsRequest_SettingValue_BoolParam{BoolParam: true}}}})
+		{"log format", func() error {
+			// Triton ignores a log setting it does not know; it quotes a
+			// log_format it does not take.
+			_, err := c.LogSettings(ctx, &pb.LogSettingsRequest{Settings: map[string]*pb.LogSettingsRequest_SettingValue{"log_format": {ParameterChoice: &pb.LogSettingsRequest_SettingValue_StringParam{StringParam: hostileValue}}}})
 			return err
-		}, "Logging setting 'AAAA"},
+		}, "invalid argument for log_format, got: AAAA"},
 		{"shared memory region status", func() error {
 			_, err := c.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{Name: hostileValue})
 			return err
@@ -153,7 +155,6 @@ func TestHTTPEchoesAreBounded(t *testing.T) {
 		name, body, want string
 	}{
 		{"input name", `{"inputs":[` + in(huge, "INT32", "[1,16]", sixteen) + `,` + ok1 + `]}`, "unexpected inference input 'AAAA"},
-		{"a number in data", `{"inputs":[` + in("INPUT0", "INT32", "[1,1]", "["+strings.Repeat("1", 10<<20)+"]") + `,` + ok1 + `]}`, "is not a valid INT32"},
 		{"output name", `{"inputs":[` + in("INPUT0", "INT32", "[1,16]", sixteen) + `,` + ok1 + `],"outputs":[{"name":"` + huge + `"}]}`, "unexpected inference output 'AAAA"},
 		{"parameter key", `{"parameters":{"` + huge + `":[1]},"inputs":[]}`, "parameter 'AAAA"},
 		{"request id", `{"id":"` + huge + `","inputs":[` + in("INPUT0", "FP32", "[1,16]", sixteen) + `,` + ok1 + `]}`, "[request id: AAAA"},
@@ -162,6 +163,12 @@ func TestHTTPEchoesAreBounded(t *testing.T) {
 		if got := post(nil, tc.body); !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %.200q; want it to say %q", tc.name, got, tc.want)
 		}
+	}
+	// A number out of range is answered in TritonJson's words, which do
+	// not quote it.
+	long := `{"inputs":[` + in("INPUT0", "INT32", "[1,1]", "["+strings.Repeat("1", 10<<20)+"]") + `,` + ok1 + `]}`
+	if got := post(nil, long); len(got) > 1<<10 || !strings.Contains(got, "Unable to parse 'data': attempt to access JSON non-signed-integer as signed-integer") {
+		t.Errorf("a number in data: %d bytes %.200q; want TritonJson's short answer", len(got), got)
 	}
 	// Headers: net/http takes 1 MB of them.
 	for _, tc := range []struct{ header, want string }{

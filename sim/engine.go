@@ -63,6 +63,11 @@ type EngineOptions struct {
 	// (Triton's --load-model); "*" loads them all, none loads none. Other
 	// modes load every model.
 	StartupModels []string
+	// AllowClientShm is Triton's --allow-client-shm: whether clients may
+	// register and unregister shared-memory regions. Off, as in Triton,
+	// both are refused with UNIMPLEMENTED (HTTP 501) and Triton's message;
+	// the status of regions still answers.
+	AllowClientShm bool
 }
 
 // Engine is the simulated server: models, schedulers, statistics and GPUs.
@@ -76,9 +81,13 @@ type Engine struct {
 
 	mu     sync.RWMutex
 	models map[string]*model
-	names  []string // sorted
-	closed bool
-	scheds map[*scheduler]struct{} // running, including draining ones
+	// explicit names the models loaded by name (at start or by a load
+	// request) rather than as an ensemble's composing model: Triton's
+	// unload_dependents leaves them loaded.
+	explicit map[string]bool
+	names    []string // sorted
+	closed   bool
+	scheds   map[*scheduler]struct{} // running, including draining ones
 
 	stop     chan struct{}
 	samplerW sync.WaitGroup
@@ -142,7 +151,9 @@ func NewEngine(repo Repository, opts EngineOptions) (*Engine, error) {
 		return nil, startError(bad)
 	}
 	seen := map[*model]bool{}
+	e.explicit = make(map[string]bool, len(startup))
 	for _, name := range startup {
+		e.explicit[name] = true
 		// Each has passed its checks: nothing to drain.
 		_, _ = e.loadTree(e.models[name], seen)
 	}
@@ -228,6 +239,28 @@ func (e *Engine) infer(ctx context.Context, req *pb.ModelInferRequest, streaming
 		return nil, err
 	}
 	return e.wait(ctx, r)
+}
+
+// inferStaged is infer (not streaming) telling when an error was found:
+// late is true for an error of the request's execution (or of writing its
+// outputs), false for one found before it was queued.
+func (e *Engine) inferStaged(ctx context.Context, req *pb.ModelInferRequest, hold *budgetHold) (resp *pb.ModelInferResponse, late bool, err error) {
+	share := budgetShare{hold: hold}
+	var outs []shmOutput
+	if usesShm(req) {
+		if req, outs, err = e.resolveShm(req, &share); err != nil {
+			return nil, false, err
+		}
+	}
+	r, err := e.submit(req, false, nil, nil, share)
+	if err != nil {
+		return nil, false, err
+	}
+	if resp, err = e.wait(ctx, r); err != nil {
+		return nil, true, err
+	}
+	resp, err = e.writeShmOutputs(resp, outs)
+	return resp, err != nil, err
 }
 
 // submit validates a request and queues it; wait then waits for its

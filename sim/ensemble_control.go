@@ -157,7 +157,9 @@ func (e *Engine) unloadDependents() []*scheduler {
 }
 
 // unloadSteps unloads the models an ensemble's steps name, and theirs: the
-// repository extension's unload_dependents. The caller holds e.mu.
+// repository extension's unload_dependents. As on Triton, a model loaded
+// by its own name (at start or by a load request) stays loaded. The
+// caller holds e.mu.
 func (e *Engine) unloadSteps(m *model, seen map[*model]bool) []*scheduler {
 	if !m.ensemble || seen[m] {
 		return nil
@@ -165,7 +167,7 @@ func (e *Engine) unloadSteps(m *model, seen map[*model]bool) []*scheduler {
 	seen[m] = true
 	var scheds []*scheduler
 	for _, s := range m.ens.Load().steps {
-		if s.model != nil {
+		if s.model != nil && !e.explicit[s.model.name] {
 			scheds = append(scheds, e.unloadSteps(s.model, seen)...)
 			scheds = append(scheds, e.unload(s.model)...)
 		}

@@ -138,7 +138,10 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 			fail(err)
 		}
 	}
-	answerError := func(req *pb.ModelInferRequest, err error) {
+	// answerError answers a request that failed in execution; refused is
+	// true for one refused before it was queued, which Triton answers with
+	// an empty (cleared) response beside the error.
+	answerError := func(req *pb.ModelInferRequest, err error, refused bool) {
 		if ctx.Err() != nil {
 			return // the stream is going away; nobody to tell
 		}
@@ -146,9 +149,14 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 			fail(grpcError(err))
 			return
 		}
+		if refused {
+			send(streamRefused(err))
+			return
+		}
 		send(streamError(req, err))
 	}
 	respond := func(r *request, resp *pb.ModelInferResponse, final *pb.InferParameter) {
+		resp = withoutShmParams(resp)
 		if resp.Id == "" {
 			resp.Id = r.req.GetId()
 		}
@@ -165,7 +173,7 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 			return // given up by the stream as it ended
 		}
 		if r.err != nil {
-			answerError(r.req, r.err)
+			answerError(r.req, r.err, false)
 			return
 		}
 		if r.resp == nil {
@@ -233,7 +241,7 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 				if err != nil {
 					inflight.Done()
 					share.giveBack()
-					answerError(req, err)
+					answerError(req, err, true)
 					continue
 				}
 				req = resolved
@@ -243,7 +251,7 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 			if err != nil {
 				inflight.Done()
 				share.giveBack()
-				answerError(req, err)
+				answerError(req, err, true)
 				continue
 			}
 			answers.track(r)

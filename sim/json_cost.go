@@ -30,13 +30,14 @@ func jsonValuesCost(body []byte) int64 {
 	return jsonRequestBase + jsonTextCopies*int64(len(body)) + jsonValueCost*values
 }
 
-// jsonRequestCost is what decoding an infer request's JSON part may hold
-// before its tensors are decoded: the text's copies and its values, but
-// not the elements of "data" arrays, which stay raw text until each is
-// decoded into its tensor (reserved then, jsonTensorData).
-func jsonRequestCost(body []byte) int64 {
-	values, _ := jsonCounts(body, true)
-	return jsonRequestBase + jsonTextCopies*int64(len(body)) + jsonValueCost*values
+// jsonDocCost is what an infer request's JSON part may hold once read in
+// place (parseBody, jval): the request built from its values, and the
+// strings copied out of its text (at most the text outside "data" arrays);
+// each tensor's data is reserved as it is decoded, and the text itself
+// with the body.
+func jsonDocCost(body []byte) int64 {
+	values, dataBytes := jsonCounts(body, true)
+	return jsonRequestBase + int64(len(body)) - dataBytes + jsonValueCost*values
 }
 
 // jsonCounts counts the values and object keys of a JSON text; with

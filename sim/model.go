@@ -504,23 +504,24 @@ func (e *Engine) readyVersion(name, version string) (*modelVersion, error) {
 }
 
 // ModelReady reports whether a model version (or, for "", any version) is
-// ready. An unknown model is NOT_FOUND, as on current Triton.
+// ready. As on Triton 2.73, a model or version the server does not have
+// (unknown, unloaded, a version not in its policy) is NOT_FOUND; one being
+// loaded is not ready.
 func (e *Engine) ModelReady(name, version string) (bool, error) {
 	_, err := e.readyVersion(name, version)
-	if err == nil {
-		return true, nil
-	}
 	switch kserve.ErrorCode(err) {
+	case codes.OK:
+		return true, nil
+	case codes.Unavailable:
+		return false, nil
 	case codes.NotFound:
 		e.mu.RLock()
 		_, known := e.models[name]
+		starting := e.starting()
 		e.mu.RUnlock()
-		if known {
-			return false, nil
+		if known && starting {
+			return false, nil // still loading at start
 		}
-		return false, err
-	case codes.Unavailable:
-		return false, nil
 	}
 	return false, err
 }

@@ -392,3 +392,40 @@ func (e *Engine) shmCompleted(outs []shmOutput, next func(*request)) func(*reque
 		next(r)
 	}
 }
+
+// errClientShmDisabled is Triton's answer to a client's shared-memory
+// registration or unregistration when it was not started with
+// --allow-client-shm=true.
+var errClientShmDisabled = &kserve.Error{Code: codes.Unimplemented,
+	Message: "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable."}
+
+// clientShm refuses a client's registration or unregistration unless
+// EngineOptions.AllowClientShm allows them.
+func (e *Engine) clientShm() error {
+	if !e.opts.AllowClientShm {
+		return errClientShmDisabled
+	}
+	return nil
+}
+
+// withoutShmParams is a response as Triton's gRPC frontend sends it: an
+// output written to shared memory carries no parameters (writeShmOutputs
+// marks it with its region for HTTP's encoder, which writes no data for
+// it). resp is changed only if it has such an output.
+func withoutShmParams(resp *pb.ModelInferResponse) *pb.ModelInferResponse {
+	for i, o := range resp.GetOutputs() {
+		p := o.GetParameters()
+		if _, ok := p[shmRegionParam]; !ok {
+			continue
+		}
+		p = maps.Clone(p)
+		delete(p, shmRegionParam)
+		delete(p, shmOffsetParam)
+		delete(p, shmByteSizeParam)
+		if len(p) == 0 {
+			p = nil
+		}
+		resp.Outputs[i] = &pb.ModelInferResponse_InferOutputTensor{Name: o.GetName(), Datatype: o.GetDatatype(), Shape: o.GetShape(), Parameters: p}
+	}
+	return resp
+}

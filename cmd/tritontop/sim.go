@@ -43,6 +43,7 @@ type simOptions struct {
 	httpMaxInputSize                      int64
 	grpcMaxInputSize                      int64
 	memoryBudget                          sim.MemoryBudgetFlag
+	allowClientShm                        bool
 
 	grpcUseSSL, grpcUseSSLMutual             bool
 	grpcServerCert, grpcServerKey, grpcRoots string
@@ -83,6 +84,7 @@ func newSimFlags(o *simOptions) *flag.FlagSet {
 		o.loadModels = append(o.loadModels, v)
 		return nil
 	})
+	fs.BoolVar(&o.allowClientShm, "allow-client-shm", false, "allow clients to register and unregister shared-memory regions, as tritonserver's --allow-client-shm=true; off, they get UNIMPLEMENTED (HTTP 501) with Triton's message")
 	fs.IntVar(&o.gpus, "gpus", 0, "number of simulated GPUs (default: the repository's, or 2)")
 	fs.Float64Var(&o.errorRate, "error-rate", 0, "fraction of requests that fail with INTERNAL (0..1)")
 	fs.Float64Var(&o.spikeRate, "spike-rate", 0, "fraction of executions slowed by --spike-delay (0..1)")
@@ -321,20 +323,26 @@ func (o *simOptions) simConfig(stderr io.Writer) (*sim.Config, int) {
 		GRPCMaxInputSize: int(o.grpcMaxInputSize),
 		MemoryBudget:     o.memoryBudget.Bytes,
 		SetGoMemoryLimit: true,
-		Engine: sim.EngineOptions{
-			MetricsInterval: time.Duration(o.metricsIntervalMS) * time.Millisecond,
-			Seed:            o.seed,
-			ModelControl:    sim.ModelControlMode(strings.ToLower(o.modelControlMode)),
-			StartupModels:   o.loadModels,
-			Faults: sim.Faults{
-				ErrorRate:  o.errorRate,
-				SpikeRate:  o.spikeRate,
-				SpikeDelay: o.spikeDelay,
-				SlowStart:  o.slowStart,
-			},
-		},
+		Engine:           o.engineOptions(),
 	}
 	return &cfg, 0
+}
+
+// engineOptions are the simulated server's switches.
+func (o *simOptions) engineOptions() sim.EngineOptions {
+	return sim.EngineOptions{
+		MetricsInterval: time.Duration(o.metricsIntervalMS) * time.Millisecond,
+		Seed:            o.seed,
+		ModelControl:    sim.ModelControlMode(strings.ToLower(o.modelControlMode)),
+		StartupModels:   o.loadModels,
+		AllowClientShm:  o.allowClientShm,
+		Faults: sim.Faults{
+			ErrorRate:  o.errorRate,
+			SpikeRate:  o.spikeRate,
+			SpikeDelay: o.spikeDelay,
+			SlowStart:  o.slowStart,
+		},
+	}
 }
 
 // serveSim runs the simulator until ctx ends, printing its addresses.

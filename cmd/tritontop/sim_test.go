@@ -292,3 +292,26 @@ func TestSimTLSFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestSimAllowClientShmFlag: client shared memory is off unless
+// --allow-client-shm (tritonserver's flag, which takes =true) turns it on.
+func TestSimAllowClientShmFlag(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want bool
+	}{{nil, false}, {[]string{"--allow-client-shm"}, true}, {[]string{"--allow-client-shm=true"}, true}, {[]string{"--allow-client-shm=false"}, false}} {
+		var o simOptions
+		var out, errOut strings.Builder
+		if code, done := parseSimFlags(&o, tt.args, &out, &errOut); done {
+			t.Fatalf("%q: exit %d: %s", tt.args, code, errOut.String())
+		}
+		cfg, code := o.simConfig(&errOut)
+		if cfg == nil {
+			t.Fatalf("%q: exit %d: %s", tt.args, code, errOut.String())
+		}
+		if cfg.Engine.AllowClientShm != tt.want {
+			t.Errorf("%q: AllowClientShm %t, want %t", tt.args, cfg.Engine.AllowClientShm, tt.want)
+		}
+	}
+}
