@@ -29,6 +29,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/trace"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
@@ -117,7 +118,7 @@ func NewGRPCProxy(opts Options) (*GRPCProxy, error) {
 		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(frameCodec{}),
 			grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)))
 	if err != nil {
-		return nil, fmt.Errorf("capture: upstream %s: %w", opts.Upstream, err)
+		return nil, fmt.Errorf("capture: upstream %s: %w", textsafe.Quote(opts.Upstream), err)
 	}
 	p := &GRPCProxy{opts: opts, up: up}
 	p.srv = grpc.NewServer(grpc.UnknownServiceHandler(p.handle), grpc.ForceServerCodecV2(frameCodec{}),

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/trace"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
@@ -40,7 +41,7 @@ func NewHTTPProxy(opts Options) (*HTTPProxy, error) {
 	}
 	u, err := url.Parse(up)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("capture: bad upstream %q: want HOST:PORT or http://HOST:PORT", opts.Upstream)
+		return nil, fmt.Errorf("capture: bad upstream %s: want HOST:PORT or http://HOST:PORT", textsafe.Quote(opts.Upstream))
 	}
 	p := &HTTPProxy{opts: opts}
 	p.proxy = &httputil.ReverseProxy{

@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton"
 )
 
@@ -128,7 +129,7 @@ func NewBalancer(replicas []ReplicaClient, o BalancerOptions) (*Balancer, error)
 		o.Policy = LeastOutstanding
 	case LeastOutstanding, RoundRobin:
 	default:
-		return nil, fmt.Errorf("driver: balancer: unknown policy %q: use %s or %s", o.Policy, RoundRobin, LeastOutstanding)
+		return nil, fmt.Errorf("driver: balancer: unknown policy %s: use %s or %s", textsafe.Quote(string(o.Policy)), RoundRobin, LeastOutstanding)
 	}
 	if o.ProbeInterval <= 0 {
 		o.ProbeInterval = DefaultProbeInterval

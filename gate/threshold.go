@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // Kind is what a threshold's metric measures, which decides its unit.
@@ -133,7 +135,7 @@ var aliases = map[string]string{
 func Parse(expr string) (Threshold, error) {
 	s := strings.TrimSpace(expr)
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("bad threshold %q: %s", expr, fmt.Sprintf(format, a...))
+		return fmt.Errorf("bad threshold %s: %s", textsafe.Quote(expr), fmt.Sprintf(format, a...))
 	}
 	i := strings.IndexAny(s, "<>=")
 	if i < 0 {
@@ -178,7 +180,7 @@ func Parse(expr string) (Threshold, error) {
 		if strings.HasSuffix(lim, "%") {
 			t.Limit, err = parseNumber(strings.TrimSuffix(lim, "%"))
 			if err == nil && t.Limit > 100 {
-				err = fmt.Errorf("%q is over 100%%", lim)
+				err = fmt.Errorf("%s is over 100%%", textsafe.Quote(lim))
 			}
 		} else {
 			t.Kind = Count
@@ -195,7 +197,7 @@ func Parse(expr string) (Threshold, error) {
 func parseNumber(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		return 0, fmt.Errorf("limit %q is not a number", s)
+		return 0, fmt.Errorf("limit %s is not a number", textsafe.Quote(s))
 	}
 	return v, nil
 }
@@ -206,12 +208,12 @@ func parseMillis(s string) (float64, error) {
 	d, err := time.ParseDuration(strings.ReplaceAll(s, "µ", "u"))
 	if err != nil {
 		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
-			return 0, fmt.Errorf("limit %q has no unit: write %sms (or s, us)", s, s)
+			return 0, fmt.Errorf("limit %s has no unit: write %sms (or s, us)", textsafe.Quote(s), s)
 		}
-		return 0, fmt.Errorf("limit %q is not a duration (e.g. 100ms, 1.5s)", s)
+		return 0, fmt.Errorf("limit %s is not a duration (e.g. 100ms, 1.5s)", textsafe.Quote(s))
 	}
 	if d < 0 {
-		return 0, fmt.Errorf("limit %q is negative", s)
+		return 0, fmt.Errorf("limit %s is negative", textsafe.Quote(s))
 	}
 	return float64(d) / float64(time.Millisecond), nil
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // MaxStages bounds the stages of one plan: a plan is written by hand.
@@ -41,7 +43,7 @@ type Plan struct {
 // NewPlan checks stages and returns their plan.
 func NewPlan(mode Mode, stages []Stage) (*Plan, error) {
 	if mode != Rate && mode != Concurrency {
-		return nil, fmt.Errorf("a plan's mode must be %s or %s, got %q", Rate, Concurrency, mode)
+		return nil, fmt.Errorf("a plan's mode must be %s or %s, got %s", Rate, Concurrency, textsafe.Quote(string(mode)))
 	}
 	if len(stages) == 0 {
 		return nil, errors.New("a plan needs at least one stage")
@@ -202,11 +204,11 @@ func ParsePlan(s string) (*Plan, error) {
 		part = strings.TrimSpace(part)
 		ds, ts, ok := strings.Cut(part, ":")
 		if !ok {
-			return nil, fmt.Errorf("stage %d %q is not DURATION:TARGET (e.g. 30s:100/s or 30s:c=8)", i+1, part)
+			return nil, fmt.Errorf("stage %d %s is not DURATION:TARGET (e.g. 30s:100/s or 30s:c=8)", i+1, textsafe.Quote(part))
 		}
 		d, err := time.ParseDuration(strings.TrimSpace(ds))
 		if err != nil {
-			return nil, fmt.Errorf("stage %d %q: bad duration %q (e.g. 30s, 2m)", i+1, part, ds)
+			return nil, fmt.Errorf("stage %d %s: bad duration %s (e.g. 30s, 2m)", i+1, textsafe.Quote(part), textsafe.Quote(ds))
 		}
 		ts = strings.TrimSpace(ts)
 		m := Rate
@@ -216,14 +218,14 @@ func ParsePlan(s string) (*Plan, error) {
 		case strings.HasSuffix(ts, "/s"):
 			ts = strings.TrimSuffix(ts, "/s")
 		default:
-			return nil, fmt.Errorf("stage %d %q: the target is a rate N/s or a concurrency c=N", i+1, part)
+			return nil, fmt.Errorf("stage %d %s: the target is a rate N/s or a concurrency c=N", i+1, textsafe.Quote(part))
 		}
 		v, err := strconv.ParseFloat(ts, 64)
 		if err != nil {
-			return nil, fmt.Errorf("stage %d %q: bad number %q", i+1, part, ts)
+			return nil, fmt.Errorf("stage %d %s: bad number %s", i+1, textsafe.Quote(part), textsafe.Quote(ts))
 		}
 		if mode != "" && m != mode {
-			return nil, fmt.Errorf("stage %d %q: a plan's stages are all rates or all concurrencies", i+1, part)
+			return nil, fmt.Errorf("stage %d %s: a plan's stages are all rates or all concurrencies", i+1, textsafe.Quote(part))
 		}
 		mode = m
 		stages = append(stages, Stage{Duration: d, Target: v})

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // HPAMetric is the signal a HorizontalPodAutoscaler scales Triton replicas
@@ -115,11 +117,11 @@ func (o HPAOptions) withDefaults() (HPAOptions, error) {
 	case o.Deployment == "":
 		return o, fmt.Errorf("HPA: no Deployment named; name the Triton Deployment to scale")
 	case len(o.Deployment) > 253 || !dns1123Subdomain.MatchString(o.Deployment):
-		return o, fmt.Errorf("HPA: Deployment %q is not a Kubernetes name (lower-case letters, digits, '-' and '.')", o.Deployment)
+		return o, fmt.Errorf("HPA: Deployment %s is not a Kubernetes name (lower-case letters, digits, '-' and '.')", textsafe.Quote(o.Deployment))
 	case len(o.Name) > 253 || !dns1123Subdomain.MatchString(o.Name):
-		return o, fmt.Errorf("HPA: name %q is not a Kubernetes name (lower-case letters, digits, '-' and '.')", o.Name)
+		return o, fmt.Errorf("HPA: name %s is not a Kubernetes name (lower-case letters, digits, '-' and '.')", textsafe.Quote(o.Name))
 	case len(o.Namespace) > 63 || !dns1123Label.MatchString(o.Namespace):
-		return o, fmt.Errorf("HPA: namespace %q is not a Kubernetes namespace (lower-case letters, digits and '-', at most 63)", o.Namespace)
+		return o, fmt.Errorf("HPA: namespace %s is not a Kubernetes namespace (lower-case letters, digits and '-', at most 63)", textsafe.Quote(o.Namespace))
 	case o.MinReplicas < 1:
 		return o, fmt.Errorf("HPA: minReplicas %d: give at least 1", o.MinReplicas)
 	case o.MaxReplicas < o.MinReplicas:
@@ -129,7 +131,7 @@ func (o HPAOptions) withDefaults() (HPAOptions, error) {
 	case o.Metric < ScaleOnGPUUtilization || o.Metric > ScaleOnPendingRequests:
 		return o, fmt.Errorf("HPA: unknown metric %v; scale on GPU utilization, queue time or pending requests", o.Metric)
 	case !metricName.MatchString(o.MetricName):
-		return o, fmt.Errorf("HPA: metric name %q is not a Prometheus metric name", o.MetricName)
+		return o, fmt.Errorf("HPA: metric name %s is not a Prometheus metric name", textsafe.Quote(o.MetricName))
 	case math.IsNaN(o.Target) || math.IsInf(o.Target, 0) || o.Target <= 0:
 		return o, fmt.Errorf("HPA: target %v for %v: give a positive number", o.Target, o.Metric)
 	case o.Metric == ScaleOnGPUUtilization && o.Target > 1:
@@ -141,13 +143,13 @@ func (o HPAOptions) withDefaults() (HPAOptions, error) {
 	case o.Metric != ScaleOnGPUUtilization && o.Model == "":
 		return o, fmt.Errorf("HPA: scaling on %v needs the Triton model's name", o.Metric)
 	case strings.ContainsFunc(o.Model, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		return o, fmt.Errorf("HPA: model name %q holds control characters", o.Model)
+		return o, fmt.Errorf("HPA: model name %s holds control characters", textsafe.Quote(o.Model))
 	case o.RateWindow < time.Second || o.RateWindow%time.Second != 0:
 		return o, fmt.Errorf("HPA: rate window %v: give whole seconds, at least a few scrape intervals", o.RateWindow)
 	}
 	for _, n := range o.Notes {
 		if strings.ContainsAny(n, "\r\n") {
-			return o, fmt.Errorf("HPA: note %q spans lines; give one line per note", n)
+			return o, fmt.Errorf("HPA: note %s spans lines; give one line per note", textsafe.Quote(n))
 		}
 	}
 	return o, nil

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // DefaultPrometheusURL is the Prometheus a KEDA trigger queries when none
@@ -75,7 +77,7 @@ func KEDAYAML(k KEDAOptions) ([]byte, error) {
 		server = DefaultPrometheusURL
 	}
 	if u, err := url.Parse(server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("ScaledObject: Prometheus address %q: give an http:// or https:// URL", server)
+		return nil, fmt.Errorf("ScaledObject: Prometheus address %s: give an http:// or https:// URL", textsafe.Quote(server))
 	}
 	q, metricType := o.query()
 	obj := kedaObject{

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/stats"
 )
@@ -37,7 +38,7 @@ const (
 func ParseSLO(s string) (SLO, error) {
 	spec, threshold, ok := strings.Cut(s, ":")
 	if !ok {
-		return SLO{}, fmt.Errorf("bad SLO %q: use [ttft-|itl-]STAT:THRESHOLD, e.g. p99:100ms or ttft-p99:500ms", s)
+		return SLO{}, fmt.Errorf("bad SLO %s: use [ttft-|itl-]STAT:THRESHOLD, e.g. p99:100ms or ttft-p99:500ms", textsafe.Quote(s))
 	}
 	var slo SLO
 	stat := spec
@@ -48,7 +49,7 @@ func ParseSLO(s string) (SLO, error) {
 		case MetricTTFT, MetricITL:
 			slo.Metric = metric
 		default:
-			return SLO{}, fmt.Errorf("bad SLO %q: %q is not a metric; use ttft, itl or latency", s, metric)
+			return SLO{}, fmt.Errorf("bad SLO %s: %s is not a metric; use ttft, itl or latency", textsafe.Quote(s), textsafe.Quote(metric))
 		}
 		stat = rest
 	}
@@ -57,18 +58,18 @@ func ParseSLO(s string) (SLO, error) {
 	case strings.HasPrefix(stat, "p"):
 		p, err := strconv.ParseFloat(stat[1:], 64)
 		if err != nil || !(p > 0 && p <= 100) {
-			return SLO{}, fmt.Errorf("bad SLO %q: %q is not a percentile; use p50, p90, p95, p99 or p99.9", s, stat)
+			return SLO{}, fmt.Errorf("bad SLO %s: %s is not a percentile; use p50, p90, p95, p99 or p99.9", textsafe.Quote(s), textsafe.Quote(stat))
 		}
 		slo.Percentile = p
 	default:
-		return SLO{}, fmt.Errorf("bad SLO %q: %q is not a statistic; use avg or a percentile such as p99", s, stat)
+		return SLO{}, fmt.Errorf("bad SLO %s: %s is not a statistic; use avg or a percentile such as p99", textsafe.Quote(s), textsafe.Quote(stat))
 	}
 	d, err := time.ParseDuration(threshold)
 	if err != nil && durationOverflows(threshold) {
-		return SLO{}, fmt.Errorf("bad SLO %q: threshold %q is longer than the longest duration (about 2562047h); an SLO is at most minutes", s, threshold)
+		return SLO{}, fmt.Errorf("bad SLO %s: threshold %s is longer than the longest duration (about 2562047h); an SLO is at most minutes", textsafe.Quote(s), textsafe.Quote(threshold))
 	}
 	if err != nil || d <= 0 {
-		return SLO{}, fmt.Errorf("bad SLO %q: threshold %q is not a positive duration; give its unit, e.g. 500ms", s, threshold)
+		return SLO{}, fmt.Errorf("bad SLO %s: threshold %s is not a positive duration; give its unit, e.g. 500ms", textsafe.Quote(s), textsafe.Quote(threshold))
 	}
 	slo.Threshold = d
 	return slo, nil

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
@@ -187,7 +188,7 @@ func NewStepper(o Options, d Driver, b Boundary) (*Stepper, error) {
 	s.slos = append(s.slos, o.SLOs...)
 	for _, slo := range s.slos {
 		if slo.Metric != MetricLatency && slo.Metric != MetricTTFT && slo.Metric != MetricITL {
-			return nil, fmt.Errorf("plan: SLO metric %q is not latency, ttft or itl", slo.Metric)
+			return nil, fmt.Errorf("plan: SLO metric %s is not latency, ttft or itl", textsafe.Quote(slo.Metric))
 		}
 	}
 	if o.Lockstep && o.StepDuration <= 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/stats"
 )
 
@@ -149,7 +150,7 @@ func checkMergeable(parts []mergePart) error {
 				a.name, modelName(ha.Model), b.name, modelName(hb.Model))
 		case hb.Server.URL != ha.Server.URL || hb.Server.Protocol != ha.Server.Protocol:
 			return fmt.Errorf("record: %s ran against %s (%s), %s against %s (%s): merge adds up the workers of one run against one server",
-				a.name, ha.Server.URL, ha.Server.Protocol, b.name, hb.Server.URL, hb.Server.Protocol)
+				a.name, textsafe.Bound(ha.Server.URL), textsafe.Bound(ha.Server.Protocol), b.name, textsafe.Bound(hb.Server.URL), textsafe.Bound(hb.Server.Protocol))
 		case hb.Interval != ha.Interval:
 			return fmt.Errorf("record: %s ticks every %v, %s every %v: ticks of different lengths cannot be added (give every worker the same --tick)",
 				a.name, ha.Interval, b.name, hb.Interval)
@@ -172,9 +173,9 @@ func checkMergeable(parts []mergePart) error {
 
 func modelName(m ModelInfo) string {
 	if m.Version == "" {
-		return strconv.Quote(m.Name)
+		return textsafe.Quote(m.Name)
 	}
-	return fmt.Sprintf("%q version %s", m.Name, m.Version)
+	return fmt.Sprintf("%s version %s", textsafe.Quote(m.Name), textsafe.Bound(m.Version))
 }
 
 // mergedHeader is the lowest-indexed worker's header with the load of all

@@ -383,6 +383,9 @@ func TestMergeRefuses(t *testing.T) {
 		{"steps apart", func(r []*Run) { r[1].Snapshots[3].Load.Step = 7 }, "steps do not line up"},
 		{"ticks apart", func(r []*Run) { r[2].Snapshots[4].Time = r[2].Snapshots[4].Time.Add(2 * time.Second) }, "ticks do not line up"},
 		{"garbled histogram", func(r []*Run) { r[1].Snapshots[2].Histogram = "!!" }, "tick 3: latency histogram"},
+		{"other model of 10 MB", func(r []*Run) { r[1].Header.Model.Name = strings.Repeat("m", 10<<20) }, `"mmmm`},
+		{"other version of 10 MB", func(r []*Run) { r[2].Header.Model.Version = strings.Repeat("9", 10<<20) }, "version 9999"},
+		{"other server of 10 MB", func(r []*Run) { r[1].Header.Server.URL = strings.Repeat("h", 10<<20) }, "hhhh"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -392,8 +395,8 @@ func TestMergeRefuses(t *testing.T) {
 			if err == nil {
 				t.Fatal("merged")
 			}
-			if msg := err.Error(); !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
-				t.Errorf("error %q, want one line with %q", msg, c.want)
+			if msg := err.Error(); !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") || len(msg) > 1<<10 {
+				t.Errorf("error %.300q, want one line under 1 KiB with %q", msg, c.want)
 			}
 		})
 	}

@@ -188,7 +188,7 @@ func (r *Reader) readHeader() error {
 	}
 	var probe lineProbe
 	if err := json.Unmarshal(b, &probe); err != nil {
-		return fmt.Errorf("record: %s is not a tritontop run file (line %d is not JSON: %v)", r.name, r.line, err)
+		return fmt.Errorf("record: %s is not a tritontop run file (line %d is not JSON: %s)", r.name, r.line, textsafe.Excerpt(err.Error(), textsafe.MaxErrorText))
 	}
 	if probe.Type != TypeHeader {
 		return fmt.Errorf("record: %s is not a tritontop run file (line %d is not a header line)", r.name, r.line)
@@ -271,5 +271,5 @@ func (r *Reader) lineError(what string, err error) error {
 	if err == nil {
 		return fmt.Errorf("record: %s: line %d: %s", r.name, r.line, what)
 	}
-	return fmt.Errorf("record: %s: line %d: %s: %v", r.name, r.line, what, err)
+	return fmt.Errorf("record: %s: line %d: %s: %s", r.name, r.line, what, textsafe.Excerpt(err.Error(), textsafe.MaxErrorText))
 }

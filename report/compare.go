@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/stats"
@@ -393,7 +394,7 @@ func compareModels(a, b record.Summary, labelA, labelB string) (*Comparison, err
 		usedB[j] = true
 		mc, err := Compare(x, bs[j], labelA, labelB)
 		if err != nil {
-			return nil, fmt.Errorf("compare: model %s: %s", x.Model, strings.TrimPrefix(err.Error(), "compare: "))
+			return nil, fmt.Errorf("compare: model %s: %s", textsafe.Quote(x.Model), strings.TrimPrefix(err.Error(), "compare: "))
 		}
 		c.Models = append(c.Models, ModelComparison{Model: x.Model, Comparison: mc})
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // FailIf is one compare --fail-if bound: METRIC:+N% fails when the metric
@@ -42,7 +44,7 @@ const failIfMetricList = "p50, p99, throughput, queue, compute, batch, gpu, cpu,
 // with an error naming the bad part.
 func ParseFailIf(expr string) (FailIf, error) {
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("bad --fail-if %q: %s", expr, fmt.Sprintf(format, a...))
+		return fmt.Errorf("bad --fail-if %s: %s", textsafe.Quote(expr), fmt.Sprintf(format, a...))
 	}
 	name, bound, ok := strings.Cut(strings.TrimSpace(expr), ":")
 	if !ok {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report/svgplot"
 	"github.com/tritontop/tritontop/stats"
@@ -80,13 +81,13 @@ func WriteHTML(w io.Writer, runs []HTMLRun, o HTMLOptions) error {
 	seen := map[string]bool{}
 	for i, r := range runs {
 		if r.Run == nil {
-			return fmt.Errorf("report: run %d (%s) has not been read", i+1, r.Label)
+			return fmt.Errorf("report: run %d (%s) has not been read", i+1, textsafe.Quote(r.Label))
 		}
 		if r.Label == "" {
 			return fmt.Errorf("report: run %d (%s) has no label", i+1, r.File)
 		}
 		if seen[r.Label] {
-			return fmt.Errorf("report: two runs are labelled %q: give each its own --label", r.Label)
+			return fmt.Errorf("report: two runs are labelled %s: give each its own --label", textsafe.Quote(r.Label))
 		}
 		seen[r.Label] = true
 	}

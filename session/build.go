@@ -14,6 +14,7 @@ import (
 
 	"github.com/tritontop/tritontop/driver"
 	"github.com/tritontop/tritontop/internal/outfile"
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/report"
@@ -290,7 +291,7 @@ func newDrivers(f *Config, t *target, sched schedule, client driver.Client, stre
 		drv, err := driver.New(opts)
 		if err != nil {
 			if f.several() {
-				return nil, UsageError{Err: fmt.Errorf("model %s: %w", mf.Model, err)}
+				return nil, UsageError{Err: fmt.Errorf("model %s: %w", textsafe.Bound(mf.Model), err)}
 			}
 			return nil, UsageError{Err: err}
 		}

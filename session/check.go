@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/stats"
 	"github.com/tritontop/tritontop/triton"
 )
@@ -72,7 +73,7 @@ func checkProtocol(c *Config) error {
 	switch c.Protocol {
 	case "grpc", "http":
 	default:
-		return fmt.Errorf("unknown protocol %q for -i: use grpc or http", c.Protocol)
+		return fmt.Errorf("unknown protocol %s for -i: use grpc or http", textsafe.Quote(c.Protocol))
 	}
 	if err := c.Endpoint.check(c); err != nil {
 		return err
@@ -83,7 +84,7 @@ func checkProtocol(c *Config) error {
 	switch c.Distribution {
 	case "constant", "poisson":
 	default:
-		return fmt.Errorf("unknown --request-distribution %q: use constant or poisson", c.Distribution)
+		return fmt.Errorf("unknown --request-distribution %s: use constant or poisson", textsafe.Quote(c.Distribution))
 	}
 	return nil
 }

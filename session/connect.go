@@ -115,22 +115,22 @@ func (t *target) describeModel(ctx context.Context, f *Config) error {
 		code := triton.ErrorCode(err)
 		if f.ModelVersion != "" && (code == codes.NotFound || code == codes.Unavailable || code == codes.InvalidArgument) {
 			if versions, ok := modelVersions(ctx, client, f.Model); ok {
-				return UsageError{Err: fmt.Errorf("model %q has no ready version %q: it has %s (use -x VERSION, or leave -x out for the server's choice)",
-					f.Model, f.ModelVersion, orNone(versions))}
+				return UsageError{Err: fmt.Errorf("model %s has no ready version %s: it has %s (use -x VERSION, or leave -x out for the server's choice)",
+					textsafe.Quote(f.Model), textsafe.Quote(f.ModelVersion), orNone(versions))}
 			}
 		}
 		if code == codes.NotFound {
 			return UsageError{Err: unknownModel(ctx, client, f.Model, err)}
 		}
-		return fmt.Errorf("metadata of model %q: %w", f.Model, err)
+		return fmt.Errorf("metadata of model %s: %w", textsafe.Quote(f.Model), err)
 	}
 	if t.config, err = client.ModelConfig(ctx, f.Model, f.ModelVersion); err != nil {
-		return fmt.Errorf("config of model %q: %w", f.Model, err)
+		return fmt.Errorf("config of model %s: %w", textsafe.Quote(f.Model), err)
 	}
 	textsafe.Sanitize(t.metadata)
 	textsafe.Sanitize(t.config)
 	if t.composing, err = stats.ComposingModels(ctx, client, t.config, f.bls); err != nil {
-		err = fmt.Errorf("composing models of %q: %w", f.Model, err)
+		err = fmt.Errorf("composing models of %s: %w", textsafe.Quote(f.Model), err)
 		if c := triton.ErrorCode(err); len(f.bls) > 0 && (c == codes.NotFound || c == codes.InvalidArgument) {
 			// A name of --bls-composing-models the server does not serve.
 			return UsageError{Err: fmt.Errorf("%w (check --bls-composing-models)", err)}
@@ -142,7 +142,7 @@ func (t *target) describeModel(ctx context.Context, f *Config) error {
 		if f.LoadFile != "" {
 			how = "add streaming: true to the model in --load-file, or --streaming"
 		}
-		return UsageError{Err: fmt.Errorf("model %q is decoupled: Triton serves it over streaming only; %s", f.Model, how)}
+		return UsageError{Err: fmt.Errorf("model %s is decoupled: Triton serves it over streaming only; %s", textsafe.Quote(f.Model), how)}
 	}
 	return checkReplicasServe(ctx, f, t)
 }
@@ -222,16 +222,16 @@ func connectModels(ctx context.Context, f *Config, t *target, limit int64) error
 	}
 	for name := range runShapes {
 		if !usedShapes[name] {
-			return UsageError{Err: fmt.Errorf("--shape names input '%s', which none of the models (%s) has", name, f.Model)}
+			return UsageError{Err: fmt.Errorf("--shape names input '%s', which none of the models (%s) has", textsafe.Bound(name), textsafe.Excerpt(f.Model, maxQuoted))}
 		}
 	}
 	for _, name := range sequenceFlagNames {
 		if f.Given[name] && !stateful {
-			return UsageError{Err: fmt.Errorf("--%s is for stateful models, and none of the models (%s) has sequence batching in its config: drop it", name, f.Model)}
+			return UsageError{Err: fmt.Errorf("--%s is for stateful models, and none of the models (%s) has sequence batching in its config: drop it", name, textsafe.Excerpt(f.Model, maxQuoted))}
 		}
 	}
 	if f.LLM.PromptTokens > 0 && !llm {
-		return UsageError{Err: fmt.Errorf("--prompt-tokens fills an LLM's BYTES input %q, which none of the models (%s) has", triton.LLMTextInput, f.Model)}
+		return UsageError{Err: fmt.Errorf("--prompt-tokens fills an LLM's BYTES input %q, which none of the models (%s) has", triton.LLMTextInput, textsafe.Excerpt(f.Model, maxQuoted))}
 	}
 	return nil
 }
@@ -243,7 +243,7 @@ func connectModels(ctx context.Context, f *Config, t *target, limit int64) error
 func unknownModel(ctx context.Context, c triton.Client, model string, cause error) error {
 	idx, err := c.RepositoryIndex(ctx, false)
 	if err != nil || len(idx) == 0 {
-		return fmt.Errorf("unknown model %q (%v)", model, cause)
+		return fmt.Errorf("unknown model %s (%v)", textsafe.Quote(model), cause)
 	}
 	var names []string
 	for _, m := range idx {
@@ -252,15 +252,15 @@ func unknownModel(ctx context.Context, c triton.Client, model string, cause erro
 			if r := m.GetReason(); r != "" {
 				state += ": " + r
 			}
-			return fmt.Errorf("model %q is in the server's repository but not loaded (%s; %v): load it (explicit model control: POST v2/repository/models/%s/load) or give a loaded model",
-				model, state, cause, model)
+			return fmt.Errorf("model %s is in the server's repository but not loaded (%s; %v): load it (explicit model control: POST v2/repository/models/%s/load) or give a loaded model",
+				textsafe.Quote(model), state, cause, textsafe.Bound(model))
 		}
 		if !slices.Contains(names, m.GetName()) {
 			names = append(names, m.GetName())
 		}
 	}
 	slices.Sort(names)
-	return fmt.Errorf("unknown model %q: the server has %s (use -m NAME)", model, strings.Join(names, ", "))
+	return fmt.Errorf("unknown model %s: the server has %s (use -m NAME)", textsafe.Quote(model), strings.Join(names, ", "))
 }
 
 // modelVersions lists the ready versions the repository index has for a

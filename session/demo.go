@@ -51,7 +51,9 @@ func startDemoSimulator(ctx context.Context, f *Config, df DemoConfig, stderr io
 		HTTPAddr:    "127.0.0.1:0",
 		MetricsAddr: "127.0.0.1:0",
 		Repository:  repo,
-		Engine:      sim.EngineOptions{MetricsInterval: time.Second},
+		// The demo's load may place tensors in shared memory: allowed, as
+		// tritonserver --allow-client-shm=true.
+		Engine: sim.EngineOptions{MetricsInterval: time.Second, AllowClientShm: true},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the simulator: %w", err)

@@ -33,7 +33,7 @@ const minRate = 1e-3
 func wholeRange(flag, text string, vals ...float64) error {
 	for _, v := range vals {
 		if v != math.Trunc(v) {
-			return fmt.Errorf("bad %s %q: %v is not a whole number; concurrency levels are counts of requests", flag, text, v)
+			return fmt.Errorf("bad %s %s: %v is not a whole number; concurrency levels are counts of requests", flag, textsafe.Quote(text), v)
 		}
 	}
 	return nil
@@ -47,7 +47,7 @@ func checkSLOsAgree(slos []string) error {
 	for _, text := range slos {
 		stat, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(text)), ":")
 		if prev, ok := seen[stat]; ok && prev != text {
-			return fmt.Errorf("--slo %s and --slo %s both bound %s: give one threshold per statistic", prev, text, stat)
+			return fmt.Errorf("--slo %s and --slo %s both bound %s: give one threshold per statistic", textsafe.Bound(prev), textsafe.Bound(text), textsafe.Bound(stat))
 		}
 		seen[stat] = text
 	}
@@ -106,7 +106,7 @@ func checkSLOsForModel(f *Config, t *target) error {
 	}
 	for _, slo := range append([]plan.SLO{f.Plan.parsed}, f.Plan.more...) {
 		if slo.Metric == plan.MetricTTFT || slo.Metric == plan.MetricITL {
-			return fmt.Errorf("--slo %s needs a decoupled (streaming) model, and %s is not: give an SLO on its request latency, such as p99:100ms", slo, f.Model)
+			return fmt.Errorf("--slo %s needs a decoupled (streaming) model, and %s is not: give an SLO on its request latency, such as p99:100ms", slo, textsafe.Quote(f.Model))
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/internal/tokenizer"
 	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/triton/pb"
@@ -57,7 +58,7 @@ func (f *EndpointConfig) applyTokens(opts *triton.InputOptions, md *pb.ModelMeta
 		if several {
 			return nil
 		}
-		return fmt.Errorf("the token length flags fill an LLM's BYTES input %q, which model %q does not have", triton.LLMTextInput, md.GetName())
+		return fmt.Errorf("the token length flags fill an LLM's BYTES input %q, which model %s does not have", triton.LLMTextInput, textsafe.Quote(md.GetName()))
 	}
 	if f.InputTokensMean > 0 {
 		if set["prompt-tokens"] {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tritontop/tritontop/gate"
 	"github.com/tritontop/tritontop/internal/outfile"
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // gateFlags are the flags that make a run a CI gate: thresholds that fail
@@ -48,7 +49,7 @@ func checkGateFlags(f *Config) error {
 		}
 		mts, err := gate.ParseAll(m.thresholds)
 		if err != nil {
-			return fmt.Errorf("%s: %w", m.where, err)
+			return fmt.Errorf("%s: %w", textsafe.Excerpt(m.where, maxQuoted), err)
 		}
 		if g.gates.Models == nil {
 			g.gates.Models = map[string][]gate.Threshold{}

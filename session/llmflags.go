@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -23,7 +24,7 @@ func (f *LLMConfig) apply(opts *triton.InputOptions, md *pb.ModelMetadataRespons
 		return fmt.Errorf("--prompt-tokens %d must not be negative", f.PromptTokens)
 	}
 	if f.PromptTokens > 0 && !hasTextInput(md) {
-		return fmt.Errorf("--prompt-tokens fills an LLM's BYTES input %q, which model %q does not have", triton.LLMTextInput, md.GetName())
+		return fmt.Errorf("--prompt-tokens fills an LLM's BYTES input %q, which model %s does not have", triton.LLMTextInput, textsafe.Quote(md.GetName()))
 	}
 	for _, s := range f.RequestParameters {
 		name, value, err := triton.ParseRequestParameter(s)

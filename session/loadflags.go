@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/triton/pb"
@@ -55,7 +56,7 @@ func loadFromFlags(f *Config) (sc schedule, err error) {
 			return sc, UsageError{Err: err}
 		}
 		if levels, err = plan.Levels(load.Target{Mode: load.Concurrency}, start, end, step); err != nil {
-			return sc, UsageError{Err: fmt.Errorf("bad --concurrency-range %q: %w", f.ConcurrencyRange, err)}
+			return sc, UsageError{Err: fmt.Errorf("bad --concurrency-range %s: %w", textsafe.Quote(f.ConcurrencyRange), err)}
 		}
 	case f.RequestRateRange != "":
 		start, end, step, err := parseRange("--request-rate-range", f.RequestRateRange)
@@ -63,11 +64,11 @@ func loadFromFlags(f *Config) (sc schedule, err error) {
 			return sc, UsageError{Err: err}
 		}
 		if start < minRate {
-			return sc, UsageError{Err: fmt.Errorf("bad --request-rate-range %q: START %v is below the least rate, %v requests per second", f.RequestRateRange, start, minRate)}
+			return sc, UsageError{Err: fmt.Errorf("bad --request-rate-range %s: START %v is below the least rate, %v requests per second", textsafe.Quote(f.RequestRateRange), start, minRate)}
 		}
 		base := load.Target{Mode: load.Rate, Distribution: dist, MaxInFlight: f.MaxInflight}
 		if levels, err = plan.Levels(base, start, end, step); err != nil {
-			return sc, UsageError{Err: fmt.Errorf("bad --request-rate-range %q: %w", f.RequestRateRange, err)}
+			return sc, UsageError{Err: fmt.Errorf("bad --request-rate-range %s: %w", textsafe.Quote(f.RequestRateRange), err)}
 		}
 	case f.RequestRate > 0:
 		sc.initial = load.Target{Mode: load.Rate, Rate: f.RequestRate, Distribution: dist, MaxInFlight: f.MaxInflight}

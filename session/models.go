@@ -73,7 +73,7 @@ func parseModelArg(arg string) (modelSpec, error) {
 		case "concurrency", "c":
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				return m, bad(fmt.Sprintf("concurrency %q is not a whole number", v))
+				return m, bad(fmt.Sprintf("concurrency %s is not a whole number", textsafe.Quote(v)))
 			}
 			if m.load.Mode == load.Rate {
 				return m, bad("both a concurrency and a rate: choose one")
@@ -82,7 +82,7 @@ func parseModelArg(arg string) (modelSpec, error) {
 		case "rate", "request-rate":
 			r, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return m, bad(fmt.Sprintf("rate %q is not a number", v))
+				return m, bad(fmt.Sprintf("rate %s is not a number", textsafe.Quote(v)))
 			}
 			if m.load.Mode == load.Concurrency {
 				return m, bad("both a concurrency and a rate: choose one")
@@ -98,7 +98,7 @@ func parseModelArg(arg string) (modelSpec, error) {
 		case "":
 			return m, bad("an empty option")
 		default:
-			return m, bad(fmt.Sprintf("unknown option %q", k))
+			return m, bad(fmt.Sprintf("unknown option %s", textsafe.Quote(k)))
 		}
 	}
 	if m.load.Distribution != "" && m.load.Mode != load.Rate {
@@ -239,7 +239,7 @@ func takeModels(f *Config) error {
 	seen := map[string]string{}
 	for _, m := range specs {
 		if first, dup := seen[m.name]; dup {
-			return fmt.Errorf("model %s given twice (%s and %s): give each model once", m.name, first, m.where)
+			return fmt.Errorf("model %s given twice (%s and %s): give each model once", textsafe.Bound(m.name), textsafe.Excerpt(first, maxQuoted), textsafe.Excerpt(m.where, maxQuoted))
 		}
 		seen[m.name] = m.where
 	}
@@ -250,12 +250,12 @@ func takeModels(f *Config) error {
 			if len(specs) > 1 {
 				return fmt.Errorf("%s: run one model at a time (-m once, without @load)", what)
 			}
-			return fmt.Errorf("%s: drop the @load of %s, or the range", what, m.where)
+			return fmt.Errorf("%s: drop the @load of %s, or the range", what, textsafe.Excerpt(m.where, maxQuoted))
 		}
 	}
 	for _, m := range specs {
 		if m.streaming != nil && *m.streaming && f.Protocol != "grpc" {
-			return fmt.Errorf("%s streams, which needs gRPC: drop -i http", m.where)
+			return fmt.Errorf("%s streams, which needs gRPC: drop -i http", textsafe.Excerpt(m.where, maxQuoted))
 		}
 	}
 	f.models = specs
@@ -284,7 +284,7 @@ func takeOneModel(f *Config, m modelSpec) error {
 	f.Model = m.name
 	if m.version != "" {
 		if f.ModelVersion != "" && f.ModelVersion != m.version {
-			return fmt.Errorf("-x %s and %s give two versions: give one", f.ModelVersion, m.where)
+			return fmt.Errorf("-x %s and %s give two versions: give one", textsafe.Bound(f.ModelVersion), textsafe.Excerpt(m.where, maxQuoted))
 		}
 		f.ModelVersion = m.version
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/trace"
 	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/triton/kserve"
@@ -77,5 +78,5 @@ func mooncakeRequest(f *Config, mt *target, r *trace.Request, prompts **triton.B
 		req.Inputs[i].Data = kserve.EncodeBytes(elems)
 		return req, nil
 	}
-	return nil, fmt.Errorf("model %q has no BYTES input %q to send the trace's prompt in", f.Model, triton.LLMTextInput)
+	return nil, fmt.Errorf("model %s has no BYTES input %q to send the trace's prompt in", textsafe.Quote(f.Model), triton.LLMTextInput)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/record"
 )
@@ -31,7 +32,7 @@ func (b *PlanBudget) check(target float64) error {
 	case bad(b.Burst) || b.Burst > 10:
 		return fmt.Errorf("--burst %v: give the share over the target to allow for bursts, 0 to 10 (0.5 is half again)", b.Burst)
 	case b.Autoscaler != "hpa" && b.Autoscaler != "keda":
-		return fmt.Errorf("--autoscaler %q: give hpa or keda", b.Autoscaler)
+		return fmt.Errorf("--autoscaler %s: give hpa or keda", textsafe.Quote(b.Autoscaler))
 	case bad(b.GPUHourCost) || bad(b.ReplicaHourCost):
 		return errors.New("--gpu-hour-cost and --replica-hour-cost are prices in USD per hour, 0 or more")
 	}

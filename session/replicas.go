@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/stats"
 	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/triton/pb"
@@ -64,7 +65,7 @@ func takeServers(f *Config) error {
 	case n > maxReplicas:
 		return fmt.Errorf("-u given %d times: at most %d replicas per run", n, maxReplicas)
 	case n == 1 && len(f.MetricsURLs) > 1:
-		return fmt.Errorf("--metrics-url given twice (%q and %q): one server (-u), one metrics endpoint", f.MetricsURLs[0], f.MetricsURLs[1])
+		return fmt.Errorf("--metrics-url given twice (%s and %s): one server (-u), one metrics endpoint", textsafe.Quote(f.MetricsURLs[0]), textsafe.Quote(f.MetricsURLs[1]))
 	case n > 1 && len(f.MetricsURLs) > 0 && len(f.MetricsURLs) != n:
 		return fmt.Errorf("--metrics-url given %d times for %d servers (-u): give one per -u, in the same order, or none for each server's host at port %d",
 			len(f.MetricsURLs), n, triton.DefaultMetricsPort)
@@ -75,7 +76,7 @@ func takeServers(f *Config) error {
 	switch driver.Balance(f.Balance) {
 	case driver.LeastOutstanding, driver.RoundRobin:
 	default:
-		return fmt.Errorf("unknown --balance %q: use least or rr", f.Balance)
+		return fmt.Errorf("unknown --balance %s: use least or rr", textsafe.Quote(f.Balance))
 	}
 	if f.Given["balance"] && n == 1 {
 		return fmt.Errorf("--balance spreads requests over several servers: give -u once per replica, or drop --balance")
@@ -98,7 +99,7 @@ func checkReplicas(f *Config) error {
 	for _, u := range f.URLs {
 		k := endpointKey(u, f.Protocol)
 		if first, ok := seen[k]; ok {
-			return fmt.Errorf("-u %s given twice (as %q and %q): give each replica once", k, first, u)
+			return fmt.Errorf("-u %s given twice (as %s and %s): give each replica once", textsafe.Excerpt(k, maxQuoted), textsafe.Quote(first), textsafe.Quote(u))
 		}
 		seen[k] = u
 	}
@@ -108,9 +109,9 @@ func checkReplicas(f *Config) error {
 		if other, ok := metrics[m]; ok {
 			if len(f.MetricsURLs) == 0 {
 				return fmt.Errorf("-u %s and -u %s would both read metrics from %s (each server's host at port %d): give --metrics-url once per -u, in the same order",
-					other, u, m, triton.DefaultMetricsPort)
+					textsafe.Excerpt(other, maxQuoted), textsafe.Excerpt(u, maxQuoted), textsafe.Excerpt(m, maxQuoted), triton.DefaultMetricsPort)
 			}
-			return fmt.Errorf("--metrics-url %s given for both -u %s and -u %s: each replica has its own", m, other, u)
+			return fmt.Errorf("--metrics-url %s given for both -u %s and -u %s: each replica has its own", textsafe.Excerpt(m, maxQuoted), textsafe.Excerpt(other, maxQuoted), textsafe.Excerpt(u, maxQuoted))
 		}
 		metrics[m] = u
 	}
@@ -155,7 +156,7 @@ func connectReplicas(ctx context.Context, f *Config, opts triton.Options, t *tar
 		wg.Go(func() {
 			c, err := triton.Dial(ctx, urls[i], opts)
 			if err != nil {
-				errs[i] = fmt.Errorf("replica %s: %w", urls[i], err)
+				errs[i] = fmt.Errorf("replica %s: %w", textsafe.Excerpt(urls[i], maxQuoted), err)
 				return
 			}
 			t.replicas[i] = c
@@ -184,12 +185,12 @@ func checkReplicasServe(ctx context.Context, f *Config, t *target) error {
 		wg.Go(func() {
 			md, err := t.replicas[i].ModelMetadata(ctx, f.Model, f.ModelVersion)
 			if err != nil {
-				errs[i] = fmt.Errorf("replica %s: metadata of model %q: %w (every -u must serve the model)", urls[i], f.Model, err)
+				errs[i] = fmt.Errorf("replica %s: metadata of model %s: %w (every -u must serve the model)", textsafe.Excerpt(urls[i], maxQuoted), textsafe.Quote(f.Model), err)
 				return
 			}
 			if !sameTensors(md, t.metadata) {
-				errs[i] = fmt.Errorf("replica %s serves model %q with other inputs or outputs than %s: replicas must serve the same model",
-					urls[i], f.Model, urls[0])
+				errs[i] = fmt.Errorf("replica %s serves model %s with other inputs or outputs than %s: replicas must serve the same model",
+					textsafe.Excerpt(urls[i], maxQuoted), textsafe.Quote(f.Model), textsafe.Excerpt(urls[0], maxQuoted))
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
@@ -57,7 +58,7 @@ func (r *RetryCodes) Set(v string) error {
 		c, ok := codeByName(name)
 		switch {
 		case !ok:
-			return fmt.Errorf("unknown gRPC code %q: use names such as UNAVAILABLE, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, INTERNAL", name)
+			return fmt.Errorf("unknown gRPC code %s: use names such as UNAVAILABLE, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, INTERNAL", textsafe.Quote(name))
 		case c == codes.OK || c == codes.Canceled:
 			return fmt.Errorf("%s is not a failure that can be retried", name)
 		}

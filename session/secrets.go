@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton"
 )
 
@@ -41,7 +42,7 @@ func checkSecrets(f *Config) error {
 		for n := range strings.SplitSeq(list, ",") {
 			n = strings.TrimSpace(n)
 			if !names[strings.ToLower(n)] {
-				return fmt.Errorf("--record-headers %q: no -H gives a header of that name", n)
+				return fmt.Errorf("--record-headers %s: no -H gives a header of that name", textsafe.Quote(n))
 			}
 		}
 	}

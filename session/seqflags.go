@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -43,7 +44,7 @@ func checkSequenceFlags(f *Config, maxLive int, open bool) error {
 		return nil
 	}
 	bad := func(why string) error {
-		return fmt.Errorf("bad --sequence-id-range %q: %s", s.IDRange, why)
+		return fmt.Errorf("bad --sequence-id-range %s: %s", textsafe.Quote(s.IDRange), why)
 	}
 	parts := strings.Split(s.IDRange, ":")
 	if len(parts) > 2 {
@@ -53,7 +54,7 @@ func checkSequenceFlags(f *Config, maxLive int, open bool) error {
 	for i, p := range parts {
 		v, err := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
 		if err != nil || v > math.MaxInt64 {
-			return bad(fmt.Sprintf("%q is not a whole number from 1 to %d (Triton's sequence_id is an int64)", p, int64(math.MaxInt64)))
+			return bad(fmt.Sprintf("%s is not a whole number from 1 to %d (Triton's sequence_id is an int64)", textsafe.Quote(p), int64(math.MaxInt64)))
 		}
 		vals[i] = v
 	}
@@ -86,18 +87,18 @@ func sequenceOptions(f *Config, cfg *pb.ModelConfig) (*driver.SequenceOptions, e
 	if cfg.GetSequenceBatching() == nil {
 		for _, name := range sequenceFlagNames {
 			if f.Given[name] {
-				return nil, fmt.Errorf("--%s is for stateful models, and model %q has no sequence batching in its config: drop it", name, f.Model)
+				return nil, fmt.Errorf("--%s is for stateful models, and model %s has no sequence batching in its config: drop it", name, textsafe.Quote(f.Model))
 			}
 		}
 		return nil, nil
 	}
 	if f.BatchSize > 1 {
-		return nil, fmt.Errorf("model %q has sequence batching: Triton takes a sequence's requests one at a time, so use -b 1", f.Model)
+		return nil, fmt.Errorf("model %s has sequence batching: Triton takes a sequence's requests one at a time, so use -b 1", textsafe.Quote(f.Model))
 	}
 	for _, s := range f.LLM.RequestParameters {
 		switch name, _, _ := strings.Cut(s, ":"); name {
 		case triton.SequenceIDParameter, triton.SequenceStartParameter, triton.SequenceEndParameter:
-			return nil, fmt.Errorf("--request-parameter %s: tritontop sets it on every request of model %q's sequences; drop it", name, f.Model)
+			return nil, fmt.Errorf("--request-parameter %s: tritontop sets it on every request of model %s's sequences; drop it", name, textsafe.Quote(f.Model))
 		}
 	}
 	return &driver.SequenceOptions{

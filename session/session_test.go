@@ -24,13 +24,14 @@ import (
 
 const model = "resnet50"
 
-// startSim starts the demo's simulated Triton on loopback; it closes when
-// the test ends.
+// startSim starts the demo's simulated Triton on loopback, client shared
+// memory allowed (as tritontop demo's, for the --shared-memory runs); it
+// closes when the test ends.
 func startSim(t *testing.T) *sim.Server {
 	t.Helper()
 	srv, err := sim.Start(context.Background(), sim.Config{
 		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
-		Repository: sim.DemoRepository(),
+		Repository: sim.DemoRepository(), Engine: sim.EngineOptions{AllowClientShm: true},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/trace"
 )
@@ -39,7 +40,7 @@ func checkShapeFlags(f *Config) error {
 	}
 	p, err := load.ParsePlan(s.Stages)
 	if err != nil {
-		return UsageError{Err: fmt.Errorf("bad --stages %q: %w", s.Stages, err)}
+		return UsageError{Err: fmt.Errorf("bad --stages %s: %w", textsafe.Quote(s.Stages), err)}
 	}
 	switch {
 	case f.Given["concurrency"] || f.Given["request-rate"] || f.ConcurrencyRange != "" || f.RequestRateRange != "":
@@ -61,14 +62,14 @@ func checkShapeFlags(f *Config) error {
 // its concurrency or rate.
 func modelStages(m modelSpec, e loadFileModel) (*load.Plan, error) {
 	if e.Concurrency != nil || e.Rate != nil {
-		return nil, fmt.Errorf("model %s has stages and a concurrency or rate: the stages set its load, drop the other", m.name)
+		return nil, fmt.Errorf("model %s has stages and a concurrency or rate: the stages set its load, drop the other", textsafe.Bound(m.name))
 	}
 	if e.Distribution == "poisson" {
-		return nil, fmt.Errorf("model %s: stages pace requests evenly along their ramps: drop distribution: poisson", m.name)
+		return nil, fmt.Errorf("model %s: stages pace requests evenly along their ramps: drop distribution: poisson", textsafe.Bound(m.name))
 	}
 	p, err := load.ParsePlan(e.Stages)
 	if err != nil {
-		return nil, fmt.Errorf("model %s: bad stages %q: %v", m.name, e.Stages, err)
+		return nil, fmt.Errorf("model %s: bad stages %s: %v", textsafe.Bound(m.name), textsafe.Quote(e.Stages), err)
 	}
 	return p, nil
 }

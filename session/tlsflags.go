@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // checkTLSFlags turns TLS on when a TLS file is given, and checks the
@@ -33,13 +35,13 @@ func checkTLSFlags(f *Config) error {
 func parseRange(flagName, s string) (start, end, step float64, err error) {
 	parts := strings.Split(s, ":")
 	if len(parts) > 3 {
-		return 0, 0, 0, fmt.Errorf("bad %s %q: use START[:END[:STEP]]", flagName, s)
+		return 0, 0, 0, fmt.Errorf("bad %s %s: use START[:END[:STEP]]", flagName, textsafe.Quote(s))
 	}
 	vals := []float64{0, 0, 1}
 	for i, p := range parts {
 		v, perr := strconv.ParseFloat(p, 64)
 		if perr != nil || !(v > 0) || math.IsInf(v, 0) {
-			return 0, 0, 0, fmt.Errorf("bad %s %q: %q is not a positive number", flagName, s, p)
+			return 0, 0, 0, fmt.Errorf("bad %s %s: %s is not a positive number", flagName, textsafe.Quote(s), textsafe.Quote(p))
 		}
 		vals[i] = v
 	}
@@ -48,10 +50,10 @@ func parseRange(flagName, s string) (start, end, step float64, err error) {
 		end = start
 	}
 	if end < start {
-		return 0, 0, 0, fmt.Errorf("bad %s %q: END is below START", flagName, s)
+		return 0, 0, 0, fmt.Errorf("bad %s %s: END is below START", flagName, textsafe.Quote(s))
 	}
 	if (end-start)/step > 1000 {
-		return 0, 0, 0, fmt.Errorf("bad %s %q: more than 1000 steps", flagName, s)
+		return 0, 0, 0, fmt.Errorf("bad %s %s: more than 1000 steps", flagName, textsafe.Quote(s))
 	}
 	return start, end, step, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/trace"
@@ -80,11 +81,11 @@ func checkTraceFlags(f *Config) error {
 	default:
 		for _, arg := range f.ModelArgs {
 			if strings.Contains(arg, "@") {
-				return UsageError{Err: fmt.Errorf("-m %s: a trace sets the model's load; drop the @", arg)}
+				return UsageError{Err: fmt.Errorf("-m %s: a trace sets the model's load; drop the @", textsafe.Excerpt(arg, maxQuoted))}
 			}
 		}
 		if len(named) > 0 && !slices.ContainsFunc(f.ModelArgs, func(m string) bool { return slices.Contains(named, m) }) {
-			return UsageError{Err: fmt.Errorf("--trace %s has no request for %s: it names %s", s.Trace, strings.Join(f.ModelArgs, ", "), strings.Join(named, ", "))}
+			return UsageError{Err: fmt.Errorf("--trace %s has no request for %s: it names %s", s.Trace, textsafe.Excerpt(strings.Join(f.ModelArgs, ", "), maxQuoted), textsafe.Excerpt(strings.Join(named, ", "), maxQuoted))}
 		}
 	}
 	if t.Format == trace.InputData && f.InputData == "" {
@@ -122,7 +123,7 @@ func scheduleFor(f *Config, mt *target, first bool) (*driver.Schedule, []*triton
 		sched.Request = append(sched.Request, idx)
 	}
 	if len(sched.At) == 0 {
-		return nil, nil, UsageError{Err: fmt.Errorf("--trace %s has no request for model %s", s.Trace, f.Model)}
+		return nil, nil, UsageError{Err: fmt.Errorf("--trace %s has no request for model %s", s.Trace, textsafe.Quote(f.Model))}
 	}
 	return sched, b.reqs, nil
 }
@@ -225,7 +226,7 @@ func tensorRequest(r *trace.Request, f *Config) (*triton.InferRequest, error) {
 	for _, in := range r.Inputs {
 		n := kserve.ElementCount(in.Shape)
 		if n < 0 {
-			return nil, fmt.Errorf("input %s has a bad shape %v", in.Name, in.Shape)
+			return nil, fmt.Errorf("input %s has a bad shape %s", textsafe.Bound(in.Name), textsafe.Excerpt(fmt.Sprint(in.Shape), maxQuoted))
 		}
 		data := in.Data
 		if data == nil {
@@ -248,7 +249,7 @@ func zeroTensor(in trace.Input, n int64) ([]byte, error) {
 			per = int(in.Bytes/n) - 4
 		}
 		if n*int64(per+4) > triton.MaxRequestBytes {
-			return nil, fmt.Errorf("input %s is too large", in.Name)
+			return nil, fmt.Errorf("input %s is too large", textsafe.Bound(in.Name))
 		}
 		elems := make([][]byte, n)
 		for i := range elems {
@@ -258,10 +259,10 @@ func zeroTensor(in trace.Input, n int64) ([]byte, error) {
 	}
 	size := kserve.ElementSize(in.Datatype)
 	if size <= 0 {
-		return nil, fmt.Errorf("input %s has an unknown datatype %q", in.Name, in.Datatype)
+		return nil, fmt.Errorf("input %s has an unknown datatype %s", textsafe.Bound(in.Name), textsafe.Quote(in.Datatype))
 	}
 	if n*int64(size) > triton.MaxRequestBytes {
-		return nil, fmt.Errorf("input %s is too large", in.Name)
+		return nil, fmt.Errorf("input %s is too large", textsafe.Bound(in.Name))
 	}
 	return make([]byte, n*int64(size)), nil
 }

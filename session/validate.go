@@ -12,6 +12,7 @@ import (
 
 	"github.com/tritontop/tritontop/driver"
 	"github.com/tritontop/tritontop/internal/outfile"
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/triton"
@@ -193,7 +194,7 @@ func checkAddresses(f *Config) error {
 	for _, m := range f.MetricsURLs {
 		u, err := url.Parse(m)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("--metrics-url %q is not an http:// or https:// URL (such as http://triton:8002/metrics)", m)
+			return fmt.Errorf("--metrics-url %s is not an http:// or https:// URL (such as http://triton:8002/metrics)", textsafe.Quote(m))
 		}
 	}
 	if err := checkReplicas(f); err != nil {
@@ -272,9 +273,9 @@ func checkRanges(f *Config) error {
 		switch {
 		// With --workers, the levels are this worker's share.
 		case !l.Open() && l.Concurrency > maxConcurrency:
-			return fmt.Errorf("--concurrency-range %q reaches concurrency %d%s: use at most %d", f.ConcurrencyRange, l.Concurrency, f.Workers.perWorker(), maxConcurrency)
+			return fmt.Errorf("--concurrency-range %s reaches concurrency %d%s: use at most %d", textsafe.Quote(f.ConcurrencyRange), l.Concurrency, f.Workers.perWorker(), maxConcurrency)
 		case l.Open() && l.Rate > maxRate:
-			return fmt.Errorf("--request-rate-range %q reaches %v requests per second%s: use at most %v", f.RequestRateRange, l.Rate, f.Workers.perWorker(), maxRate)
+			return fmt.Errorf("--request-rate-range %s reaches %v requests per second%s: use at most %v", textsafe.Quote(f.RequestRateRange), l.Rate, f.Workers.perWorker(), maxRate)
 		}
 		live = max(live, l.Concurrency)
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/plan"
 	"github.com/tritontop/tritontop/promexport"
@@ -50,7 +51,7 @@ func checkWorkers(f *Config) error {
 	if w.StartAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, w.StartAt)
 		if err != nil {
-			return fmt.Errorf("--start-at %q is not an RFC 3339 time: give one such as 2026-05-04T12:00:00Z", w.StartAt)
+			return fmt.Errorf("--start-at %s is not an RFC 3339 time: give one such as 2026-05-04T12:00:00Z", textsafe.Quote(w.StartAt))
 		}
 		if ahead := time.Until(t); ahead > maxStartAhead {
 			return fmt.Errorf("--start-at %s is %v ahead: at most %v (a typo in the date?)", w.StartAt, ahead.Round(time.Minute), maxStartAhead)
@@ -59,7 +60,7 @@ func checkWorkers(f *Config) error {
 	}
 	if w.PrometheusAddr != "" {
 		if _, port, err := net.SplitHostPort(w.PrometheusAddr); err != nil || !validPort(port) {
-			return fmt.Errorf("--prometheus-addr %q is not HOST:PORT: give one such as :9099 or 0.0.0.0:9099", w.PrometheusAddr)
+			return fmt.Errorf("--prometheus-addr %s is not HOST:PORT: give one such as :9099 or 0.0.0.0:9099", textsafe.Quote(w.PrometheusAddr))
 		}
 	}
 	if !w.distributed() {

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -43,7 +44,7 @@ func validateBackendConfig(cfg *pb.ModelConfig) *ConfigError {
 	if msg == "" {
 		return nil
 	}
-	return loadError(cfg.Name, "%s", msg)
+	return loadError(cfg.Name, "%s", composed(msg))
 }
 
 // shapeString is a shape as the backends print it: "[1,-1]".
@@ -78,10 +79,10 @@ func validateIdentityConfig(cfg *pb.ModelConfig) string {
 	for i, in := range cfg.Input {
 		out := cfg.Output[i]
 		if !strings.HasPrefix(in.Name, "INPUT") {
-			return "expected input name to follow INPUT<index> pattern, got '" + in.Name + "'"
+			return "expected input name to follow INPUT<index> pattern, got '" + textsafe.Bound(in.Name) + "'"
 		}
 		if !strings.HasPrefix(out.Name, "OUTPUT") {
-			return "expected output name to follow OUTPUT<index> pattern, got '" + out.Name + "'"
+			return "expected output name to follow OUTPUT<index> pattern, got '" + textsafe.Bound(out.Name) + "'"
 		}
 		ins[strings.TrimPrefix(in.Name, "INPUT")] = info{in.DataType, ioShape(in.Dims, in.Reshape)}
 		outs[strings.TrimPrefix(out.Name, "OUTPUT")] = info{out.DataType, ioShape(out.Dims, out.Reshape)}

@@ -90,7 +90,7 @@ func BenchmarkSimIdentityHTTP(b *testing.B) {
 // without the network: the handler is called directly with a reused body.
 func BenchmarkHTTPInferHandler(b *testing.B) {
 	e := engNew(b, DemoRepository(), EngineOptions{})
-	h := newHTTPHandler(e, &settingsStore{}, HTTPLimits{})
+	h := newHTTPHandler(e, &settingsStore{}, HTTPLimits{}, newMemBudget(1<<30))
 	jsonPart := []byte(`{"inputs":[{"name":"INPUT0","shape":[1,16],"datatype":"FP32","parameters":{"binary_data_size":64}}],"outputs":[{"name":"OUTPUT0","parameters":{"binary_data":true}}]}`)
 	body := append(append([]byte{}, jsonPart...), make([]byte, 64)...)
 	hdrLen := strconv.Itoa(len(jsonPart))

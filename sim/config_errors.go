@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -51,7 +52,7 @@ func (e *ConfigError) answer(versions []int64) error {
 		return errPollFailed(e.Model)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "load failed for model '%s': ", e.Model)
+	fmt.Fprintf(&b, "load failed for model '%s': ", textsafe.Bound(e.Model))
 	state := "UNAVAILABLE"
 	if e.serving {
 		state = "READY"
@@ -67,15 +68,38 @@ func (e *ConfigError) answer(versions []int64) error {
 // from the repository: not there, or its configuration refused.
 func errPollFailed(model string) error {
 	return &kserve.Error{Code: codes.Internal,
-		Message: fmt.Sprintf("failed to load '%s', failed to poll from model repository", model)}
+		Message: fmt.Sprintf("failed to load '%s', failed to poll from model repository", textsafe.Bound(model))}
 }
 
 // pollError is an error found while reading the repository.
 func pollError(model, format string, args ...any) *ConfigError {
-	return &ConfigError{Model: model, Msg: fmt.Sprintf(format, args...)}
+	return &ConfigError{Model: model, Msg: configMessage(format, args)}
 }
 
 // loadError is an error found when the model loads.
 func loadError(model, format string, args ...any) *ConfigError {
-	return &ConfigError{Model: model, Load: true, Msg: fmt.Sprintf(format, args...)}
+	return &ConfigError{Model: model, Load: true, Msg: configMessage(format, args)}
 }
+
+// maxConfigMessage bounds the message of a ConfigError: Triton's own are
+// a few hundred bytes with the names they quote.
+const maxConfigMessage = 1024
+
+// configMessage is a ConfigError's message: a value it quotes that no
+// repository could hold (a string past MaxNameBytes, which a load's
+// config override may carry) is quoted bounded (textsafe.Bound), and the
+// message is one line of at most maxConfigMessage bytes. Values of a
+// name's size come back as they are, so that the message is Triton's. A
+// message composed already is passed as a composed, which is not cut.
+func configMessage(format string, args []any) string {
+	for i, a := range args {
+		if s, ok := a.(string); ok && len(s) > MaxNameBytes { // not a composed message
+			args[i] = textsafe.Bound(s)
+		}
+	}
+	return textsafe.Excerpt(fmt.Sprintf(format, args...), maxConfigMessage)
+}
+
+// composed is a message made already (with its values bounded), passed to
+// pollError or loadError whole.
+type composed string

@@ -47,10 +47,12 @@ func specFromCompleted(c *pb.ModelConfig, dirName string) (ModelSpec, error) {
 		return ModelSpec{}, pollError(dirName, "unexpected directory name '%s' for model '%s', directory name must equal model name", dirName, c.Name)
 	}
 	if c.GetEnsembleScheduling() == nil {
-		if err := validateIO(c); err != nil {
+		// Triton creates the model (the backend checks its configuration
+		// as it initializes) before ValidateModelIOConfig.
+		if err := validateBackendConfig(c); err != nil {
 			return ModelSpec{}, err
 		}
-		if err := validateBackendConfig(c); err != nil {
+		if err := validateIO(c); err != nil {
 			return ModelSpec{}, err
 		}
 	}
@@ -83,7 +85,7 @@ func specFromCompleted(c *pb.ModelConfig, dirName string) (ModelSpec, error) {
 			spec.InstanceGroups = instanceGroupSpecs(c)
 		}
 		if msg := ensembleConfigError(spec); msg != "" {
-			return ModelSpec{}, pollError(c.Name, "%s", msg)
+			return ModelSpec{}, pollError(c.Name, "%s", composed(msg))
 		}
 		// Triton's ValidateEnsembleConfig sets whether the ensemble is
 		// decoupled (it is not: the simulator's composing models are

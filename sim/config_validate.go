@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -206,7 +207,7 @@ func validateControlValues(c *pb.ModelSequenceBatching_Control, name string, kin
 // validateIO checks the inputs and outputs as Triton's
 // ValidateModelIOConfig does when the model loads.
 func validateIO(cfg *pb.ModelConfig) *ConfigError {
-	wrap := func(msg string) *ConfigError { return loadError(cfg.Name, "%s for %s", msg, cfg.Name) }
+	wrap := func(msg string) *ConfigError { return loadError(cfg.Name, "%s for %s", composed(msg), cfg.Name) }
 	for _, in := range cfg.Input {
 		if msg := validateIOShape("model input ", in.Name, in.DataType, in.Dims, in.Reshape, cfg.MaxBatchSize); msg != "" {
 			return wrap(msg)
@@ -234,7 +235,7 @@ func validateIOShape(prefix, name string, dt pb.DataType, dims []int64, reshape 
 	if name == "" {
 		return prefix + "must specify 'name'"
 	}
-	prefix += "'" + name + "' "
+	prefix += "'" + textsafe.Bound(name) + "' "
 	switch {
 	case dt == pb.DataType_TYPE_INVALID:
 		return prefix + "must specify 'data_type'"

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -38,7 +39,7 @@ func ParseModelControlMode(s string) (ModelControlMode, error) {
 	case "":
 		return ModelControlNone, nil
 	}
-	return "", fmt.Errorf("model control mode %q: use none, poll or explicit", s)
+	return "", fmt.Errorf("model control mode %s: use none, poll or explicit", textsafe.Quote(s))
 }
 
 // errControlDisabled is Triton's answer to load and unload requests in the
@@ -59,7 +60,7 @@ func (e *Engine) startupModels() ([]string, error) {
 			return e.names, nil
 		}
 		if _, ok := e.models[name]; !ok {
-			return nil, fmt.Errorf("startup model %q is not in the model repository (it has %s)", name, strings.Join(e.names, ", "))
+			return nil, fmt.Errorf("startup model %s is not in the model repository (it has %s)", textsafe.Quote(name), strings.Join(e.names, ", "))
 		}
 		if !slices.Contains(out, name) {
 			out = append(out, name)
@@ -178,6 +179,7 @@ func (e *Engine) unloadModel(name string, dependents bool) error {
 		return nil
 	}
 	scheds := e.unload(m)
+	delete(e.explicit, name)
 	if dependents {
 		scheds = append(scheds, e.unloadSteps(m, map[*model]bool{})...)
 	}

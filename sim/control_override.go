@@ -80,6 +80,7 @@ func (e *Engine) checkLoad(name string) (*model, error) {
 	if e.closed {
 		return nil, errStopping
 	}
+	e.explicit[name] = true
 	return m, nil
 }
 

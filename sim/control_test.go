@@ -93,7 +93,8 @@ func TestExplicitModelControl(t *testing.T) {
 	if got := indexState(t, raw, "simple_int8"); len(got) != 1 || got[0] != "1/UNAVAILABLE/unloaded" {
 		t.Errorf("simple_int8 after unload: %q", got)
 	}
-	if code, _, body := httpDo(t, "GET", base+"/v2/models/simple_int8/ready", nil, nil); code != 400 {
+	if code, _, body := httpDo(t, "GET", base+"/v2/models/simple_int8/ready", nil, nil); code != 404 ||
+		string(body) != `{"error":"Request for unknown model: 'simple_int8' has no available versions"}` {
 		t.Errorf("HTTP ready after unload: %d %s", code, body)
 	}
 	_, err = raw.ModelInfer(ctx, int8Request())

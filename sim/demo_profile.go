@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // DemoGPUName is the name the GPUs of a sized demo repository report (in
@@ -58,11 +60,11 @@ func FullBatchRate(m ModelSpec) float64 {
 func SizeDemoGPU(repo Repository, model string, rate float64) (Repository, float64, error) {
 	i := slices.IndexFunc(repo.Models, func(m ModelSpec) bool { return m.Name == model })
 	if i < 0 {
-		return repo, 1, fmt.Errorf("size the demo GPU: no model %q in the repository", model)
+		return repo, 1, fmt.Errorf("size the demo GPU: no model %s in the repository", textsafe.Quote(model))
 	}
 	full := FullBatchRate(repo.Models[i])
 	if !(full > 0) {
-		return repo, 1, fmt.Errorf("size the demo GPU: model %q runs on no simulated GPU", model)
+		return repo, 1, fmt.Errorf("size the demo GPU: model %s runs on no simulated GPU", textsafe.Quote(model))
 	}
 	if !(rate > 0) || math.IsInf(rate, 0) {
 		return repo, 1, fmt.Errorf("size the demo GPU: rate %v: give a positive number of requests per second", rate)

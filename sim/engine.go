@@ -17,6 +17,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -62,6 +63,11 @@ type EngineOptions struct {
 	// (Triton's --load-model); "*" loads them all, none loads none. Other
 	// modes load every model.
 	StartupModels []string
+	// AllowClientShm is Triton's --allow-client-shm: whether clients may
+	// register and unregister shared-memory regions. Off, as in Triton,
+	// both are refused with UNIMPLEMENTED (HTTP 501) and Triton's message;
+	// the status of regions still answers.
+	AllowClientShm bool
 }
 
 // Engine is the simulated server: models, schedulers, statistics and GPUs.
@@ -75,9 +81,13 @@ type Engine struct {
 
 	mu     sync.RWMutex
 	models map[string]*model
-	names  []string // sorted
-	closed bool
-	scheds map[*scheduler]struct{} // running, including draining ones
+	// explicit names the models loaded by name (at start or by a load
+	// request) rather than as an ensemble's composing model: Triton's
+	// unload_dependents leaves them loaded.
+	explicit map[string]bool
+	names    []string // sorted
+	closed   bool
+	scheds   map[*scheduler]struct{} // running, including draining ones
 
 	stop     chan struct{}
 	samplerW sync.WaitGroup
@@ -118,9 +128,9 @@ func NewEngine(repo Repository, opts EngineOptions) (*Engine, error) {
 		m, err := newModel(spec, e.gpus)
 		if err != nil {
 			if spec.Source != "" {
-				return nil, fmt.Errorf("model repository: model %q (%s): %w", spec.Name, spec.Source, err)
+				return nil, fmt.Errorf("model repository: model %s (%s): %w", textsafe.Quote(spec.Name), textsafe.Excerpt(spec.Source, 4096), err)
 			}
-			return nil, fmt.Errorf("model repository: model %q: %w", spec.Name, err)
+			return nil, fmt.Errorf("model repository: model %s: %w", textsafe.Quote(spec.Name), err)
 		}
 		e.models[m.name] = m
 		e.names = append(e.names, m.name)
@@ -141,7 +151,9 @@ func NewEngine(repo Repository, opts EngineOptions) (*Engine, error) {
 		return nil, startError(bad)
 	}
 	seen := map[*model]bool{}
+	e.explicit = make(map[string]bool, len(startup))
 	for _, name := range startup {
+		e.explicit[name] = true
 		// Each has passed its checks: nothing to drain.
 		_, _ = e.loadTree(e.models[name], seen)
 	}
@@ -214,36 +226,66 @@ func (e *Engine) ServerMetadata() *pb.ServerMetadataResponse {
 // Cancelling ctx fails the request with CANCELLED (a failure with reason
 // CANCELED in the statistics).
 func (e *Engine) Infer(ctx context.Context, req *pb.ModelInferRequest, streaming bool) (*pb.ModelInferResponse, error) {
+	return e.infer(ctx, req, streaming, nil)
+}
+
+// infer is Infer with the request's outputs reserved in hold (nil: none).
+func (e *Engine) infer(ctx context.Context, req *pb.ModelInferRequest, streaming bool, hold *budgetHold) (*pb.ModelInferResponse, error) {
 	if usesShm(req) {
-		return e.inferShm(ctx, req, streaming)
+		return e.inferShm(ctx, req, streaming, hold)
 	}
-	r, err := e.submit(req, streaming, nil, nil)
+	r, err := e.submit(req, streaming, nil, nil, budgetShare{hold: hold})
 	if err != nil {
 		return nil, err
 	}
 	return e.wait(ctx, r)
 }
 
+// inferStaged is infer (not streaming) telling when an error was found:
+// late is true for an error of the request's execution (or of writing its
+// outputs), false for one found before it was queued.
+func (e *Engine) inferStaged(ctx context.Context, req *pb.ModelInferRequest, hold *budgetHold) (resp *pb.ModelInferResponse, late bool, err error) {
+	share := budgetShare{hold: hold}
+	var outs []shmOutput
+	if usesShm(req) {
+		if req, outs, err = e.resolveShm(req, &share); err != nil {
+			return nil, false, err
+		}
+	}
+	r, err := e.submit(req, false, nil, nil, share)
+	if err != nil {
+		return nil, false, err
+	}
+	if resp, err = e.wait(ctx, r); err != nil {
+		return nil, true, err
+	}
+	resp, err = e.writeShmOutputs(resp, outs)
+	return resp, err != nil, err
+}
+
 // submit validates a request and queues it; wait then waits for its
 // response, or onDone (if not nil) is called when it completes, and
 // onResponse (if not nil) with each response of a decoupled model before
-// its final one (or the error such a response carries). A stream submits its requests one after the other, in the
-// order they arrive, as Triton's stream handler does: the requests of a
-// sequence must reach the sequence batcher in order.
+// its final one (or the error such a response carries). A stream submits
+// its requests one after the other, in the order they arrive, as Triton's
+// stream handler does: the requests of a sequence must reach the sequence
+// batcher in order. The request's outputs
+// are reserved in share's hold, and share carries what the caller gives
+// back when the request is answered; on an error nothing more is held.
 func (e *Engine) submit(req *pb.ModelInferRequest, streaming bool, onDone func(*request),
-	onResponse func(*request, *pb.ModelInferResponse, error)) (*request, error) {
-	r, err := e.submitOnce(req, streaming, onDone, onResponse)
+	onResponse func(*request, *pb.ModelInferResponse, error), share budgetShare) (*request, error) {
+	r, err := e.submitOnce(req, streaming, onDone, onResponse, share)
 	if errors.Is(err, errStopping) && e.Live() {
 		// The version it found was replaced by a load meanwhile: the
 		// new one takes it, as Triton's serving version does.
-		r, err = e.submitOnce(req, streaming, onDone, onResponse)
+		r, err = e.submitOnce(req, streaming, onDone, onResponse, share)
 	}
 	return r, err
 }
 
 // submitOnce is submit on the version ready now.
 func (e *Engine) submitOnce(req *pb.ModelInferRequest, streaming bool, onDone func(*request),
-	onResponse func(*request, *pb.ModelInferResponse, error)) (*request, error) {
+	onResponse func(*request, *pb.ModelInferResponse, error), share budgetShare) (*request, error) {
 	mv, err := e.readyVersion(req.GetModelName(), req.GetModelVersion())
 	if err != nil {
 		return nil, err
@@ -252,7 +294,7 @@ func (e *Engine) submitOnce(req *pb.ModelInferRequest, streaming bool, onDone fu
 	if m.spec.Decoupled && !streaming {
 		return nil, &kserve.Error{Code: codes.Unimplemented, Message: "ModelInfer RPC doesn't support models with decoupled transaction policy"}
 	}
-	r, err := m.prepare(req)
+	r, err := m.prepare(req, share)
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +314,7 @@ func (e *Engine) submitOnce(req *pb.ModelInferRequest, streaming bool, onDone fu
 	r.heldAtArrival = mv.held.Add(1)
 	if err := mv.sched.enqueue(r); err != nil {
 		mv.held.Add(-1)
+		share.hold.give(r.budget.n - share.n)
 		return nil, err
 	}
 	return r, nil

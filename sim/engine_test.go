@@ -397,8 +397,8 @@ func TestLoadUnload(t *testing.T) {
 	if err := e.UnloadModel("identity"); err != nil {
 		t.Fatalf("UnloadModel: %v", err)
 	}
-	if ready, err := e.ModelReady("identity", ""); ready || err != nil {
-		t.Errorf("ModelReady after unload = %t, %v", ready, err)
+	if ready, err := e.ModelReady("identity", ""); ready || errorMessage(err) != "Request for unknown model: 'identity' has no available versions" {
+		t.Errorf("ModelReady after unload = %t, %v, want Triton's NOT_FOUND", ready, err)
 	}
 	_, err := engInfer(t, e, engFP32Request("identity", 1, 4))
 	if te, ok := err.(*triton.Error); !ok || te.Code != codes.NotFound || te.Message != "Request for unknown model: 'identity' has no available versions" {

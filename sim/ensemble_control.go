@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -39,10 +40,10 @@ func (e *Engine) ensembleError(m *model) *ensembleLoadError {
 func (le *ensembleLoadError) loadError() error {
 	if le.poll {
 		return &kserve.Error{Code: codes.Internal,
-			Message: fmt.Sprintf("failed to load '%s', failed to poll from model repository", le.model)}
+			Message: fmt.Sprintf("failed to load '%s', failed to poll from model repository", textsafe.Bound(le.model))}
 	}
 	return &kserve.Error{Code: codes.InvalidArgument,
-		Message: fmt.Sprintf("load failed for model '%s': %s\n", le.model, le.msg)}
+		Message: fmt.Sprintf("load failed for model '%s': %s\n", textsafe.Bound(le.model), textsafe.Excerpt(le.msg, maxConfigMessage))}
 }
 
 // startError is the error NewEngine returns when models it must load at
@@ -51,7 +52,7 @@ func (le *ensembleLoadError) loadError() error {
 func startError(errs []*ensembleLoadError) error {
 	msgs := make([]string, len(errs))
 	for i, le := range errs {
-		msgs[i] = fmt.Sprintf("failed to load '%s': %s", le.model, le.msg)
+		msgs[i] = fmt.Sprintf("failed to load '%s': %s", textsafe.Bound(le.model), textsafe.Excerpt(le.msg, maxConfigMessage))
 	}
 	return fmt.Errorf("model repository: failed to load all models: %s", strings.Join(msgs, "; "))
 }
@@ -156,7 +157,9 @@ func (e *Engine) unloadDependents() []*scheduler {
 }
 
 // unloadSteps unloads the models an ensemble's steps name, and theirs: the
-// repository extension's unload_dependents. The caller holds e.mu.
+// repository extension's unload_dependents. As on Triton, a model loaded
+// by its own name (at start or by a load request) stays loaded. The
+// caller holds e.mu.
 func (e *Engine) unloadSteps(m *model, seen map[*model]bool) []*scheduler {
 	if !m.ensemble || seen[m] {
 		return nil
@@ -164,7 +167,7 @@ func (e *Engine) unloadSteps(m *model, seen map[*model]bool) []*scheduler {
 	seen[m] = true
 	var scheds []*scheduler
 	for _, s := range m.ens.Load().steps {
-		if s.model != nil {
+		if s.model != nil && !e.explicit[s.model.name] {
 			scheds = append(scheds, e.unloadSteps(s.model, seen)...)
 			scheds = append(scheds, e.unload(s.model)...)
 		}

@@ -164,13 +164,15 @@ func reshapeTensorDims(configDims []int64, batching bool, batch int64, shape []i
 
 // submit sends the started steps' requests to their models. A request its
 // model refuses fails the run, as a step Triton's ensemble fails to
-// schedule does.
+// schedule does. Each step's outputs are reserved in the memory budget
+// with the ensemble request's (its hold), and are the ensemble request's
+// to give back once it is answered (done).
 func (run *ensembleRun) submit(steps []int) {
 	for _, i := range steps {
 		run.mu.Lock()
 		req := run.steps[i].req
 		run.mu.Unlock()
-		if _, err := run.e.submit(req, false, run.stepDone, nil); err != nil {
+		if _, err := run.e.submit(req, false, run.stepDone, nil, budgetShare{hold: run.r.budget.hold}); err != nil {
 			run.stepFailed(err)
 		}
 	}
@@ -197,6 +199,10 @@ func (run *ensembleRun) stepFailed(err error) {
 func (run *ensembleRun) done(sr *request) {
 	run.mu.Lock()
 	run.running--
+	// The step's outputs stay held until the ensemble is answered: they
+	// may be the ensemble's tensors.
+	run.r.budget.n += sr.budget.n
+	sr.budget.n = 0
 	i := run.stepOf(sr.req)
 	switch {
 	case sr.err != nil:

@@ -138,11 +138,8 @@ func TestEnsembleBadConfigFailsExplicitLoadAsTritonDoes(t *testing.T) {
 				t.Errorf("LoadModel: %v\nwant %v %q", err, code, msg)
 			}
 			// Triton then does not know the model.
-			if _, err := e.ModelReady(c.spec.Name, ""); kserve.ErrorCode(err) != codes.OK {
-				t.Errorf("ModelReady after the failed load: %v", err)
-			}
-			if ready, _ := e.ModelReady(c.spec.Name, ""); ready {
-				t.Error("the ensemble is ready after its load failed")
+			if ready, err := e.ModelReady(c.spec.Name, ""); ready || kserve.ErrorCode(err) != codes.NotFound {
+				t.Errorf("ModelReady after the failed load = %t, %v, want NOT_FOUND", ready, err)
 			}
 		})
 	}

@@ -82,7 +82,12 @@ func (g *grpcService) ModelStatistics(_ context.Context, req *pb.ModelStatistics
 }
 
 // RepositoryIndex implements GRPCInferenceServiceServer.
+// gRPC refuses a named repository, as for load and unload (HTTP's index
+// ignores the name).
 func (g *grpcService) RepositoryIndex(_ context.Context, req *pb.RepositoryIndexRequest) (*pb.RepositoryIndexResponse, error) {
+	if req.GetRepositoryName() != "" {
+		return nil, grpcError(errRepositoryName)
+	}
 	return &pb.RepositoryIndexResponse{Models: g.engine.RepositoryIndex(req.GetReady())}, nil
 }
 
@@ -121,11 +126,11 @@ func (g *grpcService) RepositoryModelUnload(_ context.Context, req *pb.Repositor
 // path: the request goes straight to the engine and its response straight
 // back.
 func (g *grpcService) ModelInfer(ctx context.Context, req *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
-	resp, err := g.engine.Infer(ctx, req, false)
+	resp, err := g.engine.infer(ctx, req, false, holdFrom(ctx))
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	return resp, nil
+	return withoutShmParams(resp), nil
 }
 
 // finalResponse and notFinalResponse are the triton_final_response
@@ -142,16 +147,26 @@ func streamError(req *pb.ModelInferRequest, err error) *pb.ModelStreamInferRespo
 	return streamErrorResponse(req, err, finalResponse)
 }
 
+// streamRefused is Triton's in-stream answer to a request refused before
+// it was queued: the error text beside a cleared response.
+func streamRefused(err error) *pb.ModelStreamInferResponse {
+	return &pb.ModelStreamInferResponse{ErrorMessage: errorText(err), InferResponse: &pb.ModelInferResponse{}}
+}
+
+// errorText is a Triton error's message, or err's text.
+func errorText(err error) string {
+	var te *kserve.Error
+	if errors.As(err, &te) {
+		return te.Message
+	}
+	return err.Error()
+}
+
 // streamErrorResponse is an error in a stream: a request's final one, or
 // one of a decoupled model's responses before its final one.
 func streamErrorResponse(req *pb.ModelInferRequest, err error, final *pb.InferParameter) *pb.ModelStreamInferResponse {
-	msg := err.Error()
-	var te *kserve.Error
-	if errors.As(err, &te) {
-		msg = te.Message
-	}
 	return &pb.ModelStreamInferResponse{
-		ErrorMessage: msg,
+		ErrorMessage: errorText(err),
 		InferResponse: &pb.ModelInferResponse{
 			Id:           req.GetId(),
 			ModelName:    req.GetModelName(),

@@ -138,7 +138,10 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 			fail(err)
 		}
 	}
-	answerError := func(req *pb.ModelInferRequest, err error) {
+	// answerError answers a request that failed in execution; refused is
+	// true for one refused before it was queued, which Triton answers with
+	// an empty (cleared) response beside the error.
+	answerError := func(req *pb.ModelInferRequest, err error, refused bool) {
 		if ctx.Err() != nil {
 			return // the stream is going away; nobody to tell
 		}
@@ -146,9 +149,14 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 			fail(grpcError(err))
 			return
 		}
+		if refused {
+			send(streamRefused(err))
+			return
+		}
 		send(streamError(req, err))
 	}
 	respond := func(r *request, resp *pb.ModelInferResponse, final *pb.InferParameter) {
+		resp = withoutShmParams(resp)
 		if resp.Id == "" {
 			resp.Id = r.req.GetId()
 		}
@@ -160,11 +168,12 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 	}
 	complete := func(r *request) {
 		defer inflight.Done()
+		defer r.budget.giveBack()
 		if r.state.Load() == stateCancelled {
 			return // given up by the stream as it ended
 		}
 		if r.err != nil {
-			answerError(r.req, r.err)
+			answerError(r.req, r.err, false)
 			return
 		}
 		if r.resp == nil {
@@ -201,30 +210,48 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[pb.ModelI
 		}
 	}()
 
+	hold := holdFrom(ctx)
+	defer hold.close()
 	received := make(chan error, 1)
 	go func() {
 		for {
-			req, err := stream.Recv()
-			if err != nil {
+			// A message the budget refused is never read: the stream
+			// ends with the refusal.
+			if err := hold.awaitMessage(ctx); err != nil {
+				received <- grpcError(err)
+				return
+			}
+			in := newInferIn(hold)
+			if err := stream.RecvMsg(&in.msg); err != nil {
 				received <- err
 				return
 			}
+			req := &in.req
+			n, err := hold.popMessage()
+			if err != nil {
+				received <- grpcError(err)
+				return
+			}
 			inflight.Add(1)
+			// The message's reservation, given back once it is answered.
+			share := budgetShare{hold: hold, n: n}
 			onDone := answers.completed
 			if usesShm(req) {
-				resolved, outs, err := g.engine.resolveShm(req)
+				resolved, outs, err := g.engine.resolveShm(req, &share)
 				if err != nil {
 					inflight.Done()
-					answerError(req, err)
+					share.giveBack()
+					answerError(req, err, true)
 					continue
 				}
 				req = resolved
 				onDone = g.engine.shmCompleted(outs, answers.completed)
 			}
-			r, err := g.engine.submit(req, true, onDone, answers.responded)
+			r, err := g.engine.submit(req, true, onDone, answers.responded, share)
 			if err != nil {
 				inflight.Done()
-				answerError(req, err)
+				share.giveBack()
+				answerError(req, err, true)
 				continue
 			}
 			answers.track(r)

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -23,19 +24,23 @@ type httpHandler struct {
 	engine   *Engine
 	settings *settingsStore
 	limits   HTTPLimits
-	budget   *byteBudget
+	budget   *memBudget
 }
 
-// newHTTPHandler serves e with limits (zero fields take their defaults).
-func newHTTPHandler(e *Engine, settings *settingsStore, limits HTTPLimits) *httpHandler {
-	limits = limits.withDefaults()
-	return &httpHandler{engine: e, settings: settings, limits: limits, budget: &byteBudget{limit: limits.MaxBufferedBytes}}
+// newHTTPHandler serves e with limits (zero fields take their defaults)
+// under budget.
+func newHTTPHandler(e *Engine, settings *settingsStore, limits HTTPLimits, budget *memBudget) *httpHandler {
+	return &httpHandler{engine: e, settings: settings, limits: limits.withDefaults(), budget: budget}
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
+	// Triton's HTTP server answers text/plain unless the handler says
+	// JSON (jsonReply); OpenAI's frontend always does.
+	w.Header().Set("Content-Type", "text/plain")
 	switch {
 	case p == "/v2":
+		jsonReply(w)
 		if methodIs(w, r, http.MethodGet) {
 			md := h.engine.ServerMetadata()
 			ext := md.GetExtensions()
@@ -53,26 +58,33 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			healthReply(w, h.engine.Ready())
 		}
 	case p == "/v2/models/stats":
+		jsonReply(w)
 		if methodIs(w, r, http.MethodGet) {
 			h.stats(w, "", "")
 		}
-	case strings.HasPrefix(p, "/v2/models/"):
-		h.model(w, r, strings.TrimPrefix(p, "/v2/models/"))
-	case strings.HasPrefix(p, "/v2/repository/"):
-		h.repository(w, r, strings.TrimPrefix(p, "/v2/repository/"))
-	case strings.HasPrefix(p, "/v2/systemsharedmemory/"):
-		h.sharedMemory(w, r, "system", strings.TrimPrefix(p, "/v2/systemsharedmemory/"))
-	case strings.HasPrefix(p, "/v2/cudasharedmemory/"):
-		h.sharedMemory(w, r, "cuda", strings.TrimPrefix(p, "/v2/cudasharedmemory/"))
-	case p == "/v2/trace/setting":
-		h.traceSetting(w, r, "")
 	case p == "/v2/logging":
 		h.logging(w, r)
+	case strings.HasPrefix(p, "/v2/models/") && h.model(w, r, strings.TrimPrefix(p, "/v2/models/")):
+	case strings.HasPrefix(p, "/v2/repository/") && h.repository(w, r, strings.TrimPrefix(p, "/v2/repository/")):
+	case strings.HasPrefix(p, "/v2/systemsharedmemory/") && h.sharedMemory(w, r, "system", strings.TrimPrefix(p, "/v2/systemsharedmemory/")):
+	case strings.HasPrefix(p, "/v2/cudasharedmemory/") && h.sharedMemory(w, r, "cuda", strings.TrimPrefix(p, "/v2/cudasharedmemory/")):
+	case p == "/v2/trace/setting":
+		h.traceSetting(w, r, "")
 	case strings.HasPrefix(p, "/v1/"):
+		jsonReply(w)
 		h.openAI(w, r, p)
 	default:
-		w.WriteHeader(http.StatusBadRequest)
+		notFound(w)
 	}
+}
+
+// jsonReply makes the answer's Content-Type application/json, as Triton's
+// handlers of JSON bodies say first, before any check.
+func jsonReply(w http.ResponseWriter) { w.Header().Set("Content-Type", "application/json") }
+
+// notFound is Triton's answer to a path none of its patterns matches.
+func notFound(w http.ResponseWriter) {
+	writeErrorStatus(w, http.StatusNotFound, "Not Found")
 }
 
 // methodIs answers 405 unless the request uses method.
@@ -94,28 +106,33 @@ func healthReply(w http.ResponseWriter, ok bool) {
 	}
 }
 
-// model routes /v2/models/{m}[/versions/{v}][/action].
-func (h *httpHandler) model(w http.ResponseWriter, r *http.Request, rest string) {
+// model routes /v2/models/{m}[/versions/{v}][/action] as Triton's
+// pattern does; false when the path does not match it.
+func (h *httpHandler) model(w http.ResponseWriter, r *http.Request, rest string) bool {
+	if strings.HasSuffix(rest, "/") {
+		return false // no pattern of Triton's ends with a slash
+	}
 	name, rest, _ := strings.Cut(rest, "/")
 	version := ""
 	if v, ok := strings.CutPrefix(rest, "versions/"); ok {
 		version, rest, _ = strings.Cut(v, "/")
 		if !isDigits(version) {
-			w.WriteHeader(http.StatusBadRequest)
-			return
+			return false
 		}
+	} else if rest == "versions" {
+		return false
 	}
 	if name == "" {
-		w.WriteHeader(http.StatusBadRequest)
-		return
+		return false
 	}
 	switch rest {
 	case "":
+		jsonReply(w)
 		if methodIs(w, r, http.MethodGet) {
 			md, err := h.engine.ModelMetadata(name, version)
 			if err != nil {
 				writeError(w, err)
-				return
+				return true
 			}
 			writeJSON(w, http.StatusOK, metadataJSON(md))
 		}
@@ -132,20 +149,22 @@ func (h *httpHandler) model(w http.ResponseWriter, r *http.Request, rest string)
 			}
 		}
 	case "config":
+		jsonReply(w)
 		if methodIs(w, r, http.MethodGet) {
 			cfg, err := h.engine.ModelConfig(name, version)
 			if err != nil {
 				writeError(w, err)
-				return
+				return true
 			}
 			b, err := kserve.ConfigJSON(cfg)
 			if err != nil {
 				writeError(w, &kserve.Error{Code: codes.Internal, Message: err.Error()})
-				return
+				return true
 			}
 			writeBody(w, http.StatusOK, "application/json", b)
 		}
 	case "stats":
+		jsonReply(w)
 		if methodIs(w, r, http.MethodGet) {
 			h.stats(w, name, version)
 		}
@@ -154,14 +173,19 @@ func (h *httpHandler) model(w http.ResponseWriter, r *http.Request, rest string)
 			h.infer(w, r, name, version)
 		}
 	case "trace/setting":
+		if version != "" {
+			return false // Triton's trace setting takes no version
+		}
 		h.traceSetting(w, r, name)
 	case "generate", "generate_stream":
+		jsonReply(w)
 		if methodIs(w, r, http.MethodPost) {
 			h.generate(w, r, name, version, rest == "generate_stream")
 		}
 	default:
-		w.WriteHeader(http.StatusBadRequest)
+		return false
 	}
+	return true
 }
 
 func isDigits(s string) bool {
@@ -177,8 +201,9 @@ func isDigits(s string) bool {
 }
 
 // repository routes /v2/repository[/{repo}]/index and
-// /v2/repository[/{repo}]/models/{m}/(load|unload).
-func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest string) {
+// /v2/repository[/{repo}]/models/{m}/(load|unload); false when the path
+// is none of them.
+func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest string) bool {
 	parts := strings.Split(rest, "/")
 	named := false
 	if len(parts) == 2 && parts[1] == "index" || len(parts) == 4 && parts[1] == "models" {
@@ -187,29 +212,50 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, rest st
 	}
 	switch {
 	case len(parts) == 1 && parts[0] == "index":
+		jsonReply(w)
 		if !methodIs(w, r, http.MethodPost) {
-			return
+			return true
 		}
-		var body struct {
-			Ready bool `json:"ready"`
-		}
-		if err := h.readOptionalJSON(r, &body); err != nil {
+		ready, err := h.indexReady(r)
+		if err != nil {
 			writeError(w, err)
-			return
+			return true
 		}
-		writeJSON(w, http.StatusOK, indexJSON(h.engine.RepositoryIndex(body.Ready)))
+		writeJSON(w, http.StatusOK, indexJSON(h.engine.RepositoryIndex(ready)))
 	case len(parts) == 3 && parts[0] == "models" && parts[1] != "" && (parts[2] == "load" || parts[2] == "unload"):
+		jsonReply(w)
 		if !methodIs(w, r, http.MethodPost) {
-			return
+			return true
 		}
 		if err := h.control(r, parts[1], parts[2] == "load", named); err != nil {
 			writeError(w, err)
-			return
+			return true
 		}
 		writeBody(w, http.StatusOK, "", nil)
 	default:
-		w.WriteHeader(http.StatusBadRequest)
+		return false
 	}
+	return true
+}
+
+// indexReady reads an index request's "ready" as Triton does: a body is
+// optional, "ready" in it must be a boolean.
+func (h *httpHandler) indexReady(r *http.Request) (bool, error) {
+	hold := newBudgetHold(h.budget)
+	defer hold.close()
+	doc, ok, err := h.readJSON(r, hold, false)
+	if err != nil || !ok {
+		return false, err
+	}
+	v, found := doc.find("ready")
+	if !found {
+		return false, nil
+	}
+	ready, isBool := v.asBool()
+	if !isBool {
+		return false, invalidArg("Invalid value for 'ready': expected a boolean")
+	}
+	return ready, nil
 }
 
 // control loads (with the body's parameters) or unloads a model, with
@@ -218,13 +264,17 @@ func (h *httpHandler) control(r *http.Request, name string, load, named bool) er
 	if named {
 		return errRepositoryName
 	}
-	b, held, err := h.readBody(r)
+	hold := newBudgetHold(h.budget)
+	defer hold.close()
+	b, err := h.readBody(r, hold)
 	if err != nil {
 		return err
 	}
-	defer h.budget.release(held)
+	if err := hold.grow(jsonValuesCost(b)); err != nil {
+		return err
+	}
 	if !load {
-		dependents, err := httpUnloadDependents(b)
+		dependents, err := httpUnloadDependents(b, hold)
 		if err != nil {
 			return err
 		}
@@ -233,74 +283,85 @@ func (h *httpHandler) control(r *http.Request, name string, load, named bool) er
 		}
 		return h.engine.UnloadModel(name)
 	}
-	lr, err := httpLoadRequest(b)
+	lr, err := httpLoadRequest(b, hold)
 	if err != nil {
 		return err
 	}
 	return h.engine.loadRequested(name, lr)
 }
 
-// readOptionalJSON decodes a request body if there is one.
-func (h *httpHandler) readOptionalJSON(r *http.Request, v any) error {
-	b, held, err := h.readBody(r)
+// readJSON reads a request body and parses it as Triton does: an empty
+// body is not parsed (ok false) unless allowEmpty, which parses it and
+// fails as rapidjson does. The body and what parsing it holds are
+// reserved in hold, which the caller closes once it is done with the
+// document (it aliases the body).
+func (h *httpHandler) readJSON(r *http.Request, hold *budgetHold, allowEmpty bool) (doc jval, ok bool, err error) {
+	b, err := h.readBody(r, hold)
 	if err != nil {
-		return err
+		return jval{}, false, err
 	}
-	defer h.budget.release(held)
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil
+	if len(b) == 0 && !allowEmpty {
+		return jval{}, false, nil
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return errParseJSON(err)
+	doc, err = parseBody(b, hold)
+	if err != nil {
+		return jval{}, false, err
 	}
-	return nil
+	return doc, true, nil
 }
 
 // sharedMemory answers /v2/{system,cuda}sharedmemory[/region/{r}]/{status,
 // register,unregister}: system regions in shm_http.go, CUDA ones refused
-// (no GPU).
-func (h *httpHandler) sharedMemory(w http.ResponseWriter, r *http.Request, kind, rest string) {
+// (no GPU); false when the path is none of them.
+func (h *httpHandler) sharedMemory(w http.ResponseWriter, r *http.Request, kind, rest string) bool {
 	region := ""
 	if v, ok := strings.CutPrefix(rest, "region/"); ok {
 		region, rest, _ = strings.Cut(v, "/")
+		if region == "" {
+			return false
+		}
+	}
+	if rest != "status" && rest != "register" && rest != "unregister" {
+		return false
+	}
+	jsonReply(w)
+	if rest == "status" && !methodIs(w, r, http.MethodGet) || rest != "status" && !methodIs(w, r, http.MethodPost) {
+		return true
 	}
 	if kind == "system" {
 		h.systemSharedMemory(w, r, region, rest)
-		return
+		return true
 	}
 	switch rest {
 	case "status":
-		if !methodIs(w, r, http.MethodGet) {
-			return
-		}
 		if region != "" {
 			writeError(w, shmNotFound(kind, region))
-			return
+			return true
 		}
-		writeBody(w, http.StatusOK, "application/json", []byte("[]"))
+		writeBody(w, http.StatusOK, "", []byte("[]"))
 	case "register":
-		if !methodIs(w, r, http.MethodPost) {
-			return
-		}
-		var body struct {
-			Key string `json:"key"`
-		}
-		if err := h.readOptionalJSON(r, &body); err != nil {
+		if err := h.engine.clientShm(); err != nil {
 			writeError(w, err)
-			return
+			return true
+		}
+		if region == "" {
+			writeError(w, invalidArg("'region name' is necessary to register cuda shared memory region"))
+			return true
 		}
 		writeError(w, cudaShmRegisterError(region))
 	case "unregister":
-		if methodIs(w, r, http.MethodPost) {
-			writeBody(w, http.StatusOK, "", nil)
+		if err := h.engine.clientShm(); err != nil {
+			writeError(w, err)
+			return true
 		}
-	default:
-		w.WriteHeader(http.StatusBadRequest)
+		writeBody(w, http.StatusOK, "", nil)
 	}
+	return true
 }
 
 // traceSetting answers GET and POST /v2[/models/{m}]/trace/setting.
 func (h *httpHandler) traceSetting(w http.ResponseWriter, r *http.Request, model string) {
+	jsonReply(w)
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
 		writeErrorStatus(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 		return
@@ -314,8 +375,22 @@ func (h *httpHandler) traceSetting(w http.ResponseWriter, r *http.Request, model
 	upd := map[string][]string{}
 	if r.Method == http.MethodPost {
 		var body map[string]any
-		if err := h.readOptionalJSON(r, &body); err != nil {
+		hold := newBudgetHold(h.budget)
+		defer hold.close()
+		doc, ok, err := h.readJSON(r, hold, false)
+		if err != nil {
 			writeError(w, err)
+			return
+		}
+		if ok {
+			// Decoded into Go values, which take more than the text.
+			if err := hold.grow(jsonValuesCost(doc.b)); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+		if ok && json.Unmarshal(doc.b, &body) != nil {
+			writeError(w, tjError(tjNotObject))
 			return
 		}
 		for k, v := range body {
@@ -328,13 +403,13 @@ func (h *httpHandler) traceSetting(w http.ResponseWriter, r *http.Request, model
 				for _, e := range x {
 					s, ok := e.(string)
 					if !ok {
-						writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", k))
+						writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", textsafe.Bound(k)))
 						return
 					}
 					upd[k] = append(upd[k], s)
 				}
 			default:
-				writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", k))
+				writeErrorStatus(w, http.StatusBadRequest, fmt.Sprintf("expect string for '%s'", textsafe.Bound(k)))
 				return
 			}
 		}
@@ -356,42 +431,29 @@ func (h *httpHandler) traceSetting(w http.ResponseWriter, r *http.Request, model
 	writeJSON(w, http.StatusOK, out)
 }
 
-// logging answers GET and POST /v2/logging.
-func (h *httpHandler) logging(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodPost {
-		writeErrorStatus(w, http.StatusMethodNotAllowed, "Method Not Allowed")
-		return
-	}
-	upd := map[string]any{}
-	if r.Method == http.MethodPost {
-		if err := h.readOptionalJSON(r, &upd); err != nil {
-			writeError(w, err)
-			return
-		}
-	}
-	cur, err := h.settings.updateLog(upd)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, cur)
-}
-
 // writeError answers with Triton's HTTP status for err's code and the
 // {"error": message} body.
 func writeError(w http.ResponseWriter, err error) {
 	var te *kserve.Error
 	if errors.As(err, &te) {
-		writeErrorStatus(w, kserve.HTTPStatusFor(te.Code), te.Message)
+		status := kserve.HTTPStatusFor(te.Code)
+		if te.Code == codes.ResourceExhausted {
+			// The memory budget's refusal: Triton answers 503 when it
+			// cannot take a request now.
+			status = http.StatusServiceUnavailable
+		}
+		writeErrorStatus(w, status, te.Message)
 		return
 	}
 	writeErrorStatus(w, http.StatusInternalServerError, err.Error())
 }
 
+// writeErrorStatus answers {"error": msg} with the Content-Type the
+// handler set.
 func writeErrorStatus(w http.ResponseWriter, status int, msg string) {
 	b := append([]byte(`{"error":`), jsonString(msg)...)
 	b = append(b, '}')
-	writeBody(w, status, "application/json", b)
+	writeBody(w, status, "", b)
 }
 
 // jsonString encodes s as a JSON string without HTML escaping.

@@ -35,7 +35,7 @@ func FuzzHTTPInferBody(f *testing.F) {
 		f.Add(s.model, []byte(s.json), []byte(s.bin), s.hdr)
 	}
 	e := engNew(f, testRepository(), EngineOptions{})
-	h := newHTTPHandler(e, &settingsStore{}, HTTPLimits{})
+	h := newHTTPHandler(e, &settingsStore{}, HTTPLimits{}, newMemBudget(1<<30))
 	f.Fuzz(func(t *testing.T, model string, jsonPart, bin []byte, hdr int) {
 		switch model {
 		case "simple", "nobatch", "strings", "batched":
@@ -77,7 +77,7 @@ func FuzzHTTPTextBody(f *testing.F) {
 	}
 	m := llmTestModel("llm", 3, func(m *ModelSpec) { m.LLM.PrefillUS, m.LLM.TokenUS, m.LLM.TokenPerSequenceUS = 0, 1, 0 })
 	e := engNew(f, Repository{Models: []ModelSpec{m}}, EngineOptions{})
-	h := newHTTPHandler(e, &settingsStore{}, HTTPLimits{})
+	h := newHTTPHandler(e, &settingsStore{}, HTTPLimits{}, newMemBudget(1<<30))
 	f.Fuzz(func(t *testing.T, path string, body []byte) {
 		switch path {
 		case "/v2/models/llm/generate", "/v2/models/llm/generate_stream", "/v1/chat/completions", "/v1/completions":

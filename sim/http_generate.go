@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -20,12 +21,16 @@ import (
 // was sent with the first). A request that fails before it runs gets
 // Triton's JSON error with its status.
 func (h *httpHandler) generate(w http.ResponseWriter, r *http.Request, model, version string, stream bool) {
-	body, held, err := h.readBody(r)
+	hold := newBudgetHold(h.budget)
+	defer hold.close()
+	body, err := h.readBody(r, hold)
+	if err == nil {
+		err = hold.grow(jsonValuesCost(body))
+	}
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	defer h.budget.release(held)
 	mv, err := h.engine.readyVersion(model, version)
 	if err != nil {
 		writeError(w, err)
@@ -42,7 +47,7 @@ func (h *httpHandler) generate(w http.ResponseWriter, r *http.Request, model, ve
 		return
 	}
 	call := newLLMCall()
-	ir, err := h.engine.submit(req, true, call.completed, call.responded)
+	ir, err := h.engine.submit(req, true, call.completed, call.responded, budgetShare{})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -114,7 +119,7 @@ func generateValues(body []byte) (map[string]any, error) {
 		if err != nil {
 			msg = err.Error()
 		}
-		return nil, badRequest("failed to parse the request JSON buffer: %s", msg)
+		return nil, badRequest("failed to parse the request JSON buffer: %s", textsafe.Excerpt(msg, textsafe.MaxErrorText))
 	}
 	params, ok := top["parameters"]
 	if !ok {
@@ -127,7 +132,7 @@ func generateValues(body []byte) (map[string]any, error) {
 	}
 	for k, v := range nested {
 		if _, dup := top[k]; dup {
-			return nil, badRequest("Keyword '%s' given twice, at the top and in 'parameters'", k)
+			return nil, badRequest("Keyword '%s' given twice, at the top and in 'parameters'", textsafe.Bound(k))
 		}
 		top[k] = v
 	}

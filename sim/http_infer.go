@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"compress/zlib"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -40,34 +40,45 @@ func (f *outputForm) isBinary(name string) bool {
 	return f.binaryDefault
 }
 
-// infer answers POST /v2/models/{m}[/versions/{v}]/infer.
+// infer answers POST /v2/models/{m}[/versions/{v}]/infer in Triton's
+// order: the model and its transaction policy, the body's lengths (these
+// errors are text/plain), the body (JSON errors from here), the request's
+// checks, then its execution (text/plain again, as Triton answers a
+// failed response).
 func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, version string) {
-	if mv, err := h.engine.readyVersion(model, version); err == nil && mv.model.spec.Decoupled {
-		writeError(w, errDecoupledHTTP)
-		return
+	mv, err := h.engine.readyVersion(model, version)
+	if err == nil && mv.model.spec.Decoupled {
+		err = errDecoupledHTTP
 	}
-	body, held, err := h.readBody(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	// The body's bytes stay in use (raw inputs alias them) until the
-	// response is written.
-	defer h.budget.release(held)
-	headerLen := -1
+	// Everything the request holds is reserved in hold, given back once the
+	// response is written: the body (raw inputs alias it), its JSON
+	// decoded, the tensors, the outputs and the encoded response.
+	hold := newBudgetHold(h.budget)
+	defer hold.close()
+	body, err := h.readBody(r, hold)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	headerLen := len(body)
 	if v := r.Header.Get(kserve.HeaderContentLength); v != "" {
 		// Triton reads the header with std::stoi.
 		n, ok := parseCInt(v, 32)
 		if !ok {
-			writeError(w, badRequest("Unable to parse %s, got: %s", kserve.HeaderContentLength, v))
+			writeError(w, badRequest("Unable to parse %s, got: %s", kserve.HeaderContentLength, textsafe.Bound(v)))
 			return
 		}
 		if n < 0 || n > int64(len(body)) {
-			writeError(w, badRequest("inference header size should be in range (0, %d), got: %s", len(body), v))
+			writeError(w, badRequest("inference header size should be in range (0, %d), got: %s", len(body), textsafe.Bound(v)))
 			return
 		}
 		headerLen = int(n)
 	}
+	jsonReply(w)
 	var (
 		req  *pb.ModelInferRequest
 		form outputForm
@@ -76,38 +87,38 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		req, err = h.rawBinaryRequest(model, version, body)
 		form.binaryDefault = true
 	} else {
-		jsonPart, binary := body, []byte(nil)
-		if headerLen > 0 {
-			jsonPart, binary = body[:headerLen], body[headerLen:]
+		req, form, err = parseInferRequest(body[:headerLen], body[headerLen:], model, version, h.limits.MaxInputSize, hold)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	resp, late, err := h.engine.inferStaged(r.Context(), req, hold)
+	if err != nil {
+		if late {
+			w.Header().Set("Content-Type", "text/plain")
 		}
-		req, form, err = parseInferRequest(jsonPart, binary, model, version)
-	}
-	if err != nil {
 		writeError(w, err)
 		return
 	}
-	resp, err := h.engine.Infer(r.Context(), req, false)
+	out, headerLen, err := encodeInferResponse(resp, req.GetId(), &form, hold)
 	if err != nil {
-		writeError(w, err)
-		return
-	}
-	header, binary, err := encodeInferResponse(resp, req.GetId(), &form)
-	if err != nil {
+		w.Header().Set("Content-Type", "text/plain")
 		writeError(w, err)
 		return
 	}
 	contentType := "application/json"
-	if binary != nil {
-		w.Header().Set(kserve.HeaderContentLength, strconv.Itoa(len(header)))
+	if headerLen >= 0 {
+		w.Header().Set(kserve.HeaderContentLength, strconv.Itoa(headerLen))
 		contentType = "application/octet-stream"
-		header = append(header, binary...)
 	}
-	writeCompressed(w, r, contentType, header)
+	writeCompressed(w, r, contentType, out, hold)
 }
 
 // writeCompressed writes a response body, compressed when the client
-// accepts gzip or deflate, as Triton does.
-func writeCompressed(w http.ResponseWriter, r *http.Request, contentType string, body []byte) {
+// accepts gzip or deflate, as Triton does, and hold has room for the
+// compressed copy (else it is sent as it is).
+func writeCompressed(w http.ResponseWriter, r *http.Request, contentType string, body []byte, hold *budgetHold) {
 	accept := r.Header.Get("Accept-Encoding")
 	var enc string
 	switch {
@@ -116,7 +127,7 @@ func writeCompressed(w http.ResponseWriter, r *http.Request, contentType string,
 	case acceptsEncoding(accept, "deflate"):
 		enc = "deflate"
 	}
-	if enc != "" {
+	if enc != "" && hold.grow(int64(len(body))+4096) == nil {
 		var buf bytes.Buffer
 		var zw io.WriteCloser
 		if enc == "gzip" {
@@ -158,7 +169,7 @@ func (h *httpHandler) rawBinaryRequest(model, version string, body []byte) (*pb.
 		return nil, err
 	}
 	if len(cfg.GetInput()) != 1 {
-		return nil, badRequest("Raw request must only have 1 input (found 1) to be deduced but got %d inputs in '%s' model configuration", len(cfg.GetInput()), model)
+		return nil, badRequest("Raw request must only have 1 input (found 1) to be deduced but got %d inputs in '%s' model configuration", len(cfg.GetInput()), textsafe.Bound(model))
 	}
 	in := cfg.GetInput()[0]
 	datatype := kserve.DataTypeString(in.GetDataType())
@@ -204,152 +215,4 @@ func deduceShape(dims []int64, elems int64) []int64 {
 		shape[last] = elems / fixed
 	}
 	return shape
-}
-
-// parseInferRequest turns the JSON part and the binary part of an infer
-// body into the request the engine takes, with every input's data in raw
-// form.
-func parseInferRequest(jsonPart, binary []byte, model, version string) (*pb.ModelInferRequest, outputForm, error) {
-	var form outputForm
-	var in kserve.InferRequest
-	dec := json.NewDecoder(bytes.NewReader(jsonPart))
-	dec.UseNumber()
-	if err := dec.Decode(&in); err != nil {
-		return nil, form, badRequest("failed to parse the request JSON buffer: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, form, badRequest("failed to parse the request JSON buffer: The document root must not be followed by other values.")
-	}
-	req := &pb.ModelInferRequest{
-		ModelName:        model,
-		ModelVersion:     version,
-		Id:               in.ID,
-		Inputs:           make([]*pb.ModelInferRequest_InferInputTensor, 0, len(in.Inputs)),
-		RawInputContents: make([][]byte, 0, len(in.Inputs)),
-	}
-	for k, v := range in.Parameters {
-		if k == "binary_data_output" {
-			b, ok := v.(bool)
-			if !ok {
-				return nil, form, badRequest("parameter 'binary_data_output' must be a boolean")
-			}
-			form.binaryDefault = b
-			continue
-		}
-		p, err := inferParameter(k, v)
-		if err != nil {
-			return nil, form, err
-		}
-		if req.Parameters == nil {
-			req.Parameters = make(map[string]*pb.InferParameter, len(in.Parameters))
-		}
-		req.Parameters[k] = p
-	}
-	for _, t := range in.Inputs {
-		_, inShm := t.Parameters[shmRegionParam]
-		var raw []byte
-		var err error
-		if inShm {
-			err = checkShmInput(&t)
-		} else {
-			raw, err = inputData(&t, &binary, model)
-		}
-		if err != nil {
-			return nil, form, err
-		}
-		tensor := &pb.ModelInferRequest_InferInputTensor{Name: t.Name, Datatype: t.Datatype, Shape: t.Shape}
-		for k, v := range t.Parameters {
-			if k == "binary_data_size" {
-				continue
-			}
-			p, err := inferParameter(k, v)
-			if err != nil {
-				return nil, form, err
-			}
-			if tensor.Parameters == nil {
-				tensor.Parameters = make(map[string]*pb.InferParameter, len(t.Parameters))
-			}
-			tensor.Parameters[k] = p
-		}
-		req.Inputs = append(req.Inputs, tensor)
-		if !inShm {
-			req.RawInputContents = append(req.RawInputContents, raw)
-		}
-	}
-	if len(binary) > 0 {
-		return nil, form, badRequest("unexpected additional input data for model '%s'", model)
-	}
-	for _, o := range in.Outputs {
-		if err := checkShmOutput(o.Parameters); err != nil {
-			return nil, form, err
-		}
-		out := &pb.ModelInferRequest_InferRequestedOutputTensor{Name: o.Name}
-		for k, v := range o.Parameters {
-			switch k {
-			case "binary_data":
-				b, ok := v.(bool)
-				if !ok {
-					return nil, form, badRequest("parameter 'binary_data' of output '%s' must be a boolean", o.Name)
-				}
-				if form.binary == nil {
-					form.binary = make(map[string]bool, len(in.Outputs))
-				}
-				form.binary[o.Name] = b
-			default:
-				p, err := inferParameter(k, v)
-				if err != nil {
-					return nil, form, err
-				}
-				if out.Parameters == nil {
-					out.Parameters = make(map[string]*pb.InferParameter, len(o.Parameters))
-				}
-				out.Parameters[k] = p
-			}
-		}
-		req.Outputs = append(req.Outputs, out)
-	}
-	return req, form, nil
-}
-
-// inferParameter converts a JSON parameter value to its protobuf form.
-func inferParameter(key string, v any) (*pb.InferParameter, error) {
-	switch x := v.(type) {
-	case bool:
-		return &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: x}}, nil
-	case string:
-		return &pb.InferParameter{ParameterChoice: &pb.InferParameter_StringParam{StringParam: x}}, nil
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return &pb.InferParameter{ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: n}}, nil
-		}
-		if n, err := strconv.ParseUint(string(x), 10, 64); err == nil {
-			return &pb.InferParameter{ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: n}}, nil
-		}
-		if f, err := x.Float64(); err == nil {
-			return &pb.InferParameter{ParameterChoice: &pb.InferParameter_DoubleParam{DoubleParam: f}}, nil
-		}
-	}
-	return nil, badRequest("parameter '%s' has an unsupported value type: it must be a boolean, number or string", key)
-}
-
-// inputData returns an input's raw bytes: the next binary_data_size bytes
-// of the binary part, or its JSON data converted.
-func inputData(t *kserve.RequestInput, binary *[]byte, model string) ([]byte, error) {
-	if v, ok := t.Parameters["binary_data_size"]; ok {
-		num, isNum := v.(json.Number)
-		size, err := num.Int64()
-		if !isNum || err != nil || size < 0 {
-			return nil, badRequest("parameter 'binary_data_size' of input '%s' must be a non-negative integer", t.Name)
-		}
-		if int64(len(*binary)) < size {
-			return nil, badRequest("unexpected size for input '%s', expecting %d additional bytes for model '%s'", t.Name, size-int64(len(*binary)), model)
-		}
-		raw := (*binary)[:size:size]
-		*binary = (*binary)[size:]
-		return raw, nil
-	}
-	if len(t.Data) == 0 {
-		return nil, badRequest("unable to find data for input tensor '%s' for model '%s' in request.", t.Name, model)
-	}
-	return jsonTensorData(t.Name, t.Datatype, t.Shape, t.Data)
 }

@@ -10,11 +10,11 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -26,10 +26,6 @@ const (
 	// MaxHTTPMaxInputSize is the largest --http-max-input-size accepted:
 	// INT32_MAX, the largest message Triton takes over gRPC too.
 	MaxHTTPMaxInputSize = math.MaxInt32
-	// DefaultHTTPMaxBufferedBytes bounds the bytes of HTTP request bodies
-	// held at once across all connections (1 GiB), unless
-	// --http-max-input-size is larger, in which case the bound is that.
-	DefaultHTTPMaxBufferedBytes = 1 << 30
 	// DefaultHTTPReadHeaderTimeout is how long a client has to send a
 	// request's headers. Headers are a few hundred bytes: 10 s is long
 	// for any link, and short enough that a client dribbling headers
@@ -52,21 +48,15 @@ const (
 )
 
 // HTTPLimits bound what HTTP clients can make the simulator hold: the size
-// of one request body, the bytes of all bodies held at once, and how long a
-// request may take to arrive. Zero fields take the Default* values.
+// of one request body, and how long a request may take to arrive. Zero
+// fields take the Default* values. The bytes of all requests held at once
+// are the memory budget's (Config.MemoryBudget).
 type HTTPLimits struct {
 	// MaxInputSize is the largest request body in bytes, after
 	// decompression (Triton's --http-max-input-size). A larger body gets
 	// 400 with Triton's message, without being read when its
 	// Content-Length already says so.
 	MaxInputSize int64
-	// MaxBufferedBytes bounds the bytes of request bodies held at once,
-	// summed over all connections, from the start of their reading to the
-	// end of their request. A request that would go over it gets 503
-	// (UNAVAILABLE), Triton's answer when it cannot take more work now
-	// ("Exceeds maximum queue size"): the client may retry, and tritontop's
-	// driver backs off on it.
-	MaxBufferedBytes int64
 	// ReadHeaderTimeout bounds the time to receive a request's headers.
 	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds the time to receive a whole request, headers and
@@ -82,9 +72,6 @@ type HTTPLimits struct {
 func (l HTTPLimits) withDefaults() HTTPLimits {
 	if l.MaxInputSize <= 0 {
 		l.MaxInputSize = DefaultHTTPMaxInputSize
-	}
-	if l.MaxBufferedBytes <= 0 {
-		l.MaxBufferedBytes = max(DefaultHTTPMaxBufferedBytes, l.MaxInputSize)
 	}
 	if l.ReadHeaderTimeout <= 0 {
 		l.ReadHeaderTimeout = DefaultHTTPReadHeaderTimeout
@@ -103,31 +90,8 @@ func (l HTTPLimits) check() error {
 	if l.MaxInputSize > MaxHTTPMaxInputSize {
 		return fmt.Errorf("HTTP max input size %d is over %d bytes", l.MaxInputSize, MaxHTTPMaxInputSize)
 	}
-	if l.MaxBufferedBytes < l.MaxInputSize {
-		return fmt.Errorf("HTTP buffered-bytes limit %d is below the max input size %d: no request of that size could pass", l.MaxBufferedBytes, l.MaxInputSize)
-	}
 	return nil
 }
-
-// byteBudget counts the bytes of request bodies held at once. Reserving is
-// one atomic add, so the per-request path takes no lock; two requests that
-// race at the limit may both be refused, never both admitted over it.
-type byteBudget struct {
-	limit int64
-	used  atomic.Int64
-}
-
-// reserve takes n bytes, or nothing and false if that would pass the limit.
-func (b *byteBudget) reserve(n int64) bool {
-	if b.used.Add(n) > b.limit {
-		b.used.Add(-n)
-		return false
-	}
-	return true
-}
-
-// release gives back n reserved bytes.
-func (b *byteBudget) release(n int64) { b.used.Add(-n) }
 
 // bodyChunk is how far a body buffer grows ahead of the bytes received. A
 // body declared up to this size is read into one buffer of that size (a
@@ -140,109 +104,98 @@ const bodyChunk = 4 << 20
 // compressed).
 const firstChunk = 32 << 10
 
-// busyError is the answer when the bodies being held would pass the limit.
-func busyError(limit int64) error {
-	return &kserve.Error{Code: codes.Unavailable, Message: fmt.Sprintf(
-		"Server busy: request bodies held at once would exceed %d bytes; retry later (tritontop sim --http-max-buffered-bytes raises the limit)", limit)}
-}
-
 func tooLargeError(size string, limit int64) error {
 	return badRequest("Request JSON size of %s exceeds the maximum allowed value of %d bytes. Use --http-max-input-size to increase the limit.", size, limit)
 }
 
 // readBody reads a request body up to the size limit, undoing a gzip or
-// deflate Content-Encoding, with its bytes reserved in the budget before
-// they are allocated. The caller releases held when it no longer uses the
-// body; on error nothing is held.
-func (h *httpHandler) readBody(r *http.Request) (body []byte, held int64, err error) {
+// deflate Content-Encoding, with its bytes reserved in hold before they are
+// allocated; the caller closes hold when it no longer uses the body.
+func (h *httpHandler) readBody(r *http.Request, hold *budgetHold) (body []byte, err error) {
 	var src io.Reader = r.Body
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 	case "gzip":
 		zr, err := gzip.NewReader(r.Body)
 		if err != nil {
-			return nil, 0, badRequest("failed to decompress the request body (gzip): %v", err)
+			return nil, badRequest("failed to decompress the request body (gzip): %v", err)
 		}
 		defer zr.Close()
 		src = zr
 	case "deflate":
 		zr, err := zlib.NewReader(r.Body)
 		if err != nil {
-			return nil, 0, badRequest("failed to decompress the request body (deflate): %v", err)
+			return nil, badRequest("failed to decompress the request body (deflate): %v", err)
 		}
 		defer zr.Close()
 		src = zr
 	default:
-		return nil, 0, &kserve.Error{Code: codes.Unimplemented, Message: fmt.Sprintf("Unsupported Content-Encoding: '%s'", enc)}
+		return nil, &kserve.Error{Code: codes.Unimplemented, Message: fmt.Sprintf("Unsupported Content-Encoding: '%s'", textsafe.Bound(enc))}
 	}
 	declared := int64(-1)
 	if src == r.Body && r.ContentLength >= 0 {
 		declared = r.ContentLength
 	}
-	body, held, err = readLimited(src, declared, h.limits.MaxInputSize, h.budget)
+	body, err = readLimited(src, declared, h.limits.MaxInputSize, hold)
 	if err != nil && isTimeout(err) {
 		err = badRequest("failed to read the request body: not complete after %s (the simulator's read timeout)", h.limits.ReadTimeout)
 	}
-	return body, held, err
+	return body, err
 }
 
 // readLimited reads src to its end into a buffer whose capacity is
-// reserved in budget before each allocation. declared is the body's length
+// reserved in hold before each allocation. declared is the body's length
 // if known, else -1.
-func readLimited(src io.Reader, declared, limit int64, budget *byteBudget) ([]byte, int64, error) {
+func readLimited(src io.Reader, declared, limit int64, hold *budgetHold) ([]byte, error) {
 	if declared > limit {
-		return nil, 0, tooLargeError(fmt.Sprint(declared), limit)
+		return nil, tooLargeError(fmt.Sprint(declared), limit)
 	}
 	size := min(firstChunk, limit)
 	if declared >= 0 {
 		size = min(declared, bodyChunk)
 	}
-	if !budget.reserve(size) {
-		return nil, 0, busyError(budget.limit)
-	}
-	held := size
-	fail := func(err error) ([]byte, int64, error) {
-		budget.release(held)
-		return nil, 0, err
+	if err := hold.grow(size); err != nil {
+		return nil, err
 	}
 	buf := make([]byte, 0, size)
 	for {
 		if len(buf) == cap(buf) {
 			if int64(len(buf)) == declared {
-				return buf, held, nil
+				return buf, nil
 			}
 			if int64(len(buf)) == limit {
 				// Full at the limit: anything more is too much.
 				var one [1]byte
 				if n, _ := io.ReadFull(src, one[:]); n > 0 {
-					return fail(tooLargeError(fmt.Sprintf("%d+", limit+1), limit))
+					return nil, tooLargeError(fmt.Sprintf("%d+", limit+1), limit)
 				}
-				return buf, held, nil
+				return buf, nil
 			}
 			next := min(2*int64(cap(buf)), limit)
 			if declared >= 0 {
 				next = min(next, declared)
 			}
-			if !budget.reserve(next - held) {
-				return fail(busyError(budget.limit))
+			// Both buffers are held while one is copied to the other.
+			if err := hold.grow(next); err != nil {
+				return nil, err
 			}
-			held = next
 			grown := make([]byte, len(buf), next)
 			copy(grown, buf)
+			hold.give(int64(cap(buf)))
 			buf = grown
 		}
 		n, err := src.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		switch {
 		case err == io.EOF && declared >= 0 && int64(len(buf)) < declared:
-			return fail(badRequest("failed to read the request body: %v", io.ErrUnexpectedEOF))
+			return nil, badRequest("failed to read the request body: %v", io.ErrUnexpectedEOF)
 		case err == io.EOF:
-			return buf, held, nil
+			return buf, nil
 		case err != nil:
 			if isTimeout(err) {
-				return fail(err)
+				return nil, err
 			}
-			return fail(badRequest("failed to read the request body: %v", err))
+			return nil, badRequest("failed to read the request body: %v", err)
 		}
 	}
 }

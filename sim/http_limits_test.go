@@ -26,10 +26,16 @@ import (
 // startSimLimits serves the test repository with the given HTTP limits.
 func startSimLimits(t *testing.T, limits HTTPLimits, grpcMax int) (*Server, *httpHandler) {
 	t.Helper()
+	return startSimBudget(t, limits, grpcMax, 0)
+}
+
+// startSimBudget is startSimLimits with a memory budget (0: the default).
+func startSimBudget(t *testing.T, limits HTTPLimits, grpcMax int, budget int64) (*Server, *httpHandler) {
+	t.Helper()
 	s, err := Start(context.Background(), Config{
 		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
 		Repository: testRepository(), Engine: EngineOptions{MetricsInterval: 100 * time.Millisecond},
-		HTTP: limits, GRPCMaxInputSize: grpcMax,
+		HTTP: limits, GRPCMaxInputSize: grpcMax, MemoryBudget: budget,
 	})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -81,12 +87,13 @@ func budgetReturnsToZero(t *testing.T, h *httpHandler) {
 func TestHTTPSlowlorisHeadersAreCutOff(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	s, _ := startSimLimits(t, HTTPLimits{ReadHeaderTimeout: timeout}, 0)
+	// Before the dial: the server's timer may start before Dial returns.
+	start := time.Now()
 	conn, err := net.Dial("tcp", s.HTTPAddr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	start := time.Now()
 	stop := make(chan struct{})
 	var dribbled atomic.Int64
 	go func() {
@@ -163,7 +170,7 @@ func TestHTTPHalfSentBodyIsFreed(t *testing.T) {
 }
 
 // TestHTTPBufferedBytesAreCapped sends many large bodies at once that
-// together pass MaxBufferedBytes, each stalled one byte short of its end:
+// together pass the memory budget, each stalled one byte short of its end:
 // the reservations never pass the cap, the requests over it get 503 at
 // once, the heap stays bounded, and once the stalled ones time out
 // everything is released and a normal request passes.
@@ -174,7 +181,7 @@ func TestHTTPBufferedBytesAreCapped(t *testing.T) {
 		clients  = 24
 		timeout  = 3 * time.Second
 	)
-	s, h := startSimLimits(t, HTTPLimits{MaxInputSize: bodySize, MaxBufferedBytes: capBytes, ReadTimeout: timeout}, 0)
+	s, h := startSimBudget(t, HTTPLimits{MaxInputSize: bodySize, ReadTimeout: timeout}, 0, capBytes)
 	payload := make([]byte, bodySize-1) // shared by the clients, and counted in the baseline
 	before := heapInUse()
 
@@ -330,14 +337,15 @@ func TestHTTPBodyOverMaxInputSize(t *testing.T) {
 	resp, err = http.DefaultClient.Do(req)
 	check("gzip", resp, err, fmt.Sprintf("%d+", limit+1))
 
-	// Exactly at the limit is allowed (and then fails as JSON).
+	// Exactly at the limit is allowed (and then fails as JSON: Triton's
+	// INTERNAL, 500).
 	resp, err = http.Post(url, "application/json", bytes.NewReader(bytes.Repeat([]byte(" "), limit)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "failed to parse the request JSON") {
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(b), "failed to parse the request JSON") {
 		t.Errorf("body at the limit: %d %s", resp.StatusCode, b)
 	}
 	budgetReturnsToZero(t, h)
@@ -404,8 +412,7 @@ func TestHTTPLimitsCheck(t *testing.T) {
 	}{
 		{HTTPLimits{}, true},
 		{HTTPLimits{MaxInputSize: 2 << 30}, false},
-		{HTTPLimits{MaxInputSize: MaxHTTPMaxInputSize}, true}, // the buffered-bytes default follows it
-		{HTTPLimits{MaxInputSize: 8 << 20, MaxBufferedBytes: 4 << 20}, false},
+		{HTTPLimits{MaxInputSize: MaxHTTPMaxInputSize}, true},
 	} {
 		if err := tc.limits.withDefaults().check(); (err == nil) != tc.ok {
 			t.Errorf("%+v: check() = %v", tc.limits, err)
@@ -418,17 +425,16 @@ func TestHTTPLimitsCheck(t *testing.T) {
 func TestHTTPLimitsDefaults(t *testing.T) {
 	for _, tc := range []struct {
 		in            HTTPLimits
-		buffered      int64
 		readTimeout   time.Duration
 		headerTimeout time.Duration
 	}{
-		{HTTPLimits{}, 1 << 30, time.Minute, 10 * time.Second},
-		{HTTPLimits{MaxInputSize: 640 << 20}, 1 << 30, 10 * time.Minute, 10 * time.Second},
-		{HTTPLimits{MaxInputSize: MaxHTTPMaxInputSize}, MaxHTTPMaxInputSize, 31 * time.Minute, 10 * time.Second},
-		{HTTPLimits{MaxInputSize: 1 << 10, ReadTimeout: time.Second, ReadHeaderTimeout: time.Millisecond}, 1 << 30, time.Second, time.Millisecond},
+		{HTTPLimits{}, time.Minute, 10 * time.Second},
+		{HTTPLimits{MaxInputSize: 640 << 20}, 10 * time.Minute, 10 * time.Second},
+		{HTTPLimits{MaxInputSize: MaxHTTPMaxInputSize}, 31 * time.Minute, 10 * time.Second},
+		{HTTPLimits{MaxInputSize: 1 << 10, ReadTimeout: time.Second, ReadHeaderTimeout: time.Millisecond}, time.Second, time.Millisecond},
 	} {
 		got := tc.in.withDefaults()
-		if got.MaxBufferedBytes != tc.buffered || got.ReadTimeout != tc.readTimeout || got.ReadHeaderTimeout != tc.headerTimeout || got.IdleTimeout != DefaultHTTPIdleTimeout {
+		if got.ReadTimeout != tc.readTimeout || got.ReadHeaderTimeout != tc.headerTimeout || got.IdleTimeout != DefaultHTTPIdleTimeout {
 			t.Errorf("%+v with defaults = %+v", tc.in, got)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -161,7 +162,7 @@ func textParameter(key string, v any) (*pb.InferParameter, error) {
 		}
 		return &pb.InferParameter{ParameterChoice: &pb.InferParameter_DoubleParam{DoubleParam: x}}, nil
 	}
-	return nil, badRequest("parameter '%s' has invalid type. It should be either 'int', 'bool', or 'string'.", key)
+	return nil, badRequest("parameter '%s' has invalid type. It should be either 'int', 'bool', or 'string'.", textsafe.Bound(key))
 }
 
 // encodeTextInput encodes JSON values as the raw data of input in.

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -83,6 +86,9 @@ func writeOpenAIError(w http.ResponseWriter, status int, kind, msg string) {
 func openAIStatus(err error) (int, string, string) {
 	var te *kserve.Error
 	if errors.As(err, &te) {
+		if te.Code == codes.ResourceExhausted {
+			return http.StatusServiceUnavailable, "server_error", te.Message
+		}
 		if s := kserve.HTTPStatusFor(te.Code); s < 500 {
 			return s, "invalid_request_error", te.Message
 		}
@@ -110,7 +116,7 @@ func (h *httpHandler) openAIModels(w http.ResponseWriter, id string) {
 	}
 	if id != "" {
 		if len(list) == 0 {
-			writeOpenAIError(w, http.StatusNotFound, "invalid_request_error", fmt.Sprintf("The model `%s` does not exist", id))
+			writeOpenAIError(w, http.StatusNotFound, "invalid_request_error", fmt.Sprintf("The model `%s` does not exist", textsafe.Bound(id)))
 			return
 		}
 		writeJSON(w, http.StatusOK, list[0])
@@ -218,12 +224,16 @@ type completionUsage struct {
 
 // completion answers a chat completion (chat) or a completion.
 func (h *httpHandler) completion(w http.ResponseWriter, r *http.Request, chat bool) {
-	body, held, err := h.readBody(r)
+	hold := newBudgetHold(h.budget)
+	defer hold.close()
+	body, err := h.readBody(r, hold)
+	if err == nil {
+		err = hold.grow(jsonValuesCost(body))
+	}
 	if err != nil {
 		writeOpenAIErr(w, err)
 		return
 	}
-	defer h.budget.release(held)
 	var cr completionRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&cr); err != nil {
@@ -241,12 +251,12 @@ func (h *httpHandler) completion(w http.ResponseWriter, r *http.Request, chat bo
 	}
 	mv, err := h.engine.readyVersion(cr.Model, "")
 	if err != nil {
-		writeOpenAIError(w, http.StatusNotFound, "invalid_request_error", fmt.Sprintf("The model `%s` does not exist", cr.Model))
+		writeOpenAIError(w, http.StatusNotFound, "invalid_request_error", fmt.Sprintf("The model `%s` does not exist", textsafe.Bound(cr.Model)))
 		return
 	}
 	if _, ok := mv.model.inputIdx[llmTextInput]; !ok {
 		writeOpenAIError(w, http.StatusBadRequest, "invalid_request_error",
-			fmt.Sprintf("model `%s` has no BYTES input %q: it takes no text", cr.Model, llmTextInput))
+			fmt.Sprintf("model `%s` has no BYTES input %q: it takes no text", textsafe.Bound(cr.Model), llmTextInput))
 		return
 	}
 	maxTokens := cr.MaxTokens
@@ -279,7 +289,7 @@ func (h *httpHandler) completion(w http.ResponseWriter, r *http.Request, chat bo
 		return
 	}
 	call := newLLMCall()
-	ir, err := h.engine.submit(req, true, call.completed, call.responded)
+	ir, err := h.engine.submit(req, true, call.completed, call.responded, budgetShare{})
 	if err != nil {
 		writeOpenAIErr(w, err)
 		return

@@ -3,216 +3,19 @@ package sim
 import (
 	"cmp"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"google.golang.org/grpc/codes"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
-
-// errShapeMismatch is Triton's message when the JSON data does not hold as
-// many elements as the shape says.
-const errShapeMismatch = "Unable to parse 'data': Shape does not match true shape of 'data' field"
-
-// jsonTensorData converts an input's JSON "data" (nested or flat, row-major)
-// to Triton's raw form for its datatype. It reads the data token by token
-// and appends each element's bytes as it goes, so what it holds is the
-// converted tensor (at most 4 bytes per JSON byte: "0," becomes 8 bytes of
-// INT64), never a tree of decoded JSON values; it stops at the first
-// element past the shape's count.
-func jsonTensorData(name, datatype string, shape []int64, data json.RawMessage) ([]byte, error) {
-	want := int64(1)
-	for _, d := range shape {
-		if d < 0 {
-			want = -1 // the engine reports the bad shape
-			break
-		}
-		if d != 0 && want > math.MaxInt64/d {
-			want = math.MaxInt64 // no JSON body holds that many elements
-			continue
-		}
-		want *= d
-	}
-	size := kserve.ElementSize(datatype)
-	switch datatype {
-	case "FP16", "BF16":
-		return nil, badRequest("receiving %s data via JSON is not supported for input '%s': send it as binary data", datatype, name)
-	}
-	var (
-		out   []byte
-		count int64
-		depth int
-	)
-	// One allocation of the final size: the shape's bytes, capped by what
-	// the data could hold (an element takes at least two JSON bytes).
-	if size > 0 && want >= 0 {
-		out = make([]byte, 0, min(want, int64(len(data)/2+1))*int64(size))
-	}
-	for sc := (tensorScanner{data: data}); ; {
-		tok, delim, err := sc.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, badRequest("Unable to parse 'data' for input '%s': %v", name, err)
-		}
-		switch delim {
-		case '[':
-			depth++
-			continue
-		case ']':
-			depth--
-			continue
-		}
-		if count++; want >= 0 && count > want {
-			return nil, badRequest(errShapeMismatch)
-		}
-		switch {
-		case datatype == "BYTES":
-			s, ok := tok.(string)
-			if !ok {
-				return nil, badRequest("Unable to parse 'data': expected a string for BYTES input '%s'", name)
-			}
-			out = kserve.AppendBytesElement(out, s)
-		case size > 0:
-			var err error
-			out, err = appendElement(out, datatype, tok)
-			if err != nil {
-				return nil, badRequest("Unable to parse 'data' for input '%s': %v", name, err)
-			}
-		}
-		if depth == 0 {
-			break // a scalar is one element
-		}
-	}
-	if want >= 0 && count != want {
-		return nil, badRequest(errShapeMismatch)
-	}
-	if size <= 0 && datatype != "BYTES" {
-		// An unknown datatype: no data to convert; the engine rejects it.
-		return nil, nil
-	}
-	if out == nil {
-		out = []byte{}
-	}
-	return out, nil
-}
-
-// tensorScanner walks the JSON value of a tensor's "data" (already checked
-// to be valid JSON) one element at a time, without the buffer a
-// json.Decoder copies its input into.
-type tensorScanner struct {
-	data []byte
-	pos  int
-}
-
-// next returns the next element (a bool, json.Number, string or nil), or
-// an array bracket as delim, or io.EOF at the end.
-func (s *tensorScanner) next() (tok any, delim byte, err error) {
-	d := s.data
-	for s.pos < len(d) && (d[s.pos] == ' ' || d[s.pos] == '\t' || d[s.pos] == '\n' || d[s.pos] == '\r' || d[s.pos] == ',' || d[s.pos] == ':') {
-		s.pos++
-	}
-	if s.pos >= len(d) {
-		return nil, 0, io.EOF
-	}
-	start := s.pos
-	switch c := d[s.pos]; {
-	case c == '[' || c == ']':
-		s.pos++
-		return nil, c, nil
-	case c == '{' || c == '}':
-		return nil, 0, fmt.Errorf("an object is not a tensor element")
-	case c == '"':
-		escaped := false
-		for s.pos++; s.pos < len(d) && d[s.pos] != '"'; s.pos++ {
-			if d[s.pos] == '\\' {
-				escaped = true
-				s.pos++
-			}
-		}
-		s.pos++
-		if s.pos > len(d) {
-			return nil, 0, fmt.Errorf("unterminated string")
-		}
-		if !escaped {
-			return string(d[start+1 : s.pos-1]), 0, nil
-		}
-		var str string
-		if err := json.Unmarshal(d[start:s.pos], &str); err != nil {
-			return nil, 0, err
-		}
-		return str, 0, nil
-	default:
-		for s.pos < len(d) && !strings.ContainsRune(" \t\n\r,]}:", rune(d[s.pos])) {
-			s.pos++
-		}
-		switch word := string(d[start:s.pos]); word {
-		case "true":
-			return true, 0, nil
-		case "false":
-			return false, 0, nil
-		case "null":
-			return nil, 0, nil
-		default:
-			return json.Number(word), 0, nil
-		}
-	}
-}
-
-// appendElement appends one JSON element in datatype's little-endian form.
-func appendElement(b []byte, datatype string, v any) ([]byte, error) {
-	if datatype == "BOOL" {
-		t, ok := v.(bool)
-		if !ok {
-			return nil, fmt.Errorf("expected a boolean, got %v", v)
-		}
-		if t {
-			return append(b, 1), nil
-		}
-		return append(b, 0), nil
-	}
-	num, ok := v.(json.Number)
-	if !ok {
-		return nil, fmt.Errorf("expected a number, got %v", v)
-	}
-	s := string(num)
-	switch datatype {
-	case "INT8", "INT16", "INT32", "INT64":
-		bits := kserve.ElementSize(datatype) * 8
-		n, err := strconv.ParseInt(s, 10, bits)
-		if err != nil {
-			return nil, fmt.Errorf("%s is not a valid %s", s, datatype)
-		}
-		return appendUint(b, uint64(n), bits/8), nil
-	case "UINT8", "UINT16", "UINT32", "UINT64":
-		bits := kserve.ElementSize(datatype) * 8
-		n, err := strconv.ParseUint(s, 10, bits)
-		if err != nil {
-			return nil, fmt.Errorf("%s is not a valid %s", s, datatype)
-		}
-		return appendUint(b, n, bits/8), nil
-	case "FP32":
-		f, err := strconv.ParseFloat(s, 32)
-		if err != nil {
-			return nil, fmt.Errorf("%s is not a valid FP32", s)
-		}
-		return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(f))), nil
-	case "FP64":
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s is not a valid FP64", s)
-		}
-		return binary.LittleEndian.AppendUint64(b, math.Float64bits(f)), nil
-	}
-	return nil, fmt.Errorf("datatype %s cannot be sent as JSON", datatype)
-}
 
 func appendUint(b []byte, n uint64, size int) []byte {
 	for i := range size {
@@ -221,10 +24,35 @@ func appendUint(b []byte, n uint64, size int) []byte {
 	return b
 }
 
-// encodeInferResponse writes the JSON part of an infer response and
-// gathers the binary part (nil when every output is JSON).
-func encodeInferResponse(resp *pb.ModelInferResponse, id string, form *outputForm) (header, bin []byte, err error) {
-	h := make([]byte, 0, 256)
+// encodeInferResponse writes an infer response's body: its JSON part,
+// followed by the binary data of the outputs asked for as binary. headerLen
+// is the JSON part's length when there is binary data, else -1. What the
+// JSON text may take is reserved in hold first (the outputs' binary copy
+// was reserved with the outputs).
+func encodeInferResponse(resp *pb.ModelInferResponse, id string, form *outputForm, hold *budgetHold) (body []byte, headerLen int, err error) {
+	raws := resp.GetRawOutputContents()
+	raw := func(i int) []byte {
+		if i < len(raws) {
+			return raws[i]
+		}
+		return nil
+	}
+	text, binLen := int64(256+6*len(id)), 0
+	for i, o := range resp.GetOutputs() {
+		text += 64 + 6*int64(len(o.GetName())) + 21*int64(len(o.GetShape()))
+		if _, inShm := o.GetParameters()[shmRegionParam]; inShm {
+			continue
+		}
+		if form.isBinary(o.GetName()) {
+			binLen += len(raw(i))
+			continue
+		}
+		text += jsonDataBound(o.GetDatatype(), raw(i), kserve.ElementCount(o.GetShape()))
+	}
+	if err := hold.grow(text); err != nil {
+		return nil, -1, err
+	}
+	h := make([]byte, 0, min(text, 1<<30))
 	h = append(h, '{')
 	if id != "" {
 		h = append(h, `"id":`...)
@@ -240,51 +68,88 @@ func encodeInferResponse(resp *pb.ModelInferResponse, id string, form *outputFor
 		h = appendParameters(h, resp.GetParameters())
 	}
 	h = append(h, `,"outputs":[`...)
-	raws := resp.GetRawOutputContents()
 	for i, o := range resp.GetOutputs() {
 		if i > 0 {
 			h = append(h, ',')
 		}
-		var raw []byte
-		if i < len(raws) {
-			raw = raws[i]
+		if h, err = appendOutputJSON(h, o, raw(i), form); err != nil {
+			return nil, -1, err
 		}
-		h = append(h, `{"name":`...)
-		h = append(h, jsonString(o.GetName())...)
-		h = append(h, `,"datatype":`...)
-		h = append(h, jsonString(o.GetDatatype())...)
-		h = append(h, `,"shape":[`...)
-		for j, d := range o.GetShape() {
-			if j > 0 {
-				h = append(h, ',')
-			}
-			h = strconv.AppendInt(h, d, 10)
-		}
-		h = append(h, ']')
-		if _, inShm := o.GetParameters()[shmRegionParam]; inShm {
-			// Written into its region: no data in the body.
-			h = append(h, '}')
-			continue
-		}
-		if form.isBinary(o.GetName()) {
-			h = append(h, `,"parameters":{"binary_data_size":`...)
-			h = strconv.AppendInt(h, int64(len(raw)), 10)
-			h = append(h, '}', '}')
-			if bin == nil {
-				bin = make([]byte, 0, len(raw))
-			}
-			bin = append(bin, raw...)
-			continue
-		}
-		h = append(h, `,"data":`...)
-		h, err = appendJSONData(h, o.GetDatatype(), raw, kserve.ElementCount(o.GetShape()))
-		if err != nil {
-			return nil, nil, badRequest("failed to write output '%s' as JSON: %v", o.GetName(), err)
-		}
-		h = append(h, '}')
 	}
 	h = append(h, ']', '}')
-	return h, bin, nil
+	if binLen == 0 {
+		// No binary data (none asked for, or all empty): a JSON body.
+		return h, -1, nil
+	}
+	body = make([]byte, 0, len(h)+binLen)
+	body = append(body, h...)
+	for i, o := range resp.GetOutputs() {
+		if _, inShm := o.GetParameters()[shmRegionParam]; !inShm && form.isBinary(o.GetName()) {
+			body = append(body, raw(i)...)
+		}
+	}
+	return body, len(h), nil
+}
+
+// appendOutputJSON writes one output's object of an infer response.
+func appendOutputJSON(h []byte, o *pb.ModelInferResponse_InferOutputTensor, raw []byte, form *outputForm) ([]byte, error) {
+	h = append(h, `{"name":`...)
+	h = append(h, jsonString(o.GetName())...)
+	h = append(h, `,"datatype":`...)
+	h = append(h, jsonString(o.GetDatatype())...)
+	h = append(h, `,"shape":[`...)
+	for j, d := range o.GetShape() {
+		if j > 0 {
+			h = append(h, ',')
+		}
+		h = strconv.AppendInt(h, d, 10)
+	}
+	h = append(h, ']')
+	if _, inShm := o.GetParameters()[shmRegionParam]; inShm {
+		// Written into its region: no data in the body.
+		return append(h, '}'), nil
+	}
+	if form.isBinary(o.GetName()) {
+		h = append(h, `,"parameters":{"binary_data_size":`...)
+		h = strconv.AppendInt(h, int64(len(raw)), 10)
+		return append(h, '}', '}'), nil
+	}
+	h = append(h, `,"data":`...)
+	h, err := appendJSONData(h, o.GetDatatype(), raw, kserve.ElementCount(o.GetShape()))
+	if err != nil && o.GetDatatype() == "BYTES" {
+		// Elements cut short (Triton passes a last input string cut
+		// short, and an identity model returns it as it is).
+		return nil, &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("output tensor shape does not match size of output for '%s'", textsafe.Bound(o.GetName()))}
+	}
+	if err != nil {
+		return nil, badRequest("failed to write output '%s' as JSON: %v", textsafe.Bound(o.GetName()), err)
+	}
+	return append(h, '}'), nil
+}
+
+// jsonDataBound is the most bytes appendJSONData writes for raw: the
+// longest text of an element of the datatype and its comma, per element
+// (a BYTES element's bytes may each take six, \u00XX, plus its quotes).
+func jsonDataBound(datatype string, raw []byte, elems int64) int64 {
+	perElem := int64(25) // FP64: -2.2250738585072014e-308,
+	switch datatype {
+	case "BOOL":
+		perElem = 6
+	case "INT8", "UINT8", "UINT16", "INT16":
+		perElem = 7
+	case "INT32", "UINT32":
+		perElem = 12
+	case "INT64", "UINT64":
+		perElem = 21
+	case "FP16", "BF16", "FP32":
+		perElem = 16
+	case "BYTES":
+		return 2 + 6*int64(len(raw)) + 3*max(elems, 0)
+	}
+	if size := kserve.ElementSize(datatype); size > 0 {
+		elems = int64(len(raw) / size)
+	}
+	return 2 + perElem*max(elems, 0)
 }
 
 // appendParameters writes response parameters as a JSON object in the

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -146,7 +147,7 @@ func (e *Engine) latestVersion(model string) (*modelVersion, error) {
 		return nil, unknownModel(model)
 	}
 	if len(m.versions) == 0 {
-		return nil, fmt.Errorf("model '%s' is not loaded", model)
+		return nil, fmt.Errorf("model '%s' is not loaded", textsafe.Bound(model))
 	}
 	return m.versions[len(m.versions)-1], nil
 }
@@ -172,7 +173,7 @@ func (e *Engine) LLMStats(model string) (LLMStats, error) {
 		return LLMStats{}, err
 	}
 	if mv.sched.llm == nil {
-		return LLMStats{}, fmt.Errorf("model '%s' is not an LLM (no llm section)", model)
+		return LLMStats{}, fmt.Errorf("model '%s' is not an LLM (no llm section)", textsafe.Bound(model))
 	}
 	return LLMStats{Model: model, Version: mv.label, InFlight: int(mv.held.Load()), Requests: mv.sched.llm.list()}, nil
 }

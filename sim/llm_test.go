@@ -233,7 +233,7 @@ func runLLMRequests(t *testing.T, e *Engine, reqs ...*pb.ModelInferRequest) {
 	t.Helper()
 	done := make(chan *request, len(reqs))
 	for _, req := range reqs {
-		if _, err := e.submit(req, true, func(r *request) { done <- r }, func(*request, *pb.ModelInferResponse, error) {}); err != nil {
+		if _, err := e.submit(req, true, func(r *request) { done <- r }, func(*request, *pb.ModelInferResponse, error) {}, budgetShare{}); err != nil {
 			t.Fatal(err)
 		}
 	}

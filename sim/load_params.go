@@ -1,13 +1,12 @@
 package sim
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -28,7 +27,7 @@ var errRepositoryName = &kserve.Error{Code: codes.Unimplemented, Message: "'repo
 // only the models of its repository.
 func errFileOverride(key string) error {
 	return &kserve.Error{Code: codes.Unimplemented, Message: fmt.Sprintf(
-		"load parameter '%s': the simulator does not load model files; override only the configuration ('config')", key)}
+		"load parameter '%s': the simulator does not load model files; override only the configuration ('config')", textsafe.Bound(key))}
 }
 
 // load loads a model with what the request asked.
@@ -52,16 +51,16 @@ func grpcLoadRequest(req *pb.RepositoryModelLoadRequest) (loadRequest, error) {
 		case key == "config":
 			s, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_StringParam)
 			if !ok {
-				return lr, invalidArg("invalid value type for load parameter '%s', expected string_param.", key)
+				return lr, invalidArg("invalid value type for load parameter '%s', expected string_param.", textsafe.Bound(key))
 			}
 			lr.config, lr.hasConfig = s.StringParam, true
 		case strings.HasPrefix(key, "file:"):
 			if _, ok := p.GetParameterChoice().(*pb.ModelRepositoryParameter_BytesParam); !ok {
-				return lr, invalidArg("invalid value type for load parameter '%s', expected bytes_param.", key)
+				return lr, invalidArg("invalid value type for load parameter '%s', expected bytes_param.", textsafe.Bound(key))
 			}
 			return lr, errFileOverride(key)
 		default:
-			return lr, invalidArg("unrecognized load parameter '%s'.", key)
+			return lr, invalidArg("unrecognized load parameter '%s'.", textsafe.Bound(key))
 		}
 	}
 	return lr, nil
@@ -70,73 +69,38 @@ func grpcLoadRequest(req *pb.RepositoryModelLoadRequest) (loadRequest, error) {
 // httpLoadRequest reads an HTTP load request's body as Triton's frontend
 // does: every member of "parameters", in order, must be a string; "config"
 // is the override, "file:..." a model file, anything else refused.
-func httpLoadRequest(body []byte) (loadRequest, error) {
+func httpLoadRequest(body []byte, hold *budgetHold) (loadRequest, error) {
 	var lr loadRequest
-	if len(bytes.TrimSpace(body)) == 0 {
+	if len(body) == 0 {
 		return lr, nil
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
-		return lr, errParseJSON(err)
-	}
-	raw, ok := top["parameters"]
-	if !ok {
-		return lr, nil
-	}
-	members, err := orderedMembers(raw)
+	doc, err := parseBody(body, hold)
 	if err != nil {
 		return lr, err
 	}
-	for _, m := range members {
-		var s string
-		if json.Unmarshal(m.value, &s) != nil {
-			return lr, &kserve.Error{Code: codes.Internal, Message: "attempt to access JSON non-string as string"}
-		}
+	params, ok := doc.find("parameters")
+	if !ok {
+		return lr, nil
+	}
+	if !params.isObject() {
+		return lr, tjError(tjNotObject)
+	}
+	params.each(func(k, v jval) bool {
+		key, _ := k.asString()
+		s, ok := v.asString()
 		switch {
-		case m.key == "config":
+		case !ok:
+			err = tjError(tjNotString)
+		case key == "config":
 			lr.config, lr.hasConfig = s, true
-		case strings.HasPrefix(m.key, "file:"):
-			return lr, errFileOverride(m.key)
+		case strings.HasPrefix(key, "file:"):
+			err = errFileOverride(key)
 		default:
-			return lr, &kserve.Error{Code: codes.Internal, Message: "unexpected error on creating Triton parameter"}
+			err = tjError("unexpected error on creating Triton parameter")
 		}
-	}
-	return lr, nil
-}
-
-// member is one member of a JSON object.
-type member struct {
-	key   string
-	value json.RawMessage
-}
-
-// orderedMembers lists a JSON object's members in order; something else is
-// Triton's error.
-func orderedMembers(raw json.RawMessage) ([]member, error) {
-	notObject := &kserve.Error{Code: codes.Internal, Message: "attempt to get members for non-object"}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, notObject
-	}
-	var out []member
-	for dec.More() {
-		t, err := dec.Token()
-		key, ok := t.(string)
-		if err != nil || !ok {
-			return nil, notObject
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, notObject
-		}
-		out = append(out, member{key, v})
-	}
-	return out, nil
-}
-
-// errParseJSON is Triton's answer to a request body that is not JSON.
-func errParseJSON(err error) error {
-	return &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("failed to parse the request JSON buffer: %v", err)}
+		return err == nil
+	})
+	return lr, err
 }
 
 // grpcUnloadDependents reads a gRPC unload request's "unload_dependents"
@@ -159,16 +123,16 @@ func grpcUnloadDependents(req *pb.RepositoryModelUnloadRequest) (bool, error) {
 // in "parameters" counts when it is true, and any other body, member or
 // value is a plain unload (Triton 2.73 drops the error of a value that is
 // not a bool and unloads the model alone).
-func httpUnloadDependents(body []byte) (bool, error) {
-	if len(bytes.TrimSpace(body)) == 0 {
+func httpUnloadDependents(body []byte, hold *budgetHold) (bool, error) {
+	if len(body) == 0 {
 		return false, nil
 	}
-	var top any
-	if err := json.Unmarshal(body, &top); err != nil {
-		return false, errParseJSON(err)
+	doc, err := parseBody(body, hold)
+	if err != nil {
+		return false, err
 	}
-	obj, _ := top.(map[string]any)
-	params, _ := obj["parameters"].(map[string]any)
-	dependents, _ := params["unload_dependents"].(bool)
+	params, _ := doc.find("parameters")
+	v, _ := params.find("unload_dependents")
+	dependents, _ := v.asBool()
 	return dependents, nil
 }

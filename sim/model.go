@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -424,11 +425,11 @@ func parseVersion(version string) (int64, error) {
 	if !ok {
 		// std::stol throws invalid_argument or out_of_range, both "stol".
 		return 0, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(
-			"failed to get model version from specified version string '%s' (details: stol), version should be an integral value > 0", version)}
+			"failed to get model version from specified version string '%s' (details: stol), version should be an integral value > 0", textsafe.Bound(version))}
 	}
 	if v < 0 {
 		return 0, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf(
-			"invalid model version specified '%s' , version should be an integral value > 0", version)}
+			"invalid model version specified '%s' , version should be an integral value > 0", textsafe.Bound(version))}
 	}
 	return v, nil
 }
@@ -455,7 +456,7 @@ func parseCInt(s string, bits int) (int64, bool) {
 }
 
 func unknownModel(name string) error {
-	return &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Request for unknown model: '%s' is not found", name)}
+	return &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Request for unknown model: '%s' is not found", textsafe.Bound(name))}
 }
 
 // readyVersion finds the version a request addresses, with Triton's errors
@@ -503,23 +504,24 @@ func (e *Engine) readyVersion(name, version string) (*modelVersion, error) {
 }
 
 // ModelReady reports whether a model version (or, for "", any version) is
-// ready. An unknown model is NOT_FOUND, as on current Triton.
+// ready. As on Triton 2.73, a model or version the server does not have
+// (unknown, unloaded, a version not in its policy) is NOT_FOUND; one being
+// loaded is not ready.
 func (e *Engine) ModelReady(name, version string) (bool, error) {
 	_, err := e.readyVersion(name, version)
-	if err == nil {
-		return true, nil
-	}
 	switch kserve.ErrorCode(err) {
+	case codes.OK:
+		return true, nil
+	case codes.Unavailable:
+		return false, nil
 	case codes.NotFound:
 		e.mu.RLock()
 		_, known := e.models[name]
+		starting := e.starting()
 		e.mu.RUnlock()
-		if known {
-			return false, nil
+		if known && starting {
+			return false, nil // still loading at start
 		}
-		return false, err
-	case codes.Unavailable:
-		return false, nil
 	}
 	return false, err
 }

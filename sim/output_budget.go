@@ -17,10 +17,19 @@ const MaxOutputBytes = 64 << 20
 // checkOutputs checks, before a request is queued, the size of every output
 // the model will compute for it: the element count must not overflow and
 // the bytes must stay within MaxOutputBytes. Outputs passed through from an
-// input are bounded by the input's own checks.
-func (m *model) checkOutputs(r *request) error {
+// input are bounded by the input's own checks. It returns what the outputs
+// make the simulator hold, for the memory budget: the outputs the model
+// builds (an identity output is its input's own bytes) and the response's
+// copy of every output when it is encoded.
+func (m *model) checkOutputs(r *request) (int64, error) {
+	var held int64
 	for _, j := range r.outputs {
 		if m.passesThrough(r, j) {
+			n := m.passedBytes(r, j)
+			held += n
+			if m.spec.Behaviour != BehaviourIdentity {
+				held += n
+			}
 			continue
 		}
 		t := &m.outputs[j]
@@ -31,16 +40,29 @@ func (m *model) checkOutputs(r *request) error {
 		}
 		n, ok := checkedElementCount(shape, max(1, size))
 		if ok && n*int64(max(1, size)) <= MaxOutputBytes {
+			held += 2 * n * int64(max(1, size))
 			continue
 		}
 		if !ok {
-			return requestError(r.req, "output '%s' for model '%s' would have shape %s, whose element count overflows; use smaller variable dimensions",
+			return 0, requestError(r.req, "output '%s' for model '%s' would have shape %s, whose element count overflows; use smaller variable dimensions",
 				t.name, m.name, kserve.FormatDims(shape))
 		}
-		return requestError(r.req, "output '%s' for model '%s' would have shape %s, %d bytes, over the simulator's limit of %d bytes per output; use smaller variable dimensions",
+		return 0, requestError(r.req, "output '%s' for model '%s' would have shape %s, %d bytes, over the simulator's limit of %d bytes per output; use smaller variable dimensions",
 			t.name, m.name, kserve.FormatDims(shape), n*int64(max(1, size)), int64(MaxOutputBytes))
 	}
-	return nil
+	return held, nil
+}
+
+// passedBytes is the size of output j of r, which passesThrough: as large
+// as the input it comes from.
+func (m *model) passedBytes(r *request, j int) int64 {
+	switch m.spec.Behaviour {
+	case BehaviourIdentity:
+		return int64(len(r.data[m.identity[j]]))
+	case BehaviourAddSub:
+		return int64(len(r.data[0]))
+	}
+	return int64(len(r.data[0])) // a sequence model's output: one value per item
 }
 
 // passesThrough reports whether output j of r is an input's data (or

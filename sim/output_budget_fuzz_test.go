@@ -50,7 +50,7 @@ func FuzzVarDimsInfer(f *testing.F) {
 	}
 	e := engNew(f, varDimsRepository(), EngineOptions{})
 	g := &grpcService{engine: e, settings: &settingsStore{}}
-	h := newHTTPHandler(e, &settingsStore{}, HTTPLimits{})
+	h := newHTTPHandler(e, &settingsStore{}, HTTPLimits{}, newMemBudget(1<<30))
 	models := []string{"vardims", "vardims2", "vardims_str"}
 	f.Fuzz(func(t *testing.T, model uint8, dims, data []byte) {
 		name := models[int(model)%len(models)]

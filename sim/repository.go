@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -320,7 +321,7 @@ func (r Repository) check() error {
 		if m.Name == "" {
 			return fmt.Errorf("%s.name: empty; every model needs a name", where)
 		}
-		where = fmt.Sprintf("models[%d] (%q)", i, m.Name)
+		where = fmt.Sprintf("models[%d] (%s)", i, textsafe.Quote(m.Name))
 		if err := checkName(where+".name", m.Name); err != nil {
 			return err
 		}
@@ -364,11 +365,11 @@ func (m ModelSpec) check(ngpu int) error {
 				return fmt.Errorf("%s[%d].name: empty", kind, j)
 			}
 			if names[t.Name] {
-				return fmt.Errorf("%s[%d].name: duplicate %q", kind, j, t.Name)
+				return fmt.Errorf("%s[%d].name: duplicate %s", kind, j, textsafe.Quote(t.Name))
 			}
 			names[t.Name] = true
 			if _, ok := kserve.ParseDataType(t.DataType); !ok {
-				return fmt.Errorf("%s[%d].data_type: unknown datatype %q (use e.g. \"FP32\" or \"TYPE_FP32\")", kind, j, t.DataType)
+				return fmt.Errorf("%s[%d].data_type: unknown datatype %s (use e.g. \"FP32\" or \"TYPE_FP32\")", kind, j, textsafe.Quote(t.DataType))
 			}
 			for _, d := range t.Dims {
 				if d < -1 || d == 0 {
@@ -394,7 +395,7 @@ func (m ModelSpec) check(ngpu int) error {
 		switch g.Kind {
 		case "", "KIND_GPU", "KIND_CPU", "KIND_AUTO", "KIND_MODEL":
 		default:
-			return fmt.Errorf("instance_group[%d].kind: %q is not KIND_GPU, KIND_CPU, KIND_AUTO or KIND_MODEL", j, g.Kind)
+			return fmt.Errorf("instance_group[%d].kind: %s is not KIND_GPU, KIND_CPU, KIND_AUTO or KIND_MODEL", j, textsafe.Quote(g.Kind))
 		}
 		for _, id := range g.GPUs {
 			if id < 0 || id >= ngpu {
@@ -416,7 +417,7 @@ func (m ModelSpec) check(ngpu int) error {
 		switch t.Format {
 		case "", "FORMAT_NONE", "FORMAT_NHWC", "FORMAT_NCHW":
 		default:
-			return fmt.Errorf("inputs[%d].format: %q is not FORMAT_NONE, FORMAT_NHWC or FORMAT_NCHW", j, t.Format)
+			return fmt.Errorf("inputs[%d].format: %s is not FORMAT_NONE, FORMAT_NHWC or FORMAT_NCHW", j, textsafe.Quote(t.Format))
 		}
 	}
 	switch m.Behaviour {
@@ -434,7 +435,7 @@ func (m ModelSpec) check(ngpu int) error {
 			return fmt.Errorf("behaviour: %w", err)
 		}
 	default:
-		return fmt.Errorf("behaviour: %q is not add_sub, identity, classifier, zeros, sequence, accumulate, accumulate_sum, repeat or square", m.Behaviour)
+		return fmt.Errorf("behaviour: %s is not add_sub, identity, classifier, zeros, sequence, accumulate, accumulate_sum, repeat or square", textsafe.Quote(m.Behaviour))
 	}
 	if sb := m.SequenceBatching; sb != nil {
 		if err := sb.check(m); err != nil {

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"strconv"
 	"unicode"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -37,6 +37,11 @@ const (
 	MaxMemoryBytes = 1 << 50
 	// MaxNameBytes bounds a model or tensor name.
 	MaxNameBytes = 255
+	// MaxSequenceSlots bounds a sequence model's slots, over its
+	// instances: each instance keeps max_batch_size slots (or
+	// max_candidate_sequences) that every request scans. Triton allocates
+	// per slot too.
+	MaxSequenceSlots = 1 << 16
 )
 
 // checkName refuses a model name Triton's repository could not hold: a
@@ -51,11 +56,11 @@ func checkName(what, name string) error {
 	case len(name) > MaxNameBytes:
 		return fmt.Errorf("%s: %d bytes, over the limit of %d", what, len(name), MaxNameBytes)
 	case name == "." || name == "..":
-		return fmt.Errorf("%s: %q is not a directory name", what, name)
+		return fmt.Errorf("%s: %s is not a directory name", what, textsafe.Quote(name))
 	}
 	for _, r := range name {
 		if r == '/' || r == '\\' || r == '"' || r == '\'' || r == '`' || r == ' ' || unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return fmt.Errorf("%s: %s holds %q; use letters, digits, '-', '_' and '.'", what, strconv.Quote(name), r)
+			return fmt.Errorf("%s: %s holds %q; use letters, digits, '-', '_' and '.'", what, textsafe.Quote(name), r)
 		}
 	}
 	return nil
@@ -70,7 +75,7 @@ func checkTensorName(what, name string) error {
 	}
 	for _, r := range name {
 		if unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return fmt.Errorf("%s: %s holds %q; a tensor name has no control characters", what, strconv.Quote(name), r)
+			return fmt.Errorf("%s: %s holds %q; a tensor name has no control characters", what, textsafe.Quote(name), r)
 		}
 	}
 	return nil
@@ -95,6 +100,9 @@ func (m ModelSpec) checkLimits(ngpu int) error {
 			return fmt.Errorf("instance_group[%d].count: %d instances on %d device(s) is over the limit of %d instances per model", j, g.Count, per, MaxInstancesPerModel)
 		}
 		instances += max(1, g.Count) * per
+	}
+	if err := m.checkSequenceSlots(instances); err != nil {
+		return err
 	}
 	l := m.Latency
 	for _, f := range []struct {
@@ -134,6 +142,24 @@ func (m ModelSpec) checkLimits(ngpu int) error {
 				n = lo
 			}
 		}
+	}
+	return nil
+}
+
+// checkSequenceSlots bounds the sequence slots of a sequence model with
+// that many instances.
+func (m ModelSpec) checkSequenceSlots(instances int) error {
+	sb := m.SequenceBatching
+	if sb == nil {
+		return nil
+	}
+	slots, field := max(1, m.MaxBatchSize), "max_batch_size"
+	if sb.Oldest != nil && sb.Oldest.MaxCandidateSequences > 0 {
+		slots, field = sb.Oldest.MaxCandidateSequences, "sequence_batching.oldest.max_candidate_sequences"
+	}
+	if slots > MaxSequenceSlots || slots*max(1, instances) > MaxSequenceSlots {
+		return fmt.Errorf("%s: %d sequence slots on each of %d instance(s) is over the limit of %d slots per model (each request scans them); lower it, or set sequence_batching.oldest.max_candidate_sequences",
+			field, slots, max(1, instances), MaxSequenceSlots)
 	}
 	return nil
 }

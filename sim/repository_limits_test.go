@@ -63,7 +63,28 @@ func TestRepositoryLimits(t *testing.T) {
 		{"model name dot-dot", func(r *Repository) { r.Models[0].Name = ".." }, "not a directory name"},
 		{"model name invalid UTF-8", func(r *Repository) { r.Models[0].Name = "a\xffb" }, "holds"},
 		{"model name too long", func(r *Repository) { r.Models[0].Name = strings.Repeat("m", 256) }, "over the limit of 255"},
+		{"model name of 10 MB", func(r *Repository) { r.Models[0].Name = strings.Repeat("m", 10<<20) }, `("mmmm`},
+		{"tensor name of 10 MB", func(r *Repository) { r.Models[0].Inputs[0].Name = strings.Repeat("i", 10<<20) }, "10485760 bytes, over the limit of 255"},
+		{"datatype of 10 MB", func(r *Repository) { r.Models[0].Inputs[0].DataType = strings.Repeat("T", 10<<20) }, "(10485760 bytes in all)"},
+		{"behaviour of 10 MB", func(r *Repository) { r.Models[0].Behaviour = strings.Repeat("b", 10<<20) }, "(10485760 bytes in all)"},
 		{"model name with dots and dashes", func(r *Repository) { r.Models[0].Name = "resnet-50_v1.5" }, ""},
+		{"sequence model with max_batch_size int32 max", func(r *Repository) {
+			r.Models[0].MaxBatchSize = math.MaxInt32
+			r.Models[0].SequenceBatching = &SequenceBatchingSpec{}
+		}, "max_batch_size: 2147483647 sequence slots on each of 1 instance(s) is over the limit of 65536"},
+		{"sequence slots over four instances", func(r *Repository) {
+			r.Models[0].MaxBatchSize = 20000
+			r.Models[0].SequenceBatching = &SequenceBatchingSpec{}
+			r.Models[0].InstanceGroups[0].Count = 4
+		}, "20000 sequence slots on each of 4 instance(s)"},
+		{"oldest candidates are the slots", func(r *Repository) {
+			r.Models[0].MaxBatchSize = math.MaxInt32
+			r.Models[0].SequenceBatching = &SequenceBatchingSpec{Oldest: &SequenceOldestSpec{MaxCandidateSequences: 16, PreferredBatchSize: []int{8}}}
+		}, ""},
+		{"sequence slots at the limit", func(r *Repository) {
+			r.Models[0].MaxBatchSize = MaxSequenceSlots
+			r.Models[0].SequenceBatching = &SequenceBatchingSpec{}
+		}, ""},
 		{"tensor name with newline", func(r *Repository) { r.Models[0].Inputs[0].Name = "IN\n" }, "inputs[0].name"},
 		{"output name with ESC", func(r *Repository) { r.Models[0].Outputs[0].Name = "OUT\x1b[2J" }, "outputs[0].name"},
 	}
@@ -78,8 +99,8 @@ func TestRepositoryLimits(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.ContainsAny(err.Error(), "\n\x1b\x00") {
-				t.Fatalf("check: %v; want one clean line with %q", err, tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.ContainsAny(err.Error(), "\n\x1b\x00") || len(err.Error()) > 1<<10 {
+				t.Fatalf("check: %.300v; want one clean line under 1 KiB with %q", err, tc.want)
 			}
 		})
 	}

@@ -75,6 +75,9 @@ type request struct {
 	// reporting its statistics (Triton's sequence backends): it counts
 	// neither as a success nor as a failure.
 	unreported bool
+	// budget is the request's part of the memory budget: its message (on
+	// a stream) and its outputs.
+	budget budgetShare
 }
 
 // complete ends a request with its resp or err set. The server stops

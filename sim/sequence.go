@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -414,9 +415,9 @@ func (e *Engine) SequenceStats(model string) (SequenceStats, error) {
 	case !ok:
 		return SequenceStats{}, unknownModel(model)
 	case !m.seq:
-		return SequenceStats{}, fmt.Errorf("model '%s' has no sequence batching", model)
+		return SequenceStats{}, fmt.Errorf("model '%s' has no sequence batching", textsafe.Bound(model))
 	case mv == nil:
-		return SequenceStats{}, fmt.Errorf("model '%s' is not loaded", model)
+		return SequenceStats{}, fmt.Errorf("model '%s' is not loaded", textsafe.Bound(model))
 	}
 	s := mv.sched
 	s.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -97,7 +98,7 @@ func (sb *SequenceBatchingSpec) check(m ModelSpec) error {
 			return fmt.Errorf("%s.name: empty", where)
 		}
 		if names[ci.Name] {
-			return fmt.Errorf("%s.name: %q is already a model input (the server fills control inputs; requests never send them)", where, ci.Name)
+			return fmt.Errorf("%s.name: %s is already a model input (the server fills control inputs; requests never send them)", where, textsafe.Quote(ci.Name))
 		}
 		names[ci.Name] = true
 		if len(ci.Control) != 1 {
@@ -105,7 +106,7 @@ func (sb *SequenceBatchingSpec) check(m ModelSpec) error {
 		}
 		c := ci.Control[0]
 		if kinds[c.Kind] {
-			return fmt.Errorf("%s.control[0].kind: %s appears twice", where, c.Kind)
+			return fmt.Errorf("%s.control[0].kind: %s appears twice", where, textsafe.Bound(c.Kind))
 		}
 		kinds[c.Kind] = true
 		if err := c.check(); err != nil {
@@ -143,7 +144,7 @@ func (c ControlSpec) check() error {
 			}
 		}
 		if set != 1 || c.DataType != "" {
-			return fmt.Errorf("kind: %s takes exactly one of int32_false_true, fp32_false_true or bool_false_true", c.Kind)
+			return fmt.Errorf("kind: %s takes exactly one of int32_false_true, fp32_false_true or bool_false_true", textsafe.Bound(c.Kind))
 		}
 	case "CONTROL_SEQUENCE_CORRID":
 		if len(c.Int32FalseTrue)+len(c.FP32FalseTrue)+len(c.BoolFalseTrue) > 0 {
@@ -152,10 +153,10 @@ func (c ControlSpec) check() error {
 		switch normDatatype(c.DataType) {
 		case "UINT64", "INT64", "UINT32", "INT32", "BYTES":
 		default:
-			return fmt.Errorf("data_type: %q; CORRID is TYPE_UINT64, TYPE_INT64, TYPE_UINT32, TYPE_INT32 or TYPE_STRING", c.DataType)
+			return fmt.Errorf("data_type: %s; CORRID is TYPE_UINT64, TYPE_INT64, TYPE_UINT32, TYPE_INT32 or TYPE_STRING", textsafe.Quote(c.DataType))
 		}
 	default:
-		return fmt.Errorf("kind: %q is not CONTROL_SEQUENCE_START, _END, _READY or _CORRID", c.Kind)
+		return fmt.Errorf("kind: %s is not CONTROL_SEQUENCE_START, _END, _READY or _CORRID", textsafe.Quote(c.Kind))
 	}
 	return nil
 }

@@ -45,17 +45,24 @@ type Config struct {
 	// speaks TLS: HTTP/REST and metrics stay plaintext.
 	GRPCTLS *tls.Config
 	// HTTP bounds what HTTP clients can make the simulator hold: body
-	// size, bytes of bodies held at once, read and idle timeouts. The
-	// metrics endpoint takes the same timeouts.
+	// size, read and idle timeouts. The metrics endpoint takes the same
+	// timeouts.
 	HTTP HTTPLimits
 	// GRPCMaxInputSize is the largest gRPC message received, in bytes;
 	// 0 means DefaultGRPCMaxInputSize (Triton's INT32_MAX).
 	GRPCMaxInputSize int
-	// GRPCBudget bounds the bytes of gRPC infer requests held at once:
-	// each new infer stream reserves GRPCMaxInputSize bytes before its
-	// message is read, and one that would pass the budget is refused with
-	// RESOURCE_EXHAUSTED. 0 means no budget.
-	GRPCBudget int64
+	// MemoryBudget bounds the bytes the simulator holds for requests at
+	// once, over gRPC and HTTP: messages and bodies as received, the
+	// tensors decoded from them, the outputs being built and encoded. A
+	// request that does not fit gets RESOURCE_EXHAUSTED over gRPC and 503
+	// over HTTP. 0 means DefaultMemoryBudget; at least MinMemoryBudget.
+	MemoryBudget int64
+	// SetGoMemoryLimit sets the Go runtime's soft memory limit to
+	// MemoryBudget plus MemoryBudgetOverhead while the server runs, unless
+	// GOMEMLIMIT is set, so that the collector takes garbage back before
+	// the process grows past them. It is for a process that is the
+	// simulator (tritontop sim), not one that embeds it among other work.
+	SetGoMemoryLimit bool
 }
 
 // Server is a running simulated Triton: an Engine behind Triton's gRPC,
@@ -68,6 +75,10 @@ type Server struct {
 	metrics *http.Server
 
 	grpcLn, httpLn, metricsLn net.Listener
+
+	budget          *memBudget
+	budgetRule      string // how the default budget was derived; "" when given
+	restoreMemLimit func()
 
 	stopCPU   context.CancelFunc
 	stopAfter func() bool
@@ -87,6 +98,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	grpcMax := cfg.GRPCMaxInputSize
 	if grpcMax <= 0 {
 		grpcMax = DefaultGRPCMaxInputSize
+	}
+	if err := CheckMemoryBudget(cfg.MemoryBudget); err != nil {
+		return nil, fmt.Errorf("simulator: memory budget: %w", err)
+	}
+	budgetBytes, budgetRule := cfg.MemoryBudget, ""
+	if budgetBytes == 0 {
+		budgetBytes, budgetRule = DefaultMemoryBudget()
 	}
 	repo := cfg.Repository
 	if len(repo.Models) == 0 {
@@ -115,7 +133,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("simulator: %w", err)
 	}
 
-	s := &Server{engine: engine, grpcLn: grpcLn, httpLn: httpLn, metricsLn: metricsLn}
+	s := &Server{engine: engine, grpcLn: grpcLn, httpLn: httpLn, metricsLn: metricsLn, budget: newMemBudget(budgetBytes), budgetRule: budgetRule}
+	s.restoreMemLimit = setGoMemoryLimit(cfg.SetGoMemoryLimit, budgetBytes+MemoryBudgetOverhead)
 	s.cpu = newCPUSampler()
 	cpuCtx, stopCPU := context.WithCancel(context.Background())
 	s.stopCPU = stopCPU
@@ -129,25 +148,23 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	grpcOpts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(grpcMax),
 		grpc.MaxSendMsgSize(math.MaxInt32),
+		grpc.ForceServerCodecV2(serverCodec{costs: &protoCosts{}}),
 	}
-	if cfg.GRPCBudget > 0 {
-		if err := checkGRPCBudget(cfg.GRPCBudget, int64(grpcMax)); err != nil {
-			return nil, fmt.Errorf("simulator: %w", err)
-		}
-		grpcOpts = append(grpcOpts, newGRPCBudget(cfg.GRPCBudget, int64(grpcMax)).options()...)
-	}
+	var creds credentials.TransportCredentials
 	if cfg.GRPCTLS != nil {
-		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(cfg.GRPCTLS)))
+		creds = credentials.NewTLS(cfg.GRPCTLS)
 	}
+	gb := &grpcBudget{b: s.budget, maxMsg: int64(grpcMax)}
+	grpcOpts = append(grpcOpts, gb.serverOptions(creds)...)
 	s.grpc = grpc.NewServer(grpcOpts...)
 	settings := &settingsStore{}
-	pb.RegisterGRPCInferenceServiceServer(s.grpc, &grpcService{engine: engine, settings: settings})
-	grpc_health_v1.RegisterHealthServer(s.grpc, &healthService{engine: engine})
+	gb.serve(s.grpc, &pb.GRPCInferenceService_ServiceDesc, &grpcService{engine: engine, settings: settings})
+	gb.serve(s.grpc, &grpc_health_v1.Health_ServiceDesc, &healthService{engine: engine})
 
 	// ReadTimeout covers headers and body; net/http clears the deadline
 	// once the body is read, so a long inference is not cut off by it.
 	s.http = &http.Server{
-		Handler:           newHTTPHandler(engine, settings, limits),
+		Handler:           newHTTPHandler(engine, settings, limits, s.budget),
 		ReadHeaderTimeout: limits.ReadHeaderTimeout,
 		ReadTimeout:       limits.ReadTimeout,
 		IdleTimeout:       limits.IdleTimeout,
@@ -193,6 +210,31 @@ func (s *Server) HTTPAddr() string { return s.httpLn.Addr().String() }
 // MetricsAddr returns the address the metrics listener is bound to.
 func (s *Server) MetricsAddr() string { return s.metricsLn.Addr().String() }
 
+// MemoryBudget is the bytes the server may hold for requests at once.
+func (s *Server) MemoryBudget() int64 { return s.budget.limit }
+
+// MemoryBudgetLine says the memory budget in one line, for the start-up
+// output: its size, where it comes from (--memory-budget, or how the
+// default was derived) and what a request past it gets.
+func (s *Server) MemoryBudgetLine() string {
+	b := s.budget.limit
+	from := "(--memory-budget)"
+	if s.budgetRule != "" {
+		from = "(the default: " + s.budgetRule + "; --memory-budget sets it)"
+	}
+	return fmt.Sprintf("%s (%d bytes) for requests at once, gRPC and HTTP %s; past it gRPC answers RESOURCE_EXHAUSTED, HTTP 503",
+		FormatBytes(b), b, from)
+}
+
+// MemoryHeld is the bytes the server holds for requests now.
+func (s *Server) MemoryHeld() int64 { return s.budget.Held() }
+
+// MemoryPeak returns the most bytes the server has held for requests at
+// once, and how many reservations did not fit.
+func (s *Server) MemoryPeak() (peak, refused int64) {
+	return s.budget.peak.Load(), s.budget.refused.Load()
+}
+
 // Engine returns the simulated server behind the listeners, for fault
 // injection and inspection.
 func (s *Server) Engine() *Engine { return s.engine }
@@ -227,6 +269,7 @@ func (s *Server) Close() error {
 		_ = s.metrics.Close()
 		s.stopCPU()
 		s.served.Wait()
+		s.restoreMemLimit()
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr

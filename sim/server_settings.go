@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -19,7 +20,7 @@ import (
 type settingsStore struct {
 	mu    sync.Mutex
 	trace map[string][]string
-	log   map[string]any // bool, uint32 or string, by Triton's key
+	log   logSettings
 }
 
 // defaultTrace is Triton's trace configuration when started without
@@ -32,18 +33,6 @@ func defaultTrace() map[string][]string {
 		"trace_count":   {"-1"},
 		"log_frequency": {"0"},
 		"trace_mode":    {"triton"},
-	}
-}
-
-// defaultLog is Triton's logging configuration with default flags.
-func defaultLog() map[string]any {
-	return map[string]any{
-		"log_file":          "",
-		"log_info":          true,
-		"log_warning":       true,
-		"log_error":         true,
-		"log_verbose_level": uint32(0),
-		"log_format":        "default",
 	}
 }
 
@@ -63,7 +52,7 @@ func (s *settingsStore) updateTrace(upd map[string][]string) (map[string][]strin
 	def := defaultTrace()
 	for _, k := range slices.Sorted(maps.Keys(upd)) {
 		if _, ok := def[k]; !ok {
-			return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("unknown trace setting '%s'", k)}
+			return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("unknown trace setting '%s'", textsafe.Bound(k))}
 		}
 	}
 	for k, v := range upd {
@@ -74,45 +63,6 @@ func (s *settingsStore) updateTrace(upd map[string][]string) (map[string][]strin
 		}
 	}
 	return maps.Clone(s.trace), nil
-}
-
-// updateLog applies the given settings, checking each value's type the way
-// Triton does, and returns the result.
-func (s *settingsStore) updateLog(upd map[string]any) (map[string]any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.init()
-	for _, k := range slices.Sorted(maps.Keys(upd)) {
-		cur, ok := s.log[k]
-		if !ok {
-			return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("Logging setting '%s' is not supported", k)}
-		}
-		v := upd[k]
-		switch cur.(type) {
-		case bool:
-			if _, ok := v.(bool); !ok {
-				return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect boolean for '%s'", k)}
-			}
-		case uint32:
-			switch n := v.(type) {
-			case uint32:
-			case float64:
-				if n < 0 || n != float64(uint32(n)) {
-					return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect unsigned integer for '%s'", k)}
-				}
-				v = uint32(n)
-			default:
-				return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect unsigned integer for '%s'", k)}
-			}
-		case string:
-			if _, ok := v.(string); !ok {
-				return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("expect string for '%s'", k)}
-			}
-		}
-		upd[k] = v
-	}
-	maps.Copy(s.log, upd)
-	return maps.Clone(s.log), nil
 }
 
 // TraceSetting implements GRPCInferenceServiceServer.
@@ -137,50 +87,17 @@ func (g *grpcService) TraceSetting(_ context.Context, req *pb.TraceSettingReques
 	return resp, nil
 }
 
-// LogSettings implements GRPCInferenceServiceServer.
-func (g *grpcService) LogSettings(_ context.Context, req *pb.LogSettingsRequest) (*pb.LogSettingsResponse, error) {
-	upd := make(map[string]any, len(req.GetSettings()))
-	for k, v := range req.GetSettings() {
-		switch p := v.GetParameterChoice().(type) {
-		case *pb.LogSettingsRequest_SettingValue_BoolParam:
-			upd[k] = p.BoolParam
-		case *pb.LogSettingsRequest_SettingValue_Uint32Param:
-			upd[k] = p.Uint32Param
-		case *pb.LogSettingsRequest_SettingValue_StringParam:
-			upd[k] = p.StringParam
-		}
-	}
-	cur, err := g.settings.updateLog(upd)
-	if err != nil {
-		return nil, grpcError(err)
-	}
-	resp := &pb.LogSettingsResponse{Settings: make(map[string]*pb.LogSettingsResponse_SettingValue, len(cur))}
-	for k, v := range cur {
-		sv := &pb.LogSettingsResponse_SettingValue{}
-		switch x := v.(type) {
-		case bool:
-			sv.ParameterChoice = &pb.LogSettingsResponse_SettingValue_BoolParam{BoolParam: x}
-		case uint32:
-			sv.ParameterChoice = &pb.LogSettingsResponse_SettingValue_Uint32Param{Uint32Param: x}
-		case string:
-			sv.ParameterChoice = &pb.LogSettingsResponse_SettingValue_StringParam{StringParam: x}
-		}
-		resp.Settings[k] = sv
-	}
-	return resp, nil
-}
-
 // System shared memory is served by the engine (shm.go); the simulator has
 // no GPU, so CUDA regions are refused as Triton built without GPU support
 // refuses them: nothing is ever registered, a named status is NOT_FOUND and
 // unregister is a no-op.
 
 func shmNotFound(kind, name string) error {
-	return &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find %s shared memory region: '%s'", kind, name)}
+	return &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find %s shared memory region: '%s'", kind, textsafe.Bound(name))}
 }
 
 func cudaShmRegisterError(name string) error {
-	return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to register CUDA shared memory region: '%s', GPUs not supported", name)}
+	return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to register CUDA shared memory region: '%s', GPUs not supported", textsafe.Bound(name))}
 }
 
 // SystemSharedMemoryStatus implements GRPCInferenceServiceServer.
@@ -198,6 +115,9 @@ func (g *grpcService) SystemSharedMemoryStatus(_ context.Context, req *pb.System
 
 // SystemSharedMemoryRegister implements GRPCInferenceServiceServer.
 func (g *grpcService) SystemSharedMemoryRegister(_ context.Context, req *pb.SystemSharedMemoryRegisterRequest) (*pb.SystemSharedMemoryRegisterResponse, error) {
+	if err := g.engine.clientShm(); err != nil {
+		return nil, grpcError(err)
+	}
 	if err := g.engine.RegisterSystemSharedMemory(req.GetName(), req.GetKey(), req.GetOffset(), req.GetByteSize()); err != nil {
 		return nil, grpcError(err)
 	}
@@ -206,6 +126,9 @@ func (g *grpcService) SystemSharedMemoryRegister(_ context.Context, req *pb.Syst
 
 // SystemSharedMemoryUnregister implements GRPCInferenceServiceServer.
 func (g *grpcService) SystemSharedMemoryUnregister(_ context.Context, req *pb.SystemSharedMemoryUnregisterRequest) (*pb.SystemSharedMemoryUnregisterResponse, error) {
+	if err := g.engine.clientShm(); err != nil {
+		return nil, grpcError(err)
+	}
 	if err := g.engine.UnregisterSystemSharedMemory(req.GetName()); err != nil {
 		return nil, grpcError(err)
 	}
@@ -220,12 +143,16 @@ func (g *grpcService) CudaSharedMemoryStatus(_ context.Context, req *pb.CudaShar
 	return &pb.CudaSharedMemoryStatusResponse{Regions: map[string]*pb.CudaSharedMemoryStatusResponse_RegionStatus{}}, nil
 }
 
-// CudaSharedMemoryRegister implements GRPCInferenceServiceServer.
+// CudaSharedMemoryRegister implements GRPCInferenceServiceServer. Triton
+// built without GPU support refuses it before it asks --allow-client-shm.
 func (g *grpcService) CudaSharedMemoryRegister(_ context.Context, req *pb.CudaSharedMemoryRegisterRequest) (*pb.CudaSharedMemoryRegisterResponse, error) {
 	return nil, grpcError(cudaShmRegisterError(req.GetName()))
 }
 
 // CudaSharedMemoryUnregister implements GRPCInferenceServiceServer.
 func (g *grpcService) CudaSharedMemoryUnregister(context.Context, *pb.CudaSharedMemoryUnregisterRequest) (*pb.CudaSharedMemoryUnregisterResponse, error) {
+	if err := g.engine.clientShm(); err != nil {
+		return nil, grpcError(err)
+	}
 	return &pb.CudaSharedMemoryUnregisterResponse{}, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -58,16 +59,16 @@ type shmRegistry struct {
 func (e *Engine) RegisterSystemSharedMemory(name, key string, offset, byteSize uint64) error {
 	trimmed := strings.TrimLeft(key, "/")
 	if trimmed == "" {
-		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("cannot register shared memory region '%s' - invalid shm key '%s'", name, key)}
+		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("cannot register shared memory region '%s' - invalid shm key '%s'", textsafe.Bound(name), textsafe.Bound(key))}
 	}
 	if strings.HasPrefix(trimmed, reservedShmPrefix) {
-		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("cannot register shared memory region '%s' with key '%s' as the key contains the reserved prefix '%s'", name, key, reservedShmPrefix)}
+		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("cannot register shared memory region '%s' with key '%s' as the key contains the reserved prefix '%s'", textsafe.Bound(name), textsafe.Bound(key), reservedShmPrefix)}
 	}
 	s := &e.shm
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.regions[name]; ok {
-		return &kserve.Error{Code: codes.AlreadyExists, Message: fmt.Sprintf("shared memory region '%s' already in manager", name)}
+		return &kserve.Error{Code: codes.AlreadyExists, Message: fmt.Sprintf("shared memory region '%s' already in manager", textsafe.Bound(name))}
 	}
 	mem, unmap, size, err := mapSharedMemory(key, offset, byteSize)
 	if err != nil {
@@ -75,11 +76,11 @@ func (e *Engine) RegisterSystemSharedMemory(name, key string, offset, byteSize u
 		if errors.As(err, &ke) {
 			return err
 		}
-		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to register shared memory region '%s': %v", name, err)}
+		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to register shared memory region '%s': %v", textsafe.Bound(name), err)}
 	}
 	if offset+byteSize > size || offset+byteSize < offset {
 		_ = unmap()
-		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to register shared memory region '%s': invalid args", name)}
+		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("failed to register shared memory region '%s': invalid args", textsafe.Bound(name))}
 	}
 	if s.regions == nil {
 		s.regions = map[string]*shmRegion{}
@@ -149,7 +150,7 @@ func shmParams(tensor string, params map[string]*pb.InferParameter) (region stri
 	if ok {
 		sp, isString := rp.GetParameterChoice().(*pb.InferParameter_StringParam)
 		if !isString {
-			return "", 0, 0, false, invalidArg("invalid value type for 'shared_memory_region' parameter for tensor '%s', expected string_param.", tensor)
+			return "", 0, 0, false, invalidArg("invalid value type for 'shared_memory_region' parameter for tensor '%s', expected string_param.", textsafe.Bound(tensor))
 		}
 		region = sp.StringParam
 	}
@@ -162,17 +163,17 @@ func shmParams(tensor string, params map[string]*pb.InferParameter) (region stri
 			continue
 		}
 		if !ok {
-			return "", 0, 0, false, invalidArg("'%s' can not be specified without 'shared_memory_region' parameter for tensor '%s'", p.key, tensor)
+			return "", 0, 0, false, invalidArg("'%s' can not be specified without 'shared_memory_region' parameter for tensor '%s'", p.key, textsafe.Bound(tensor))
 		}
 		ip, isInt := v.GetParameterChoice().(*pb.InferParameter_Int64Param)
 		if !isInt {
-			return "", 0, 0, false, invalidArg("invalid value type for '%s' parameter for tensor '%s', expected int64_param.", p.key, tensor)
+			return "", 0, 0, false, invalidArg("invalid value type for '%s' parameter for tensor '%s', expected int64_param.", p.key, textsafe.Bound(tensor))
 		}
 		*p.to = ip.Int64Param
 	}
 	if ok {
 		if _, has := params[shmByteSizeParam]; !has {
-			return "", 0, 0, false, invalidArg("'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor '%s'", tensor)
+			return "", 0, 0, false, invalidArg("'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor '%s'", textsafe.Bound(tensor))
 		}
 	}
 	return region, offset, size, ok, nil
@@ -183,13 +184,13 @@ func shmParams(tensor string, params map[string]*pb.InferParameter) (region stri
 func (s *shmRegistry) span(name string, offset, size int64) ([]byte, error) {
 	r, ok := s.regions[name]
 	if !ok {
-		return nil, &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find shared memory region: '%s'", name)}
+		return nil, &kserve.Error{Code: codes.NotFound, Message: fmt.Sprintf("Unable to find shared memory region: '%s'", textsafe.Bound(name))}
 	}
 	if offset < 0 || uint64(offset) >= r.ByteSize {
-		return nil, invalidArg("Invalid offset for shared memory region: '%s'", name)
+		return nil, invalidArg("Invalid offset for shared memory region: '%s'", textsafe.Bound(name))
 	}
 	if size < 0 || uint64(offset)+uint64(size) > r.ByteSize {
-		return nil, invalidArg("Invalid offset + byte size for shared memory region: '%s'", name)
+		return nil, invalidArg("Invalid offset + byte size for shared memory region: '%s'", textsafe.Bound(name))
 	}
 	return r.data[offset : offset+size : offset+size], nil
 }
@@ -223,8 +224,9 @@ type shmOutput struct {
 // resolveShm returns req with the inputs in shared memory read out of
 // their regions into raw_input_contents (in the request's order, as the
 // frontends hand raw contents to the core), the shared-memory parameters
-// taken off, and the outputs to write into regions when it completes.
-func (e *Engine) resolveShm(req *pb.ModelInferRequest) (*pb.ModelInferRequest, []shmOutput, error) {
+// taken off, and the outputs to write into regions when it completes. The
+// inputs' copies are reserved in share.
+func (e *Engine) resolveShm(req *pb.ModelInferRequest, share *budgetShare) (*pb.ModelInferRequest, []shmOutput, error) {
 	out := &pb.ModelInferRequest{
 		ModelName: req.GetModelName(), ModelVersion: req.GetModelVersion(), Id: req.GetId(),
 		Parameters: req.GetParameters(),
@@ -250,6 +252,9 @@ func (e *Engine) resolveShm(req *pb.ModelInferRequest) (*pb.ModelInferRequest, [
 		}
 		b, err := s.span(region, offset, size)
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := share.grow(int64(len(b))); err != nil {
 			return nil, nil, err
 		}
 		out.Inputs = append(out.Inputs, &pb.ModelInferRequest_InferInputTensor{
@@ -323,7 +328,7 @@ func (e *Engine) writeShmOutputs(resp *pb.ModelInferResponse, outs []shmOutput) 
 		}
 		data := out.RawOutputContents[i]
 		if int64(len(data)) > so.size {
-			return nil, &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("shared memory size specified with the request for output '%s' (%d bytes) should be at least %d bytes to hold the results", so.name, so.size, len(data))}
+			return nil, &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("shared memory size specified with the request for output '%s' (%d bytes) should be at least %d bytes to hold the results", textsafe.Bound(so.name), so.size, len(data))}
 		}
 		dst, err := s.span(so.region, so.offset, so.size)
 		if err != nil {
@@ -348,12 +353,13 @@ func (e *Engine) writeShmOutputs(resp *pb.ModelInferResponse, outs []shmOutput) 
 
 // inferShm runs a request with tensors in shared memory: inputs read from
 // their regions at submission, outputs written to theirs at completion.
-func (e *Engine) inferShm(ctx context.Context, req *pb.ModelInferRequest, streaming bool) (*pb.ModelInferResponse, error) {
-	req, outs, err := e.resolveShm(req)
+func (e *Engine) inferShm(ctx context.Context, req *pb.ModelInferRequest, streaming bool, hold *budgetHold) (*pb.ModelInferResponse, error) {
+	share := budgetShare{hold: hold}
+	req, outs, err := e.resolveShm(req, &share)
 	if err != nil {
 		return nil, err
 	}
-	r, err := e.submit(req, streaming, nil, nil)
+	r, err := e.submit(req, streaming, nil, nil, share)
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +372,7 @@ func (e *Engine) inferShm(ctx context.Context, req *pb.ModelInferRequest, stream
 
 // openShmError is Triton's answer to a key shm_open cannot open.
 func openShmError(key string) error {
-	return &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("Unable to open shared memory region: '%s'", key)}
+	return &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("Unable to open shared memory region: '%s'", textsafe.Bound(key))}
 }
 
 // shmCompleted wraps a stream's completion callback: a request's outputs
@@ -385,4 +391,41 @@ func (e *Engine) shmCompleted(outs []shmOutput, next func(*request)) func(*reque
 		}
 		next(r)
 	}
+}
+
+// errClientShmDisabled is Triton's answer to a client's shared-memory
+// registration or unregistration when it was not started with
+// --allow-client-shm=true.
+var errClientShmDisabled = &kserve.Error{Code: codes.Unimplemented,
+	Message: "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable."}
+
+// clientShm refuses a client's registration or unregistration unless
+// EngineOptions.AllowClientShm allows them.
+func (e *Engine) clientShm() error {
+	if !e.opts.AllowClientShm {
+		return errClientShmDisabled
+	}
+	return nil
+}
+
+// withoutShmParams is a response as Triton's gRPC frontend sends it: an
+// output written to shared memory carries no parameters (writeShmOutputs
+// marks it with its region for HTTP's encoder, which writes no data for
+// it). resp is changed only if it has such an output.
+func withoutShmParams(resp *pb.ModelInferResponse) *pb.ModelInferResponse {
+	for i, o := range resp.GetOutputs() {
+		p := o.GetParameters()
+		if _, ok := p[shmRegionParam]; !ok {
+			continue
+		}
+		p = maps.Clone(p)
+		delete(p, shmRegionParam)
+		delete(p, shmOffsetParam)
+		delete(p, shmByteSizeParam)
+		if len(p) == 0 {
+			p = nil
+		}
+		resp.Outputs[i] = &pb.ModelInferResponse_InferOutputTensor{Name: o.GetName(), Datatype: o.GetDatatype(), Shape: o.GetShape(), Parameters: p}
+	}
+	return resp
 }

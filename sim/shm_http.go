@@ -1,115 +1,87 @@
 package sim
 
 import (
-	"encoding/json"
 	"net/http"
-
-	"github.com/tritontop/tritontop/triton/kserve"
 )
 
 // systemSharedMemory answers /v2/systemsharedmemory[/region/{r}]/{status,
-// register,unregister}, as Triton's HTTP frontend does.
+// register,unregister} (the method checked), as Triton's HTTP frontend
+// does.
 func (h *httpHandler) systemSharedMemory(w http.ResponseWriter, r *http.Request, region, verb string) {
+	var err error
 	switch verb {
 	case "status":
-		if !methodIs(w, r, http.MethodGet) {
+		var regions []SharedMemoryRegion
+		if regions, err = h.engine.SystemSharedMemoryStatus(region); err == nil {
+			writeJSON(w, http.StatusOK, shmStatusJSON(regions))
 			return
 		}
-		regions, err := h.engine.SystemSharedMemoryStatus(region)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		type status struct {
-			Name     string `json:"name"`
-			Key      string `json:"key"`
-			Offset   uint64 `json:"offset"`
-			ByteSize uint64 `json:"byte_size"`
-		}
-		out := make([]status, 0, len(regions))
-		for _, g := range regions {
-			out = append(out, status{g.Name, g.Key, g.Offset, g.ByteSize})
-		}
-		b, _ := json.Marshal(out)
-		writeBody(w, http.StatusOK, "application/json", b)
 	case "register":
-		if !methodIs(w, r, http.MethodPost) {
-			return
-		}
-		var body struct {
-			Key      string `json:"key"`
-			Offset   uint64 `json:"offset"`
-			ByteSize uint64 `json:"byte_size"`
-		}
-		if err := h.readOptionalJSON(r, &body); err != nil {
-			writeError(w, err)
-			return
-		}
-		if err := h.engine.RegisterSystemSharedMemory(region, body.Key, body.Offset, body.ByteSize); err != nil {
-			writeError(w, err)
-			return
-		}
-		writeBody(w, http.StatusOK, "", nil)
+		err = h.registerShm(r, region)
 	case "unregister":
-		if !methodIs(w, r, http.MethodPost) {
-			return
+		if err = h.engine.clientShm(); err == nil {
+			err = h.engine.UnregisterSystemSharedMemory(region)
 		}
-		if err := h.engine.UnregisterSystemSharedMemory(region); err != nil {
-			writeError(w, err)
-			return
-		}
-		writeBody(w, http.StatusOK, "", nil)
-	default:
-		w.WriteHeader(http.StatusBadRequest)
 	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeBody(w, http.StatusOK, "", nil)
 }
 
-// checkShmInput checks an HTTP input in shared memory as Triton's HTTP
-// frontend does: it carries no data of its own and its parameters are of
-// the right types (the engine reads the region).
-func checkShmInput(t *kserve.RequestInput) error {
-	_, bin := t.Parameters["binary_data_size"]
-	if len(t.Data) > 0 || bin {
-		msg := "Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But set"
-		if len(t.Data) > 0 {
-			msg += " 'data'"
-		}
-		if bin {
-			msg += " 'binary_data_size'"
-		}
-		return invalidArg("%s 'shared_memory_region'", msg)
-	}
-	if _, ok := t.Parameters[shmRegionParam].(string); !ok {
-		return invalidArg("Unable to parse 'shared_memory_region'")
-	}
-	for _, k := range []string{shmOffsetParam, shmByteSizeParam} {
-		if v, ok := t.Parameters[k]; ok {
-			if n, isNum := v.(json.Number); !isNum || !isUint(n) {
-				return invalidArg("Unable to parse '%s'", k)
-			}
-		}
-	}
-	return nil
+// shmStatus is a region in HTTP's status answer.
+type shmStatus struct {
+	Name     string `json:"name"`
+	Key      string `json:"key"`
+	Offset   uint64 `json:"offset"`
+	ByteSize uint64 `json:"byte_size"`
 }
 
-// isUint reports whether n is a non-negative integer.
-func isUint(n json.Number) bool {
-	v, err := n.Int64()
-	return err == nil && v >= 0
+func shmStatusJSON(regions []SharedMemoryRegion) []shmStatus {
+	out := make([]shmStatus, 0, len(regions))
+	for _, g := range regions {
+		out = append(out, shmStatus{g.Name, g.Key, g.Offset, g.ByteSize})
+	}
+	return out
 }
 
-// checkShmOutput refuses what Triton's HTTP frontend refuses of an output
-// in shared memory (ValidateOutputParameter): classification, or binary
-// data, along with it.
-func checkShmOutput(params map[string]any) error {
-	if _, ok := params[shmRegionParam]; !ok {
-		return nil
+// registerShm reads a register request's body in Triton's order (the
+// switch, the region's name, the body, "key", "offset", "byte_size") and
+// registers the region.
+func (h *httpHandler) registerShm(r *http.Request, region string) error {
+	if err := h.engine.clientShm(); err != nil {
+		return err
 	}
-	if _, ok := params["classification"]; ok {
-		return invalidArg("Output can't set both 'shared_memory_region' and 'classification'")
+	if region == "" {
+		return invalidArg("'region name' is necessary to register system shared memory region")
 	}
-	if b, ok := params["binary_data"].(bool); ok && b {
-		return invalidArg("Output can't set both 'shared_memory_region' and 'binary_data'")
+	hold := newBudgetHold(h.budget)
+	defer hold.close()
+	doc, _, err := h.readJSON(r, hold, true)
+	if err != nil {
+		return err
 	}
-	return nil
+	k, ok := doc.find("key")
+	if !ok {
+		return invalidArg("Shared memory register request has no 'key' field")
+	}
+	key, err := k.stringOr()
+	if err != nil {
+		return err
+	}
+	var offset, size uint64
+	if v, ok := doc.find("offset"); ok {
+		if offset, err = v.uintOr(); err != nil {
+			return err
+		}
+	}
+	v, ok := doc.find("byte_size")
+	if !ok {
+		return invalidArg("Shared memory register request has no 'byte_size' field")
+	}
+	if size, err = v.uintOr(); err != nil {
+		return err
+	}
+	return h.engine.RegisterSystemSharedMemory(region, key, offset, size)
 }

@@ -112,7 +112,7 @@ func i64Param(n int64) *pb.InferParameter {
 // region, infer with every tensor in shared memory, read the sums and
 // differences from the output region, read the status, unregister.
 func TestGRPCSimpleShmClient(t *testing.T) {
-	s := startSim(t, ExampleRepository(), EngineOptions{})
+	s := startSim(t, ExampleRepository(), EngineOptions{AllowClientShm: true})
 	c, _ := rawGRPC(t, s)
 	ctx := ctxT(t)
 	if _, err := c.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
@@ -185,7 +185,7 @@ func TestGRPCSimpleShmClient(t *testing.T) {
 // HTTP/REST, with the bodies tritonclient.http sends (its outputs ask for
 // binary_data, which set_shared_memory turns off).
 func TestHTTPSimpleShmClient(t *testing.T) {
-	s := startSim(t, ExampleRepository(), EngineOptions{})
+	s := startSim(t, ExampleRepository(), EngineOptions{AllowClientShm: true})
 	base := "http://" + s.HTTPAddr()
 	post := func(path, body string) []byte {
 		t.Helper()
@@ -266,7 +266,7 @@ func TestHTTPSimpleShmClient(t *testing.T) {
 // TestShmErrors: Triton's messages and codes for the ways a region or a
 // tensor in one can be wrong.
 func TestShmErrors(t *testing.T) {
-	s := startSim(t, ExampleRepository(), EngineOptions{})
+	s := startSim(t, ExampleRepository(), EngineOptions{AllowClientShm: true})
 	c, _ := rawGRPC(t, s)
 	ctx := ctxT(t)
 	key, _ := shmCreate(t, "region", 128)
@@ -329,7 +329,7 @@ func TestShmErrors(t *testing.T) {
 // shared memory reads its inputs from their region and writes its outputs
 // into theirs, as a unary one does.
 func TestGRPCStreamShm(t *testing.T) {
-	s := startSim(t, ExampleRepository(), EngineOptions{})
+	s := startSim(t, ExampleRepository(), EngineOptions{AllowClientShm: true})
 	c, _ := rawGRPC(t, s)
 	ctx := ctxT(t)
 	key, mem := shmCreate(t, "stream", 256)
@@ -369,7 +369,7 @@ func TestGRPCStreamShm(t *testing.T) {
 // goroutines that reference them at offset 0, then unregister every
 // region. The simulator counts the requests sent and writes the results.
 func TestPerfAnalyzerShmSequence(t *testing.T) {
-	s := startSim(t, ExampleRepository(), EngineOptions{})
+	s := startSim(t, ExampleRepository(), EngineOptions{AllowClientShm: true})
 	c, _ := rawGRPC(t, s)
 	ctx := ctxT(t)
 	if _, err := c.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{}); err != nil {
@@ -423,5 +423,47 @@ func TestPerfAnalyzerShmSequence(t *testing.T) {
 	}
 	if st, err := c.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{}); err != nil || len(st.GetRegions()) != 0 {
 		t.Errorf("regions left: %v, %v", st, err)
+	}
+}
+
+// TestClientShmSwitch: as Triton 2.73, client shared memory is refused
+// unless EngineOptions.AllowClientShm (tritontop sim --allow-client-shm)
+// allows it: registering and unregistering, system or CUDA, over gRPC and
+// HTTP, answer UNIMPLEMENTED (HTTP 501) with Triton's message; the status
+// still answers.
+func TestClientShmSwitch(t *testing.T) {
+	const disabled = "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable."
+	key, _ := shmCreate(t, "switch", 64)
+	for _, allow := range []bool{false, true} {
+		s := startSim(t, ExampleRepository(), EngineOptions{AllowClientShm: allow})
+		c, _ := rawGRPC(t, s)
+		ctx := ctxT(t)
+		base := "http://" + s.HTTPAddr()
+		_, regErr := c.SystemSharedMemoryRegister(ctx, &pb.SystemSharedMemoryRegisterRequest{Name: "g", Key: key, ByteSize: 64})
+		_, unregErr := c.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{Name: "g"})
+		_, cudaErr := c.CudaSharedMemoryUnregister(ctx, &pb.CudaSharedMemoryUnregisterRequest{})
+		_, statusErr := c.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{})
+		hReg, _, hRegBody := httpDo(t, "POST", base+"/v2/systemsharedmemory/region/h/register", []byte(`{"key":"`+key+`","offset":0,"byte_size":64}`), nil)
+		hUnreg, _, hUnregBody := httpDo(t, "POST", base+"/v2/systemsharedmemory/unregister", nil, nil)
+		hStatus, _, _ := httpDo(t, "GET", base+"/v2/systemsharedmemory/status", nil, nil)
+		if statusErr != nil || hStatus != 200 {
+			t.Errorf("allow %t: status: %v, HTTP %d", allow, statusErr, hStatus)
+		}
+		if allow {
+			if regErr != nil || unregErr != nil || cudaErr != nil || hReg != 200 || hUnreg != 200 {
+				t.Errorf("allowed: register %v, unregister %v, CUDA unregister %v, HTTP register %d %s, HTTP unregister %d %s",
+					regErr, unregErr, cudaErr, hReg, hRegBody, hUnreg, hUnregBody)
+			}
+			continue
+		}
+		for what, err := range map[string]error{"register": regErr, "unregister": unregErr, "CUDA unregister": cudaErr} {
+			if st, _ := status.FromError(err); st.Code() != codes.Unimplemented || st.Message() != disabled {
+				t.Errorf("off: gRPC %s = %v", what, err)
+			}
+		}
+		want := `{"error":"` + disabled + `"}`
+		if hReg != 501 || string(hRegBody) != want || hUnreg != 501 || string(hUnregBody) != want {
+			t.Errorf("off: HTTP register %d %s, unregister %d %s", hReg, hRegBody, hUnreg, hUnregBody)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -33,7 +34,7 @@ func mapSharedMemory(key string, offset, byteSize uint64) (mem []byte, unmap fun
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || fi.Size() < 0 {
-		return nil, nil, 0, &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("Invalid shared memory region: '%s'", key)}
+		return nil, nil, 0, &kserve.Error{Code: codes.Internal, Message: fmt.Sprintf("Invalid shared memory region: '%s'", textsafe.Bound(key))}
 	}
 	size = uint64(fi.Size())
 	if offset+byteSize > size || offset+byteSize < offset {
@@ -42,12 +43,14 @@ func mapSharedMemory(key string, offset, byteSize uint64) (mem []byte, unmap fun
 	if byteSize == 0 {
 		return []byte{}, func() error { return nil }, size, nil
 	}
-	// mmap wants a page-aligned offset: map from the page holding offset.
-	page := uint64(os.Getpagesize())
-	start := offset / page * page
-	m, err := syscall.Mmap(int(f.Fd()), int64(start), int(offset-start+byteSize), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	// Triton maps from offset itself, and mmap refuses an offset that is
+	// not a multiple of the page size (EINVAL, strerror's words).
+	if offset%uint64(os.Getpagesize()) != 0 {
+		return nil, nil, 0, fmt.Errorf("unable to process address space%s", "Invalid argument")
+	}
+	m, err := syscall.Mmap(int(f.Fd()), int64(offset), int(byteSize), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("unable to process address space%v", err)
 	}
-	return m[offset-start:], func() error { return syscall.Munmap(m) }, size, nil
+	return m, func() error { return syscall.Munmap(m) }, size, nil
 }

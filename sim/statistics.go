@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -377,10 +378,10 @@ func (e *Engine) ModelStatistics(name, version string) (*pb.ModelStatisticsRespo
 		resp.ModelStats = append(resp.ModelStats, mv.stats.proto(mv.model.name, mv.label))
 	}
 	if name != "" && !found {
-		return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("requested model '%s' is not available", name)}
+		return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("requested model '%s' is not available", textsafe.Bound(name))}
 	}
 	if name != "" && !foundVersion {
-		return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("requested model version is not available for model '%s'", name)}
+		return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("requested model version is not available for model '%s'", textsafe.Bound(name))}
 	}
 	return resp, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -32,14 +33,14 @@ func requestError(req *pb.ModelInferRequest, format string, args ...any) error {
 	if id == "" {
 		id = "<id_unknown>"
 	}
-	return &kserve.Error{Code: codes.InvalidArgument, Message: "[request id: " + id + "] " + fmt.Sprintf(format, args...)}
+	return &kserve.Error{Code: codes.InvalidArgument, Message: "[request id: " + textsafe.Bound(id) + "] " + fmt.Sprintf(format, args...)}
 }
 
 // prepare validates a request against the model the way Triton's gRPC
 // frontend and core do before the request is queued, with Triton's
 // messages, and returns it ready to enqueue. Errors here are not counted
 // in the statistics, as on Triton.
-func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
+func (m *model) prepare(req *pb.ModelInferRequest, share budgetShare) (*request, error) {
 	if err := checkParameters(req.GetParameters()); err != nil {
 		return nil, err
 	}
@@ -56,7 +57,7 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 		for _, o := range outs {
 			j, ok := m.outputIdx[o.GetName()]
 			if !ok {
-				return nil, invalidArg("unexpected inference output '%s' for model '%s'", o.GetName(), m.name)
+				return nil, invalidArg("unexpected inference output '%s' for model '%s'", textsafe.Bound(o.GetName()), m.name)
 			}
 			want[j] = true
 			if p, ok := o.GetParameters()["classification"]; ok {
@@ -78,28 +79,22 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 	if len(inputs) != len(m.inputs) {
 		return nil, m.inputCountError(req)
 	}
-	seen := make([]bool, len(m.inputs))
 	for _, in := range inputs {
-		j, ok := m.inputIdx[in.GetName()]
-		if !ok {
-			return nil, invalidArg("unexpected inference input '%s' for model '%s'", in.GetName(), m.name)
+		if _, ok := m.inputIdx[in.GetName()]; !ok {
+			return nil, invalidArg("unexpected inference input '%s' for model '%s'", textsafe.Bound(in.GetName()), m.name)
 		}
-		if seen[j] {
-			return nil, requestError(req, "input '%s' already exists in request", in.GetName())
-		}
-		seen[j] = true
 	}
 	var batch int64
 	if m.spec.MaxBatchSize > 0 {
 		for i, in := range inputs {
 			shape := in.GetShape()
 			if len(shape) == 0 {
-				return nil, requestError(req, "input '%s' has no shape but model requires batch dimension for '%s'", in.GetName(), m.name)
+				return nil, requestError(req, "input '%s' has no shape but model requires batch dimension for '%s'", textsafe.Bound(in.GetName()), m.name)
 			}
 			if i == 0 {
 				batch = shape[0]
 			} else if shape[0] != batch {
-				return nil, requestError(req, "input '%s' batch size does not match other inputs for '%s'", in.GetName(), m.name)
+				return nil, requestError(req, "input '%s' batch size does not match other inputs for '%s'", textsafe.Bound(in.GetName()), m.name)
 			}
 		}
 		// Triton keeps the batch size unsigned: a negative one is huge.
@@ -117,7 +112,7 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 		t := &m.inputs[j]
 		// The protocol speaks "INT32", never the config's "TYPE_INT32".
 		if got := tritonDataTypeString(in.GetDatatype()); got != t.datatype {
-			return nil, requestError(req, "inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.GetName(), got, m.name, t.datatype)
+			return nil, requestError(req, "inference input '%s' data-type is '%s', but model '%s' expects '%s'", textsafe.Bound(in.GetName()), textsafe.Bound(got), m.name, t.datatype)
 		}
 		shape := in.GetShape()
 		dims := shape
@@ -127,7 +122,7 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 		match := len(dims) == len(t.dims)
 		for k := 0; match && k < len(dims); k++ {
 			if dims[k] == -1 {
-				return nil, requestError(req, "All input dimensions should be specified for input '%s' for model '%s', got %s", in.GetName(), m.name, kserve.FormatDims(shape))
+				return nil, requestError(req, "All input dimensions should be specified for input '%s' for model '%s', got %s", textsafe.Bound(in.GetName()), m.name, dimsText(shape))
 			}
 			if t.dims[k] != -1 && t.dims[k] != dims[k] {
 				match = false
@@ -149,7 +144,7 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 				full = append([]int64{-1}, t.dims...)
 				note = "NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size."
 			}
-			return nil, requestError(req, "unexpected shape for input '%s' for model '%s'. Expected %s, got %s. %s", in.GetName(), m.name, kserve.FormatDims(full), kserve.FormatDims(shape), note)
+			return nil, requestError(req, "unexpected shape for input '%s' for model '%s'. Expected %s, got %s. %s", textsafe.Bound(in.GetName()), m.name, kserve.FormatDims(full), dimsText(shape), note)
 		}
 		if err := m.checkSize(req, t, shape, data[i]); err != nil {
 			return nil, err
@@ -164,16 +159,24 @@ func (m *model) prepare(req *pb.ModelInferRequest) (*request, error) {
 	r.timeout = m.queueTimeout(req.GetParameters()["timeout"].GetInt64Param())
 	r.varKey = hash.Sum64()
 	// An ensemble computes no output itself: its steps' models check
-	// theirs.
+	// theirs, and reserve them (ensembleRun.submit).
+	var outBytes int64
 	if !m.ensemble {
-		if err := m.checkOutputs(r); err != nil {
+		n, err := m.checkOutputs(r)
+		if err != nil {
 			return nil, err
 		}
+		outBytes = n
 	}
 	if m.seq {
 		if err := m.sequenceParameters(r); err != nil {
 			return nil, err
 		}
+	}
+	// Reserved last, so that no error above leaves it held.
+	r.budget = share
+	if err := r.budget.grow(outBytes); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -220,11 +223,17 @@ func (m *model) inputCountError(req *pb.ModelInferRequest) error {
 		}
 	}
 	missing = missing[:len(missing)-1] + "]"
+	// Triton lists the request's inputs from its unordered_map: for a few
+	// names in distinct buckets, libstdc++ iterates them newest first.
 	got := "[]"
 	if len(inputs) > 0 {
 		got = "["
-		for _, in := range inputs {
-			got += "'" + in.GetName() + "',"
+		for i := len(inputs) - 1; i >= 0; i-- {
+			if len(inputs)-1-i == maxListed {
+				got += fmt.Sprintf("… (%d in all),", len(inputs))
+				break
+			}
+			got += "'" + textsafe.Bound(inputs[i].GetName()) + "',"
 		}
 		got = got[:len(got)-1] + "]"
 	}
@@ -241,11 +250,17 @@ func (m *model) inputData(req *pb.ModelInferRequest) ([][]byte, error) {
 	raw := req.GetRawInputContents()
 	data := make([][]byte, len(inputs))
 	next := 0
+	seen := make(map[string]bool, len(inputs))
 	for i, in := range inputs {
+		// The frontend adds each input before it looks for its data.
+		if seen[in.GetName()] {
+			return nil, requestError(req, "input '%s' already exists in request", textsafe.Bound(in.GetName()))
+		}
+		seen[in.GetName()] = true
 		c := in.GetContents()
 		switch {
 		case c != nil && len(raw) > 0:
-			return nil, invalidArg("contents field must not be specified when using raw_input_contents for '%s' for model '%s'", in.GetName(), m.name)
+			return nil, invalidArg("contents field must not be specified when using raw_input_contents for '%s' for model '%s'", textsafe.Bound(in.GetName()), m.name)
 		case c != nil:
 			b, err := m.contentsBytes(in, c)
 			if err != nil {
@@ -256,13 +271,11 @@ func (m *model) inputData(req *pb.ModelInferRequest) ([][]byte, error) {
 			data[i] = raw[next]
 			next++
 		default:
-			return nil, invalidArg("unable to find data for input tensor '%s' for model '%s' in request.", in.GetName(), m.name)
+			return nil, invalidArg("unable to find data for input tensor '%s' for model '%s' in request.", textsafe.Bound(in.GetName()), m.name)
 		}
 	}
-	if next < len(raw) {
-		// HTTP refuses extra binary data; the gRPC frontend must too.
-		return nil, invalidArg("unexpected additional input data for model '%s': %d raw_input_contents entries for %d inputs without contents", m.name, len(raw), next)
-	}
+	// raw_input_contents entries beyond the inputs are ignored, as Triton's
+	// gRPC frontend ignores them.
 	return data, nil
 }
 
@@ -279,10 +292,10 @@ func (m *model) contentsBytes(in *pb.ModelInferRequest_InferInputTensor, c *pb.I
 			return nil
 		}
 		if set {
-			return invalidArg("unexpected explicit tensor data for input tensor '%s' for model '%s', binary data was already supplied.", in.GetName(), m.name)
+			return invalidArg("unexpected explicit tensor data for input tensor '%s' for model '%s', binary data was already supplied.", textsafe.Bound(in.GetName()), m.name)
 		}
 		if fieldType != dt {
-			return invalidArg("unexpected explicit tensor data for input tensor '%s' for model '%s' of type '%s', expected datatype '%s'", in.GetName(), m.name, fieldType, tritonDataTypeString(dt))
+			return invalidArg("unexpected explicit tensor data for input tensor '%s' for model '%s' of type '%s', expected datatype '%s'", textsafe.Bound(in.GetName()), m.name, fieldType, tritonDataTypeString(dt))
 		}
 		set = true
 		return nil
@@ -388,7 +401,7 @@ func checkParameters(params map[string]*pb.InferParameter) error {
 			}
 		case "sequence_start", "sequence_end", emptyFinalResponse:
 			if _, ok := p.GetParameterChoice().(*pb.InferParameter_BoolParam); !ok {
-				return invalidArg("invalid value type for '%s' parameter, expected bool_param.", k)
+				return invalidArg("invalid value type for '%s' parameter, expected bool_param.", textsafe.Bound(k))
 			}
 		case "priority":
 			switch v := p.GetParameterChoice().(type) {
@@ -411,7 +424,7 @@ func checkParameters(params map[string]*pb.InferParameter) error {
 			switch p.GetParameterChoice().(type) {
 			case *pb.InferParameter_Int64Param, *pb.InferParameter_BoolParam, *pb.InferParameter_StringParam, *pb.InferParameter_DoubleParam:
 			default:
-				return invalidArg("invalid value type for '%s' parameter, expected int64_param, bool_param, or string_param.", k)
+				return invalidArg("invalid value type for '%s' parameter, expected int64_param, bool_param, or string_param.", textsafe.Bound(k))
 			}
 		}
 	}
@@ -467,10 +480,9 @@ func (m *model) checkSize(req *pb.ModelInferRequest, t *tensorInfo, shape []int6
 		if count++; count > n {
 			return requestError(req, "unexpected number of string elements %d for inference input '%s' for model '%s', expecting %d", count, t.name, m.name, n)
 		}
-		if l > int64(len(b)) {
-			return requestError(req, "incomplete string for inference input '%s' for model '%s', expecting string of length %d but only %d bytes available", t.name, m.name, l, len(b))
-		}
-		b = b[l:]
+		// A last element cut short passes, as in Triton 2.73: it fails, if
+		// at all, where the output is written.
+		b = b[min(l, int64(len(b))):]
 	}
 	if count != n {
 		return requestError(req, "expected %d string elements for inference input '%s' for model '%s', got %d", n, t.name, m.name, count)

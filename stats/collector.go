@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/load"
 )
 
@@ -419,7 +420,7 @@ func (c *Collector) Run(ctx context.Context, emit func(Snapshot)) error {
 	}
 	for _, m := range c.opts.Models {
 		if m.Results == nil {
-			return fmt.Errorf("stats collector: no results channel to read for model %q", m.Name)
+			return fmt.Errorf("stats collector: no results channel to read for model %s", textsafe.Quote(m.Name))
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)

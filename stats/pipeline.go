@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -65,14 +66,14 @@ func composingOf(ctx context.Context, r ConfigReader, cfg *pb.ModelConfig, extra
 			return nil
 		}
 		if *n++; *n > MaxComposing {
-			return fmt.Errorf("model %q: more than %d composing models", cfg.GetName(), MaxComposing)
+			return fmt.Errorf("model %s: more than %d composing models", textsafe.Quote(cfg.GetName()), MaxComposing)
 		}
 		if depth > MaxComposingDepth {
-			return fmt.Errorf("model %q: ensembles nested more than %d deep", cfg.GetName(), MaxComposingDepth)
+			return fmt.Errorf("model %s: ensembles nested more than %d deep", textsafe.Quote(cfg.GetName()), MaxComposingDepth)
 		}
 		sub, err := r.ModelConfig(ctx, c.Name, c.Version)
 		if err != nil {
-			return fmt.Errorf("config of %q, a composing model of %q: %w", c.Name, cfg.GetName(), err)
+			return fmt.Errorf("config of %s, a composing model of %s: %w", textsafe.Quote(c.Name), textsafe.Quote(cfg.GetName()), err)
 		}
 		if c.Steps, err = composingOf(ctx, r, sub, nil, depth+1, n); err != nil {
 			return err
@@ -111,11 +112,11 @@ func ParseComposing(s string) ([]Composing, error) {
 	for _, item := range strings.Split(s, ",") {
 		name, version, _ := strings.Cut(item, ":")
 		if name == "" {
-			return nil, fmt.Errorf("%q names no model: give NAME or NAME:VERSION, comma separated (modelA:3,modelB)", item)
+			return nil, fmt.Errorf("%s names no model: give NAME or NAME:VERSION, comma separated (modelA:3,modelB)", textsafe.Quote(item))
 		}
 		if version != "" {
 			if v, err := strconv.ParseInt(version, 10, 64); err != nil || v < 0 {
-				return nil, fmt.Errorf("%q: version %q is not a whole number (NAME:VERSION, as modelA:3)", item, version)
+				return nil, fmt.Errorf("%s: version %s is not a whole number (NAME:VERSION, as modelA:3)", textsafe.Quote(item), textsafe.Quote(version))
 			}
 		}
 		out = append(out, Composing{Name: name, Version: version})

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -129,7 +130,7 @@ func (p *ServerPoller) read(ctx context.Context) (*pb.ModelStatistics, []*pb.Mod
 	}
 	resp, err := p.client.ModelStatistics(ctx, model, version)
 	if err != nil {
-		return nil, nil, fmt.Errorf("model statistics of %q: %w", p.model, err)
+		return nil, nil, fmt.Errorf("model statistics of %s: %w", textsafe.Quote(p.model), err)
 	}
 	st := pickVersion(resp.GetModelStats(), p.model, p.version)
 	if st == nil {
@@ -137,7 +138,7 @@ func (p *ServerPoller) read(ctx context.Context) (*pb.ModelStatistics, []*pb.Mod
 		if v == "" {
 			v = "any version"
 		}
-		return nil, nil, fmt.Errorf("model statistics: server reported none for %q (%s)", p.model, v)
+		return nil, nil, fmt.Errorf("model statistics: server reported none for %s (%s)", textsafe.Quote(p.model), textsafe.Bound(v))
 	}
 	if len(p.steps) == 0 {
 		return st, nil, nil

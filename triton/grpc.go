@@ -164,7 +164,7 @@ func (c *grpcClient) ModelConfig(ctx context.Context, model, version string) (*p
 		return nil, grpcError(ctx, err)
 	}
 	if r.GetConfig() == nil {
-		return nil, fmt.Errorf("model config for %q: server sent no config", model)
+		return nil, fmt.Errorf("model config for %s: server sent no config", textsafe.Quote(model))
 	}
 	return r.GetConfig(), nil
 }
@@ -207,7 +207,7 @@ func prepareGRPC(req *InferRequest) (*grpcPrepared, error) {
 	// Deterministic, so that parameter maps encode the same way every time.
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
-		return nil, fmt.Errorf("encode infer request for %q: %w", req.Model, err)
+		return nil, fmt.Errorf("encode infer request for %s: %w", textsafe.Quote(req.Model), err)
 	}
 	return &grpcPrepared{wire: mem.BufferSlice{mem.SliceBuffer(b)}, size: len(b)}, nil
 }
@@ -270,7 +270,7 @@ func buildModelInferRequest(req *InferRequest) (*pb.ModelInferRequest, error) {
 	}
 	params, err := inferParameters(req.Parameters)
 	if err != nil {
-		return nil, fmt.Errorf("infer request for %q: %w", req.Model, err)
+		return nil, fmt.Errorf("infer request for %s: %w", textsafe.Quote(req.Model), err)
 	}
 	m := &pb.ModelInferRequest{
 		ModelName:        req.Model,
@@ -282,7 +282,7 @@ func buildModelInferRequest(req *InferRequest) (*pb.ModelInferRequest, error) {
 	}
 	for i, in := range req.Inputs {
 		if in.Name == "" || in.Datatype == "" {
-			return nil, fmt.Errorf("infer request for %q: input %d needs a name and a datatype", req.Model, i)
+			return nil, fmt.Errorf("infer request for %s: input %d needs a name and a datatype", textsafe.Quote(req.Model), i)
 		}
 		m.Inputs[i] = &pb.ModelInferRequest_InferInputTensor{Name: in.Name, Datatype: in.Datatype, Shape: in.Shape}
 		if in.SharedMemory != nil {
@@ -331,7 +331,7 @@ func inferParameters(in map[string]any) (map[string]*pb.InferParameter, error) {
 		case float32:
 			p.ParameterChoice = &pb.InferParameter_DoubleParam{DoubleParam: float64(x)}
 		default:
-			return nil, fmt.Errorf("parameter %q has type %T: use string, bool, int64 or float64", k, v)
+			return nil, fmt.Errorf("parameter %s has type %T: use string, bool, int64 or float64", textsafe.Quote(k), v)
 		}
 		out[k] = p
 	}
@@ -373,7 +373,7 @@ func decodeModelInferResponse(r *pb.ModelInferResponse) (*InferResponse, error) 
 	}
 	raw := r.GetRawOutputContents()
 	if len(raw) > 0 && len(raw) != len(r.GetOutputs()) {
-		return nil, fmt.Errorf("infer response from %q: %d outputs but %d raw_output_contents", r.GetModelName(), len(r.GetOutputs()), len(raw))
+		return nil, fmt.Errorf("infer response from %s: %d outputs but %d raw_output_contents", textsafe.Quote(r.GetModelName()), len(r.GetOutputs()), len(raw))
 	}
 	for i, o := range r.GetOutputs() {
 		t := Tensor{Name: o.GetName(), Datatype: o.GetDatatype(), Shape: o.GetShape()}
@@ -382,7 +382,7 @@ func decodeModelInferResponse(r *pb.ModelInferResponse) (*InferResponse, error) 
 		} else if o.GetContents() != nil {
 			b, err := contentsToRaw(o.GetDatatype(), o.GetContents())
 			if err != nil {
-				return nil, fmt.Errorf("infer response output %q: %w", o.GetName(), err)
+				return nil, fmt.Errorf("infer response output %s: %w", textsafe.Quote(o.GetName()), err)
 			}
 			t.Data = b
 		}
@@ -447,7 +447,7 @@ func contentsToRaw(datatype string, c *pb.InferTensorContents) ([]byte, error) {
 	case "BYTES":
 		b = kserve.EncodeBytes(c.GetBytesContents())
 	default:
-		return nil, fmt.Errorf("datatype %q has no typed contents (FP16 and BF16 travel raw only)", datatype)
+		return nil, fmt.Errorf("datatype %s has no typed contents (FP16 and BF16 travel raw only)", textsafe.Quote(datatype))
 	}
 	return b, nil
 }

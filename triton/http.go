@@ -74,7 +74,7 @@ func newHTTPClient(ep endpoint, o Options, tlsConf *tls.Config) (*httpClient, er
 				base = scheme + "://" + base
 			}
 			if _, err := url.Parse(base); err != nil {
-				return nil, fmt.Errorf("endpoint URL %q: %w", o.EndpointURL, err)
+				return nil, fmt.Errorf("endpoint URL %s: %w", textsafe.Quote(o.EndpointURL), err)
 			}
 		}
 		c.text = &textEndpoint{kind: o.Endpoint, base: base, stream: o.Stream}

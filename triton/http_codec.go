@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -57,7 +58,7 @@ func (c *httpClient) prepare(req *InferRequest) (*httpPrepared, error) {
 	}
 	body, jsonLen, err := encodeHTTPInfer(req)
 	if err != nil {
-		return nil, fmt.Errorf("infer request for %q: %w", req.Model, err)
+		return nil, fmt.Errorf("infer request for %s: %w", textsafe.Quote(req.Model), err)
 	}
 	h := c.header.Clone()
 	head := body
@@ -106,7 +107,7 @@ func encodeHTTPInfer(req *InferRequest) (body []byte, jsonLen int, err error) {
 				return nil, 0, err
 			}
 			if ji.Data, err = json.Marshal(data); err != nil {
-				return nil, 0, fmt.Errorf("input %q: encode JSON data: %w", in.Name, err)
+				return nil, 0, fmt.Errorf("input %s: encode JSON data: %w", textsafe.Quote(in.Name), err)
 			}
 		} else {
 			ji.Parameters = map[string]any{"binary_data_size": len(in.Data)}
@@ -151,7 +152,7 @@ func checkParameter(k string, v any) error {
 	case bool, string, int, int32, int64, uint64, float32, float64:
 		return nil
 	}
-	return fmt.Errorf("parameter %q has type %T: use string, bool, int64 or float64", k, v)
+	return fmt.Errorf("parameter %s has type %T: use string, bool, int64 or float64", textsafe.Quote(k), v)
 }
 
 // Send implements Client. The response body is counted and discarded; an
@@ -239,7 +240,7 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	if h := resp.Header.Get(kserve.HeaderContentLength); h != "" {
 		n, err := strconv.Atoi(h)
 		if err != nil || n < 0 || n > len(body) {
-			return nil, fmt.Errorf("infer response: bad %s %q for a %d-byte body", kserve.HeaderContentLength, h, len(body))
+			return nil, fmt.Errorf("infer response: bad %s %s for a %d-byte body", kserve.HeaderContentLength, textsafe.Quote(h), len(body))
 		}
 		jsonLen = n
 	}
@@ -265,13 +266,13 @@ func decodeHTTPInfer(head, bin []byte) (*InferResponse, error) {
 		if sz, ok := o.Parameters["binary_data_size"]; ok {
 			n, err := strconv.Atoi(fmt.Sprint(sz))
 			if err != nil || n < 0 || n > len(bin) {
-				return nil, fmt.Errorf("infer response output %q: binary_data_size %v but %d binary bytes left", o.Name, sz, len(bin))
+				return nil, fmt.Errorf("infer response output %s: binary_data_size %v but %d binary bytes left", textsafe.Quote(o.Name), sz, len(bin))
 			}
 			t.Data, bin = bin[:n:n], bin[n:]
 		} else {
 			b, err := jsonToRaw(o.Datatype, o.Data)
 			if err != nil {
-				return nil, fmt.Errorf("infer response output %q: %w", o.Name, err)
+				return nil, fmt.Errorf("infer response output %s: %w", textsafe.Quote(o.Name), err)
 			}
 			t.Data = b
 		}
@@ -305,11 +306,11 @@ func rawToJSON(t Tensor) (any, error) {
 	size := kserve.ElementSize(t.Datatype)
 	switch {
 	case t.Datatype == "FP16" || t.Datatype == "BF16":
-		return nil, fmt.Errorf("input %q is %s, which Triton does not accept as JSON: send it binary (drop the JSON option)", t.Name, t.Datatype)
+		return nil, fmt.Errorf("input %s is %s, which Triton does not accept as JSON: send it binary (drop the JSON option)", textsafe.Quote(t.Name), t.Datatype)
 	case size == 0:
-		return nil, fmt.Errorf("input %q has unknown datatype %q", t.Name, t.Datatype)
+		return nil, fmt.Errorf("input %s has unknown datatype %s", textsafe.Quote(t.Name), textsafe.Quote(t.Datatype))
 	case size > 0 && int64(len(t.Data)) != count*int64(size):
-		return nil, fmt.Errorf("input %q: %d bytes of data, but shape %v of %s needs %d", t.Name, len(t.Data), t.Shape, t.Datatype, count*int64(size))
+		return nil, fmt.Errorf("input %s: %d bytes of data, but shape %v of %s needs %d", textsafe.Quote(t.Name), len(t.Data), t.Shape, t.Datatype, count*int64(size))
 	}
 	b := t.Data
 	le := binary.LittleEndian
@@ -341,7 +342,7 @@ func rawToJSON(t Tensor) (any, error) {
 		for i := range v {
 			v[i] = math.Float32frombits(le.Uint32(b[4*i:]))
 			if math.IsNaN(float64(v[i])) || math.IsInf(float64(v[i]), 0) {
-				return nil, fmt.Errorf("input %q holds NaN or Inf, which JSON cannot carry: send it binary", t.Name)
+				return nil, fmt.Errorf("input %s holds NaN or Inf, which JSON cannot carry: send it binary", textsafe.Quote(t.Name))
 			}
 		}
 		return v, nil
@@ -350,14 +351,14 @@ func rawToJSON(t Tensor) (any, error) {
 		for i := range v {
 			v[i] = math.Float64frombits(le.Uint64(b[8*i:]))
 			if math.IsNaN(v[i]) || math.IsInf(v[i], 0) {
-				return nil, fmt.Errorf("input %q holds NaN or Inf, which JSON cannot carry: send it binary", t.Name)
+				return nil, fmt.Errorf("input %s holds NaN or Inf, which JSON cannot carry: send it binary", textsafe.Quote(t.Name))
 			}
 		}
 		return v, nil
 	case "BYTES":
 		elems, err := kserve.DecodeBytes(b, int(count))
 		if err != nil {
-			return nil, fmt.Errorf("input %q: %w", t.Name, err)
+			return nil, fmt.Errorf("input %s: %w", textsafe.Quote(t.Name), err)
 		}
 		v := make([]string, len(elems))
 		for i, e := range elems {
@@ -365,7 +366,7 @@ func rawToJSON(t Tensor) (any, error) {
 		}
 		return v, nil
 	}
-	return nil, fmt.Errorf("input %q has unknown datatype %q", t.Name, t.Datatype)
+	return nil, fmt.Errorf("input %s has unknown datatype %s", textsafe.Quote(t.Name), textsafe.Quote(t.Datatype))
 }
 
 func ints(n int, at func(int) int64) []int64 {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -84,7 +85,7 @@ func ParseInputData(r io.Reader, source string) (*InputData, error) {
 	dec.UseNumber()
 	var top map[string]json.RawMessage
 	if err := dec.Decode(&top); err != nil {
-		return nil, fmt.Errorf("input data %s: not a JSON object: %w", source, err)
+		return nil, fmt.Errorf("input data %s: not a JSON object: %s", source, textsafe.Excerpt(err.Error(), textsafe.MaxErrorText))
 	}
 	raw, ok := top["data"]
 	if !ok {
@@ -92,7 +93,7 @@ func ParseInputData(r io.Reader, source string) (*InputData, error) {
 	}
 	var sets []json.RawMessage
 	if err := unmarshalNumbers(raw, &sets); err != nil {
-		return nil, fmt.Errorf("input data %s: \"data\" must be an array of data sets: %w", source, err)
+		return nil, fmt.Errorf("input data %s: \"data\" must be an array of data sets: %s", source, textsafe.Excerpt(err.Error(), textsafe.MaxErrorText))
 	}
 	if len(sets) == 0 {
 		return nil, fmt.Errorf("input data %s: \"data\" is empty", source)
@@ -106,14 +107,14 @@ func ParseInputData(r io.Reader, source string) (*InputData, error) {
 			if bytes.HasPrefix(bytes.TrimSpace(s), []byte("[")) {
 				return nil, fmt.Errorf("input data %s: data set %d is an array: sequence (multi-stream) data is not supported", source, i+1)
 			}
-			return nil, fmt.Errorf("input data %s: data set %d must be an object of inputs: %w", source, i+1, err)
+			return nil, fmt.Errorf("input data %s: data set %d must be an object of inputs: %s", source, i+1, textsafe.Excerpt(err.Error(), textsafe.MaxErrorText))
 		}
 		sets[i] = nil
 		vals := make(map[string]InputValues, len(set))
 		for name, v := range set {
 			iv, err := parseInputValues(v)
 			if err != nil {
-				return nil, fmt.Errorf("input data %s: input '%s' in data set %d: %w", source, name, i+1, err)
+				return nil, fmt.Errorf("input data %s: input '%s' in data set %d: %w", source, textsafe.Bound(name), i+1, err)
 			}
 			vals[name] = iv
 		}
@@ -300,7 +301,7 @@ func walkArray(raw []byte, fn func(json.Token) error) (int64, error) {
 				return n, errors.New("an array of values holds null: give numbers, strings or booleans")
 			default:
 				if !validNumber(word) {
-					return n, fmt.Errorf("bad JSON array: %q at offset %d is not a number", excerpt(word), i)
+					return n, fmt.Errorf("bad JSON array: %s at offset %d is not a number", textsafe.Quote(excerpt(word)), i)
 				}
 				if fn != nil {
 					tok = json.Number(word)
@@ -414,7 +415,7 @@ func jsonShape(v any) ([]int64, error) {
 		}
 		x, err := n.Int64()
 		if err != nil || x < 0 {
-			return nil, fmt.Errorf("bad dimension %s in \"shape\"", n)
+			return nil, fmt.Errorf("bad dimension %s in \"shape\"", textsafe.Bound(string(n)))
 		}
 		shape[i] = x
 	}

@@ -8,6 +8,9 @@ import (
 	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
+// maxListedNames is how many of a data set's unknown inputs a message names.
+const maxListedNames = 8
+
 // checkDataInputs refuses an --input-data file that gives an input the
 // model does not have: such values would otherwise be dropped without a
 // word, and the run would measure data other than the user meant.
@@ -24,13 +27,16 @@ func checkDataInputs(data *InputData, model string, names []string) error {
 			continue
 		}
 		slices.Sort(extra)
-		quoted := make([]string, len(extra))
-		for j, e := range extra {
-			quoted[j] = "'" + textsafe.Line(e) + "'"
+		quoted := make([]string, 0, min(len(extra), maxListedNames))
+		for _, e := range extra[:min(len(extra), maxListedNames)] {
+			quoted = append(quoted, "'"+textsafe.Bound(e)+"'")
 		}
-		what := "input " + quoted[0] + ", which model '" + textsafe.Line(model) + "' does not have"
+		if len(extra) > maxListedNames {
+			quoted = append(quoted, fmt.Sprintf("… (%d in all)", len(extra)))
+		}
+		what := "input " + quoted[0] + ", which model '" + textsafe.Bound(model) + "' does not have"
 		if len(extra) > 1 {
-			what = "inputs " + strings.Join(quoted, ", ") + ", which model '" + textsafe.Line(model) + "' does not have"
+			what = "inputs " + strings.Join(quoted, ", ") + ", which model '" + textsafe.Bound(model) + "' does not have"
 		}
 		return fmt.Errorf("input data %s: data set %d gives %s (its inputs: %s); rename or remove it", textsafe.Line(data.Source), i+1, what, textsafe.Line(strings.Join(names, ", ")))
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/internal/tokenizer"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -143,7 +144,7 @@ func (l *llmInputs) values(name string, dims []int64) (InputValues, []int64, err
 		n *= shape[i]
 	}
 	if n != 1 {
-		return InputValues{}, nil, fmt.Errorf("LLM input '%s' has dims %v: tritontop fills it with one value; give it in --input-data instead", name, dims)
+		return InputValues{}, nil, fmt.Errorf("LLM input '%s' has dims %v: tritontop fills it with one value; give it in --input-data instead", textsafe.Bound(name), dims)
 	}
 	var v any
 	switch name {
@@ -242,14 +243,14 @@ func Prompt(n int, rng *rand.Rand) string {
 func ParseRequestParameter(s string) (string, any, error) {
 	parts := strings.Split(s, ":")
 	if len(parts) != 3 {
-		return "", nil, fmt.Errorf("bad --request-parameter %q: use NAME:VALUE:TYPE, e.g. max_tokens:256:int", s)
+		return "", nil, fmt.Errorf("bad --request-parameter %s: use NAME:VALUE:TYPE, e.g. max_tokens:256:int", textsafe.Quote(s))
 	}
 	name, value, typ := parts[0], parts[1], strings.ToLower(parts[2])
 	if name == "" {
-		return "", nil, fmt.Errorf("bad --request-parameter %q: the name is empty", s)
+		return "", nil, fmt.Errorf("bad --request-parameter %s: the name is empty", textsafe.Quote(s))
 	}
 	if strings.HasPrefix(name, "triton_") {
-		return "", nil, fmt.Errorf("bad --request-parameter %q: names starting with triton_ are reserved for Triton", s)
+		return "", nil, fmt.Errorf("bad --request-parameter %s: names starting with triton_ are reserved for Triton", textsafe.Quote(s))
 	}
 	switch typ {
 	case "string":
@@ -257,7 +258,7 @@ func ParseRequestParameter(s string) (string, any, error) {
 	case "int":
 		v, err := strconv.ParseInt(value, 10, 64)
 		if err != nil {
-			return "", nil, fmt.Errorf("bad --request-parameter %q: %q is not an integer", s, value)
+			return "", nil, fmt.Errorf("bad --request-parameter %s: %s is not an integer", textsafe.Quote(s), textsafe.Quote(value))
 		}
 		return name, v, nil
 	case "bool":
@@ -267,7 +268,7 @@ func ParseRequestParameter(s string) (string, any, error) {
 		case "false":
 			return name, false, nil
 		}
-		return "", nil, fmt.Errorf("bad --request-parameter %q: a bool is true or false", s)
+		return "", nil, fmt.Errorf("bad --request-parameter %s: a bool is true or false", textsafe.Quote(s))
 	}
-	return "", nil, fmt.Errorf("bad --request-parameter %q: type %q is not string, int or bool", s, parts[2])
+	return "", nil, fmt.Errorf("bad --request-parameter %s: type %s is not string, int or bool", textsafe.Quote(s), textsafe.Quote(parts[2]))
 }

@@ -9,6 +9,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // gpuFamilies are read in this order, which fixes the order of
@@ -189,7 +191,7 @@ func ScrapeMetrics(ctx context.Context, hc *http.Client, url string) (*Metrics, 
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("metrics URL %q: %w", url, err)
+		return nil, fmt.Errorf("metrics URL %s: %w", textsafe.Quote(url), err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 	"github.com/tritontop/tritontop/triton/pb"
 )
@@ -84,19 +85,19 @@ func ParseShapes(flags []string) (map[string][]int64, error) {
 	for _, f := range flags {
 		i := strings.LastIndexByte(f, ':')
 		if i <= 0 || i == len(f)-1 {
-			return nil, fmt.Errorf("bad --shape %q: expected NAME:d1,d2,... (e.g. INPUT0:1,16)", f)
+			return nil, fmt.Errorf("bad --shape %s: expected NAME:d1,d2,... (e.g. INPUT0:1,16)", textsafe.Quote(f))
 		}
 		name, dims := f[:i], strings.Split(f[i+1:], ",")
 		shape := make([]int64, len(dims))
 		for j, d := range dims {
 			v, err := strconv.ParseInt(strings.TrimSpace(d), 10, 64)
 			if err != nil || v < 0 {
-				return nil, fmt.Errorf("bad --shape %q: dimension %q is not a non-negative integer", f, d)
+				return nil, fmt.Errorf("bad --shape %s: dimension %s is not a non-negative integer", textsafe.Quote(f), textsafe.Quote(d))
 			}
 			shape[j] = v
 		}
 		if _, dup := shapes[name]; dup {
-			return nil, fmt.Errorf("bad --shape %q: input '%s' given twice", f, name)
+			return nil, fmt.Errorf("bad --shape %s: input '%s' given twice", textsafe.Quote(f), textsafe.Bound(name))
 		}
 		shapes[name] = shape
 	}
@@ -131,12 +132,12 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 	case batch < 0:
 		return nil, fmt.Errorf("batch size %d must be at least 1", batch)
 	case maxBatch == 0 && batch > 1:
-		return nil, fmt.Errorf("batch size %d is larger than max_batch_size 0 of model '%s' (the model does not batch; use -b 1)", batch, model)
+		return nil, fmt.Errorf("batch size %d is larger than max_batch_size 0 of model '%s' (the model does not batch; use -b 1)", batch, textsafe.Bound(model))
 	case maxBatch > 0 && batch > maxBatch:
-		return nil, fmt.Errorf("batch size %d is larger than max_batch_size %d of model '%s'", batch, maxBatch, model)
+		return nil, fmt.Errorf("batch size %d is larger than max_batch_size %d of model '%s'", batch, maxBatch, textsafe.Bound(model))
 	}
 	if len(md.GetInputs()) == 0 {
-		return nil, fmt.Errorf("model '%s' has no inputs in its metadata", model)
+		return nil, fmt.Errorf("model '%s' has no inputs in its metadata", textsafe.Bound(model))
 	}
 	names := make([]string, len(md.GetInputs()))
 	for i, in := range md.GetInputs() {
@@ -144,7 +145,7 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 	}
 	for name := range opts.Shapes {
 		if !contains(names, name) {
-			return nil, fmt.Errorf("--shape names input '%s', which model '%s' does not have (inputs: %s)", name, model, strings.Join(names, ", "))
+			return nil, fmt.Errorf("--shape names input '%s', which model '%s' does not have (inputs: %s)", textsafe.Bound(name), textsafe.Bound(model), strings.Join(names, ", "))
 		}
 	}
 
@@ -186,7 +187,7 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 			dims := modelDims(in, cfg)
 			datatype := in.GetDatatype()
 			if kserve.ElementSize(datatype) == 0 {
-				return nil, fmt.Errorf("input '%s' of model '%s' has unsupported datatype %q", in.GetName(), model, datatype)
+				return nil, fmt.Errorf("input '%s' of model '%s' has unsupported datatype %s", textsafe.Bound(in.GetName()), textsafe.Bound(model), textsafe.Quote(datatype))
 			}
 			var item []byte
 			var shape []int64
@@ -220,12 +221,12 @@ func BuildRequests(md *pb.ModelMetadataResponse, cfg *pb.ModelConfig, opts Input
 				item = generate(datatype, kserve.ElementCount(shape), opts.Data == InputDataZero, strLen, rng)
 			default:
 				if !found {
-					return nil, fmt.Errorf("input '%s' is missing from data set %d of %s", in.GetName(), s+1, data.Source)
+					return nil, fmt.Errorf("input '%s' is missing from data set %d of %s", textsafe.Bound(in.GetName()), s+1, data.Source)
 				}
 				if shape, err = itemShape(in.GetName(), dims, iv.Shape, opts.Shapes, model); err != nil {
 					return nil, err
 				}
-				where := fmt.Sprintf("input '%s' in data set %d", in.GetName(), s+1)
+				where := fmt.Sprintf("input '%s' in data set %d", textsafe.Bound(in.GetName()), s+1)
 				n, ok := elementCount(shape)
 				if !ok {
 					return nil, fmt.Errorf("%s: shape %s has more elements than any request can hold", where, kserve.FormatDims(shape))

@@ -29,7 +29,7 @@ func TestHelperSimServer(t *testing.T) {
 	}
 	srv, err := sim.Start(context.Background(), sim.Config{
 		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
-		Repository: sim.DemoRepository(),
+		Repository: sim.DemoRepository(), Engine: sim.EngineOptions{AllowClientShm: true},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // shmDir is where POSIX shared-memory objects live: shm_open("/name")
@@ -29,7 +31,7 @@ type SystemRegion struct {
 func CreateSystemRegion(key string, size int) (*SystemRegion, error) {
 	name := strings.TrimPrefix(key, "/")
 	if name == "" || strings.Contains(name, "/") || size <= 0 {
-		return nil, fmt.Errorf("shared-memory region %q of %d bytes: want a key /NAME and a size above 0", key, size)
+		return nil, fmt.Errorf("shared-memory region %s of %d bytes: want a key /NAME and a size above 0", textsafe.Quote(key), size)
 	}
 	path := filepath.Join(shmDir, name)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)

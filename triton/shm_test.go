@@ -38,7 +38,7 @@ func (f *failingRegistrar) RegisterSystemSharedMemory(ctx context.Context, name,
 func TestPlaceInSharedMemory(t *testing.T) {
 	srv, err := sim.Start(context.Background(), sim.Config{
 		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
-		Repository: sim.ExampleRepository(),
+		Repository: sim.ExampleRepository(), Engine: sim.EngineOptions{AllowClientShm: true},
 	})
 	if err != nil {
 		t.Fatal(err)

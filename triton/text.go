@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/triton/kserve"
 )
 
@@ -52,7 +53,7 @@ func ParseEndpoint(s string) (Endpoint, error) {
 	for i, e := range Endpoints {
 		names[i] = string(e)
 	}
-	return "", fmt.Errorf("unknown endpoint %q: use %s", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("unknown endpoint %s: use %s", textsafe.Quote(s), strings.Join(names, ", "))
 }
 
 // Text reports whether the endpoint takes text rather than tensors.
@@ -119,7 +120,7 @@ func (c *httpClient) prepareText(req *InferRequest) (*textPrepared, error) {
 		case LLMTextInput:
 			elems, err := kserve.DecodeBytes(in.Data, 1)
 			if err != nil || len(elems) == 0 {
-				return nil, fmt.Errorf("%s request for %q: input %s is not one BYTES element", t.kind, req.Model, LLMTextInput)
+				return nil, fmt.Errorf("%s request for %s: input %s is not one BYTES element", t.kind, textsafe.Quote(req.Model), LLMTextInput)
 			}
 			prompt, ok = string(elems[0]), true
 		case LLMMaxTokens:
@@ -129,7 +130,7 @@ func (c *httpClient) prepareText(req *InferRequest) (*textPrepared, error) {
 		}
 	}
 	if !ok {
-		return nil, fmt.Errorf("endpoint %s sends text: model %q has no BYTES input %q to take the prompt from", t.kind, req.Model, LLMTextInput)
+		return nil, fmt.Errorf("endpoint %s sends text: model %s has no BYTES input %s to take the prompt from", t.kind, textsafe.Quote(req.Model), textsafe.Quote(LLMTextInput))
 	}
 	if v, isInt := req.Parameters[LLMMaxTokens].(int64); isInt {
 		maxTokens = v
@@ -172,7 +173,7 @@ func (c *httpClient) prepareText(req *InferRequest) (*textPrepared, error) {
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
-		return nil, fmt.Errorf("%s request for %q: %w", t.kind, req.Model, err)
+		return nil, fmt.Errorf("%s request for %s: %w", t.kind, textsafe.Quote(req.Model), err)
 	}
 	h := c.header.Clone()
 	h.Set("Content-Type", "application/json")

@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // Triton's default ports (--http-port, --grpc-port, --metrics-port).
@@ -55,7 +57,7 @@ func parseEndpoint(raw, protocol string) (endpoint, error) {
 	switch protocol {
 	case "", ProtocolGRPC, ProtocolHTTP:
 	default:
-		return endpoint{}, fmt.Errorf("unknown protocol %q: use grpc or http", protocol)
+		return endpoint{}, fmt.Errorf("unknown protocol %s: use grpc or http", textsafe.Quote(protocol))
 	}
 	s := strings.TrimSpace(raw)
 	if s == "" {
@@ -78,10 +80,10 @@ func parseEndpoint(raw, protocol string) (endpoint, error) {
 		case "https":
 			ep.protocol, ep.tls = ProtocolHTTP, true
 		default:
-			return endpoint{}, fmt.Errorf("server URL %q: unknown scheme %q, use grpc://, http:// or https://", raw, scheme)
+			return endpoint{}, fmt.Errorf("server URL %s: unknown scheme %s, use grpc://, http:// or https://", textsafe.Quote(raw), textsafe.Quote(scheme))
 		}
 		if protocol != "" && protocol != ep.protocol {
-			return endpoint{}, fmt.Errorf("server URL %q says %s but the protocol is %s: drop the scheme or the protocol option", raw, ep.protocol, protocol)
+			return endpoint{}, fmt.Errorf("server URL %s says %s but the protocol is %s: drop the scheme or the protocol option", textsafe.Quote(raw), ep.protocol, protocol)
 		}
 	} else {
 		ep.protocol = protocol
@@ -95,7 +97,7 @@ func parseEndpoint(raw, protocol string) (endpoint, error) {
 	}
 	host, port, err := splitHostPort(s)
 	if err != nil {
-		return endpoint{}, fmt.Errorf("server URL %q: %w", raw, err)
+		return endpoint{}, fmt.Errorf("server URL %s: %w", textsafe.Quote(raw), err)
 	}
 	if port == "" {
 		port = strconv.Itoa(defaultPort(ep.protocol))
@@ -127,7 +129,7 @@ func splitHostPort(s string) (host, port string, err error) {
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 1 || n > 65535 {
-		return "", "", fmt.Errorf("bad port %q: want a number from 1 to 65535", port)
+		return "", "", fmt.Errorf("bad port %s: want a number from 1 to 65535", textsafe.Quote(port))
 	}
 	return host, port, nil
 }
@@ -165,7 +167,7 @@ func CheckServerURL(raw, protocol string) error {
 		s = s[i+3:]
 	}
 	if i := strings.IndexByte(s, '/'); i >= 0 && strings.Trim(s[i:], "/") != "" {
-		return fmt.Errorf("server URL %q has a path %q: give the server only, host:port (the client picks Triton's paths)", raw, s[i:])
+		return fmt.Errorf("server URL %s has a path %s: give the server only, host:port (the client picks Triton's paths)", textsafe.Quote(raw), textsafe.Quote(s[i:]))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/tritontop/tritontop/capture"
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/internal/usage"
 )
 
@@ -68,7 +69,7 @@ func parseCaptureFlags(args []string, stdout, stderr io.Writer) (c capture.Confi
 		return c, flagExit("tritontop capture", err, stderr), true
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "tritontop capture: unexpected argument %q (see tritontop capture -h)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "tritontop capture: unexpected argument %s (see tritontop capture -h)\n", textsafe.Quote(fs.Arg(0)))
 		return c, exitUsage, true
 	}
 	return c, exitOK, false

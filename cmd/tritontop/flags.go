@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/session"
 )
 
@@ -131,7 +132,7 @@ func parseLoadFlags(name string, args []string, stderr io.Writer, extra ...func(
 	}
 	fs.Visit(func(fl *flag.Flag) { c.Given[canonicalFlag(fl.Name)] = true })
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q (flags go before it? see -h)", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %s (flags go before it? see -h)", textsafe.Quote(fs.Arg(0)))
 	}
 	c.Args = args
 	return &c, nil

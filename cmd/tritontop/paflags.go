@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/session"
 )
 
@@ -145,7 +146,7 @@ func (c *choice) Set(v string) error {
 		return keep(c.seen, fmt.Errorf("%s %s is not supported: %s", c.flag, v, why))
 	}
 	if !slices.Contains(c.ok, v) {
-		return keep(c.seen, fmt.Errorf("unknown %s %q: use %s", c.flag, v, strings.Join(c.ok, " or ")))
+		return keep(c.seen, fmt.Errorf("unknown %s %s: use %s", c.flag, textsafe.Quote(v), strings.Join(c.ok, " or ")))
 	}
 	c.val = v
 	if c.to != nil {

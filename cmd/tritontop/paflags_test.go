@@ -65,7 +65,9 @@ func startPASim(t *testing.T) *sim.Server {
 	srv, err := sim.Start(context.Background(), sim.Config{
 		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
 		Repository: repo,
-		Engine:     sim.EngineOptions{MetricsInterval: 100 * time.Millisecond},
+		// The corpus's --shared-memory lines need it, as tritonserver
+		// --allow-client-shm=true.
+		Engine: sim.EngineOptions{MetricsInterval: 100 * time.Millisecond, AllowClientShm: true},
 	})
 	if err != nil {
 		t.Fatal(err)

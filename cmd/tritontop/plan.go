@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/session"
 )
 
@@ -72,7 +73,7 @@ func (v *intFlag) String() string {
 func (v *intFlag) Set(s string) error {
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return fmt.Errorf("not a whole number: %q", s)
+		return fmt.Errorf("not a whole number: %s", textsafe.Quote(s))
 	}
 	*v.p = n
 	return nil
@@ -91,7 +92,7 @@ func registerDemoFlags(fs *flag.FlagSet, d *session.DemoConfig) {
 		}
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("--demo-gpu-rate %q: give requests per second above 0, auto or full", s)
+			return fmt.Errorf("--demo-gpu-rate %s: give requests per second above 0, auto or full", textsafe.Quote(s))
 		}
 		d.GPURate = v
 		return nil

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/internal/outfile"
+	"github.com/tritontop/tritontop/internal/textsafe"
 	"github.com/tritontop/tritontop/sim"
 )
 
@@ -39,9 +40,10 @@ type simOptions struct {
 	seed                                  int64
 	cpuProfile                            string
 	force                                 bool
-	httpMaxInputSize, httpMaxBuffered     int64
+	httpMaxInputSize                      int64
 	grpcMaxInputSize                      int64
-	grpcBudget                            int64
+	memoryBudget                          sim.MemoryBudgetFlag
+	allowClientShm                        bool
 
 	grpcUseSSL, grpcUseSSLMutual             bool
 	grpcServerCert, grpcServerKey, grpcRoots string
@@ -82,6 +84,7 @@ func newSimFlags(o *simOptions) *flag.FlagSet {
 		o.loadModels = append(o.loadModels, v)
 		return nil
 	})
+	fs.BoolVar(&o.allowClientShm, "allow-client-shm", false, "allow clients to register and unregister shared-memory regions, as tritonserver's --allow-client-shm=true; off, they get UNIMPLEMENTED (HTTP 501) with Triton's message")
 	fs.IntVar(&o.gpus, "gpus", 0, "number of simulated GPUs (default: the repository's, or 2)")
 	fs.Float64Var(&o.errorRate, "error-rate", 0, "fraction of requests that fail with INTERNAL (0..1)")
 	fs.Float64Var(&o.spikeRate, "spike-rate", 0, "fraction of executions slowed by --spike-delay (0..1)")
@@ -95,9 +98,10 @@ func newSimFlags(o *simOptions) *flag.FlagSet {
 	fs.IntVar(&o.metricsIntervalMS, "metrics-interval-ms", 2000, "GPU and CPU metrics refresh interval in milliseconds")
 	fs.Int64Var(&o.seed, "seed", 1, "random seed for latency jitter and faults")
 	fs.Int64Var(&o.httpMaxInputSize, "http-max-input-size", sim.DefaultHTTPMaxInputSize, "largest HTTP request body in bytes, after decompression (Triton's flag and default); a larger one gets 400")
-	fs.Int64Var(&o.httpMaxBuffered, "http-max-buffered-bytes", 0, fmt.Sprintf("bytes of HTTP request bodies held at once across all connections; a request over it gets 503, retry later (simulator only; default %d, or --http-max-input-size if larger)", sim.DefaultHTTPMaxBufferedBytes))
+	fs.Var(o.memoryBudget.Name("memory-budget"), "memory-budget", "the most `BYTES` held for requests at once, gRPC and HTTP together (messages and bodies, decoded tensors, outputs being built): a number, or with KiB, MiB, GiB or TiB; a request past it gets RESOURCE_EXHAUSTED over gRPC, 503 over HTTP; printed at start (simulator only; 0, the default: "+sim.MemoryBudgetDefaultRule+")")
+	fs.Var(o.memoryBudget.Name("http-max-buffered-bytes"), "http-max-buffered-bytes", "old name of --memory-budget: the same budget, in `BYTES`")
+	fs.Var(o.memoryBudget.Name("grpc-budget"), "grpc-budget", "old name of --memory-budget: the same budget, in `BYTES`")
 	fs.Int64Var(&o.grpcMaxInputSize, "grpc-max-input-size", sim.DefaultGRPCMaxInputSize, "largest gRPC message in bytes; a larger one gets RESOURCE_EXHAUSTED (simulator only: Triton's limit is fixed at this default, INT32_MAX)")
-	fs.Int64Var(&o.grpcBudget, "grpc-budget", 0, "bytes of gRPC infer requests held at once: each new infer stream reserves --grpc-max-input-size bytes before it is read, and one past the budget gets RESOURCE_EXHAUSTED (simulator only; 0: no budget)")
 	fs.BoolVar(&o.grpcUseSSL, "grpc-use-ssl", false, "serve gRPC over TLS (needs --grpc-server-cert and --grpc-server-key); HTTP and metrics stay plaintext, as in Triton")
 	fs.BoolVar(&o.grpcUseSSLMutual, "grpc-use-ssl-mutual", false, "serve gRPC over mutual TLS: clients must present a certificate signed by --grpc-root-cert (implies --grpc-use-ssl)")
 	fs.StringVar(&o.grpcServerCert, "grpc-server-cert", "", "PEM file of the gRPC server's certificate (chain)")
@@ -139,10 +143,8 @@ func (o *simOptions) check() error {
 		return fmt.Errorf("--http-max-input-size %d: must be 1..%d bytes", o.httpMaxInputSize, sim.MaxHTTPMaxInputSize)
 	case o.grpcMaxInputSize < 1 || o.grpcMaxInputSize > sim.DefaultGRPCMaxInputSize:
 		return fmt.Errorf("--grpc-max-input-size %d: must be 1..%d bytes", o.grpcMaxInputSize, sim.DefaultGRPCMaxInputSize)
-	case o.grpcBudget < 0 || o.grpcBudget > 0 && o.grpcBudget < o.grpcMaxInputSize:
-		return fmt.Errorf("--grpc-budget %d: must be 0 (none) or at least --grpc-max-input-size (%d), or no message that large could pass", o.grpcBudget, o.grpcMaxInputSize)
-	case o.httpMaxBuffered < 0 || o.httpMaxBuffered > 0 && o.httpMaxBuffered < o.httpMaxInputSize:
-		return fmt.Errorf("--http-max-buffered-bytes %d: must be at least --http-max-input-size (%d), or no request that large could pass", o.httpMaxBuffered, o.httpMaxInputSize)
+	case o.memoryBudget.Check() != nil:
+		return o.memoryBudget.Check()
 	}
 	mode, err := sim.ParseModelControlMode(o.modelControlMode)
 	if err != nil {
@@ -168,7 +170,7 @@ func (o *simOptions) checkLoadModels(repo sim.Repository) error {
 	}
 	for _, want := range o.loadModels {
 		if want != "*" && !slices.Contains(names, want) {
-			return fmt.Errorf("--load-model %s: no such model in the repository (it has %s)", want, strings.Join(names, ", "))
+			return fmt.Errorf("--load-model %s: no such model in the repository (it has %s)", textsafe.Quote(want), strings.Join(names, ", "))
 		}
 	}
 	return nil
@@ -261,10 +263,10 @@ func parseSimFlags(o *simOptions, args []string, stdout, stderr io.Writer) (code
 		if _, err := strconv.ParseBool(fs.Arg(0)); err == nil {
 			// Triton's boolean flags take a value ("--grpc-use-ssl true");
 			// here the value must be attached.
-			fmt.Fprintf(stderr, "tritontop sim: unexpected argument %q: give a boolean flag's value with = (--grpc-use-ssl=%s)\n", fs.Arg(0), fs.Arg(0))
+			fmt.Fprintf(stderr, "tritontop sim: unexpected argument %s: give a boolean flag's value with = (--grpc-use-ssl=%s)\n", textsafe.Quote(fs.Arg(0)), fs.Arg(0))
 			return 2, true
 		}
-		fmt.Fprintf(stderr, "tritontop sim: unexpected argument %q (see tritontop sim -h)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "tritontop sim: unexpected argument %s (see tritontop sim -h)\n", textsafe.Quote(fs.Arg(0)))
 		return 2, true
 	}
 	if err := o.check(); err != nil {
@@ -316,25 +318,31 @@ func (o *simOptions) simConfig(stderr io.Writer) (*sim.Config, int) {
 		Repository:  repo,
 		GRPCTLS:     grpcTLS,
 		HTTP: sim.HTTPLimits{
-			MaxInputSize:     o.httpMaxInputSize,
-			MaxBufferedBytes: o.httpMaxBuffered,
+			MaxInputSize: o.httpMaxInputSize,
 		},
 		GRPCMaxInputSize: int(o.grpcMaxInputSize),
-		GRPCBudget:       o.grpcBudget,
-		Engine: sim.EngineOptions{
-			MetricsInterval: time.Duration(o.metricsIntervalMS) * time.Millisecond,
-			Seed:            o.seed,
-			ModelControl:    sim.ModelControlMode(strings.ToLower(o.modelControlMode)),
-			StartupModels:   o.loadModels,
-			Faults: sim.Faults{
-				ErrorRate:  o.errorRate,
-				SpikeRate:  o.spikeRate,
-				SpikeDelay: o.spikeDelay,
-				SlowStart:  o.slowStart,
-			},
-		},
+		MemoryBudget:     o.memoryBudget.Bytes,
+		SetGoMemoryLimit: true,
+		Engine:           o.engineOptions(),
 	}
 	return &cfg, 0
+}
+
+// engineOptions are the simulated server's switches.
+func (o *simOptions) engineOptions() sim.EngineOptions {
+	return sim.EngineOptions{
+		MetricsInterval: time.Duration(o.metricsIntervalMS) * time.Millisecond,
+		Seed:            o.seed,
+		ModelControl:    sim.ModelControlMode(strings.ToLower(o.modelControlMode)),
+		StartupModels:   o.loadModels,
+		AllowClientShm:  o.allowClientShm,
+		Faults: sim.Faults{
+			ErrorRate:  o.errorRate,
+			SpikeRate:  o.spikeRate,
+			SpikeDelay: o.spikeDelay,
+			SlowStart:  o.slowStart,
+		},
+	}
 }
 
 // serveSim runs the simulator until ctx ends, printing its addresses.
@@ -353,6 +361,7 @@ func serveSim(ctx context.Context, o *simOptions, cfg sim.Config, stdout, stderr
 	}
 	fmt.Fprintf(stdout, "HTTP     %s\n", srv.HTTPAddr())
 	fmt.Fprintf(stdout, "metrics  %s\n", srv.MetricsAddr())
+	fmt.Fprintf(stdout, "budget   %s\n", srv.MemoryBudgetLine())
 	fmt.Fprintln(stdout, "simulated Triton (tritontop simulator) ready")
 
 	if o.stallAfter > 0 {

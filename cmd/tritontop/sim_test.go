@@ -80,6 +80,34 @@ func TestSimCommandServesAndStopsOnSignals(t *testing.T) {
 	})
 }
 
+// TestSimPrintsItsMemoryBudget: tritontop sim says its memory budget at
+// start, with where it comes from and what a request past it gets: the
+// one --memory-budget (or an old name) gives, or the default and how it
+// was derived.
+func TestSimPrintsItsMemoryBudget(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--memory-budget", "64MiB"}, []string{"64.0 MiB (67108864 bytes) for requests at once, gRPC and HTTP (--memory-budget)",
+			"past it gRPC answers RESOURCE_EXHAUSTED, HTTP 503"}},
+		{[]string{"--grpc-budget", "134217728"}, []string{"128.0 MiB (134217728 bytes)", "(--memory-budget)"}},
+		{nil, []string{"(the default: half of ", "once 256.0 MiB is set aside; --memory-budget sets it)", "HTTP 503"}},
+	} {
+		t.Run(strings.Join(append([]string{"sim"}, tc.args...), " "), func(t *testing.T) {
+			cmd, out, stderr := startSimCommand(t, bin, tc.args...)
+			for _, w := range tc.want {
+				if !strings.Contains(out["budget"], w) {
+					t.Errorf("budget line %q lacks %q", out["budget"], w)
+				}
+			}
+			stopSimCommand(t, cmd, syscall.SIGINT, stderr)
+		})
+	}
+}
+
 // startSimCommand starts `tritontop sim` on free ports and returns it once
 // it says it is ready, with the addresses it printed.
 func startSimCommand(t *testing.T, bin string, args ...string) (*exec.Cmd, map[string]string, *strings.Builder) {
@@ -107,8 +135,11 @@ func startSimCommand(t *testing.T, bin string, args ...string) (*exec.Cmd, map[s
 		if f := strings.Fields(line); len(f) == 2 {
 			addrs[f[0]] = f[1]
 		}
+		if b, ok := strings.CutPrefix(line, "budget "); ok {
+			addrs["budget"] = strings.TrimSpace(b)
+		}
 	}
-	if !ready || addrs["gRPC"] == "" || addrs["HTTP"] == "" || addrs["metrics"] == "" {
+	if !ready || addrs["gRPC"] == "" || addrs["HTTP"] == "" || addrs["metrics"] == "" || addrs["budget"] == "" {
 		t.Fatalf("startup output: %v (ready %v); stderr: %s", addrs, ready, stderr.String())
 	}
 	go func() {
@@ -259,5 +290,28 @@ func TestSimTLSFlags(t *testing.T) {
 				t.Errorf("stdout %q, stderr %q", out.String(), msg)
 			}
 		})
+	}
+}
+
+// TestSimAllowClientShmFlag: client shared memory is off unless
+// --allow-client-shm (tritonserver's flag, which takes =true) turns it on.
+func TestSimAllowClientShmFlag(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want bool
+	}{{nil, false}, {[]string{"--allow-client-shm"}, true}, {[]string{"--allow-client-shm=true"}, true}, {[]string{"--allow-client-shm=false"}, false}} {
+		var o simOptions
+		var out, errOut strings.Builder
+		if code, done := parseSimFlags(&o, tt.args, &out, &errOut); done {
+			t.Fatalf("%q: exit %d: %s", tt.args, code, errOut.String())
+		}
+		cfg, code := o.simConfig(&errOut)
+		if cfg == nil {
+			t.Fatalf("%q: exit %d: %s", tt.args, code, errOut.String())
+		}
+		if cfg.Engine.AllowClientShm != tt.want {
+			t.Errorf("%q: AllowClientShm %t, want %t", tt.args, cfg.Engine.AllowClientShm, tt.want)
+		}
 	}
 }

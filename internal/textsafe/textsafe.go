@@ -97,6 +97,47 @@ func Excerpt(s string, max int) string {
 	return Line(s[:cut]) + "… (" + strconv.Itoa(len(s)) + " bytes in all)"
 }
 
+// MaxQuoted is how many bytes of a user's value a message quotes at most.
+const MaxQuoted = 48
+
+// MaxErrorText is how many bytes of an error's text a message quotes when
+// the error may quote a user's value (a JSON decoder's, with the number or
+// string it choked on): Excerpt(err.Error(), MaxErrorText).
+const MaxErrorText = 240
+
+// Quote is how a message quotes a value it was given (a model name, a
+// version, a header, a line of a file): in double quotes with Go's escapes
+// (strconv.Quote: control characters, quotes, bidirectional overrides and
+// bytes that are not UTF-8), cut after MaxQuoted bytes (whole runes) with
+// an ellipsis and the value's length, so that a 10 MB value makes a line
+// of 80 bytes: "AAAA…" (10485760 bytes in all). Use it for %q.
+func Quote(s string) string {
+	head, cut := quotedHead(s)
+	q := strconv.Quote(head)
+	if !cut {
+		return q
+	}
+	return q[:len(q)-1] + "…\" (" + strconv.Itoa(len(s)) + " bytes in all)"
+}
+
+// Bound is Quote without the quotes and with Line's escapes, for a message
+// that quotes the value itself (Triton's quote names in '…'): a short clean
+// value comes back as it is, without allocating, so that such a message is
+// Triton's own; a long one is cut as Quote cuts it.
+func Bound(s string) string { return Excerpt(s, MaxQuoted) }
+
+// quotedHead is s cut after MaxQuoted bytes, at a rune's start.
+func quotedHead(s string) (string, bool) {
+	if len(s) <= MaxQuoted {
+		return s, false
+	}
+	cut := MaxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut], true
+}
+
 func hex2(c byte) string {
 	const digits = "0123456789abcdef"
 	return string([]byte{digits[c>>4], digits[c&15]})

@@ -88,3 +88,36 @@ func BenchmarkLineClean(b *testing.B) {
 		_ = Line("resnet50 UNAVAILABLE: Exceeds maximum queue size")
 	}
 }
+
+// TestQuoteAndBound: a user's value quoted in a message is at most
+// MaxQuoted bytes of it, escaped, with its length when cut; short clean
+// values are as they are (Bound) or as %q writes them (Quote).
+func TestQuoteAndBound(t *testing.T) {
+	tenMB := strings.Repeat("A", 10<<20)
+	for _, tc := range []struct {
+		name, in, quote, bound string
+	}{
+		{"short", "simple", `"simple"`, "simple"},
+		{"empty", "", `""`, ""},
+		{"quotes and backslashes", `a"b\c`, `"a\"b\\c"`, `a"b\c`},
+		{"control characters", "a\x1b]0;t\a\n", `"a\x1b]0;t\a\n"`, `a\x1b]0;t\x07\n`},
+		{"bidi override", "x\u202ey", `"x\u202ey"`, `x\u202ey`},
+		{"not UTF-8", "a\xffb", `"a\xffb"`, `a\xffb`},
+		{"10 MB", tenMB, `"` + tenMB[:MaxQuoted] + `…" (10485760 bytes in all)`, tenMB[:MaxQuoted] + "… (10485760 bytes in all)"},
+		{"cut inside a rune", strings.Repeat("é", 40), `"` + strings.Repeat("é", 24) + `…" (80 bytes in all)`, strings.Repeat("é", 24) + "… (80 bytes in all)"},
+		{"long and hostile", strings.Repeat("\x1b", 100), `"` + strings.Repeat(`\x1b`, MaxQuoted) + `…" (100 bytes in all)`, strings.Repeat(`\x1b`, MaxQuoted) + "… (100 bytes in all)"},
+	} {
+		if got := Quote(tc.in); got != tc.quote {
+			t.Errorf("%s: Quote = %.120q; want %.120q", tc.name, got, tc.quote)
+		}
+		if got := Bound(tc.in); got != tc.bound {
+			t.Errorf("%s: Bound = %.120q; want %.120q", tc.name, got, tc.bound)
+		}
+		if n := len(Quote(tc.in)); n > 4*MaxQuoted+40 {
+			t.Errorf("%s: Quote is %d bytes", tc.name, n)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Bound("simple") }); n != 0 {
+		t.Errorf("Bound of a short clean value allocates %v times", n)
+	}
+}

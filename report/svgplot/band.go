@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // Band shades a span of a time chart's x axis, for example the seconds a
@@ -129,7 +131,7 @@ func checkBands(bs []Band) error {
 			return fmt.Errorf("band %d has no label: every band needs one for its legend and hover title", i)
 		}
 		if !finite(b.From) || !finite(b.To) || b.To < b.From {
-			return fmt.Errorf("band %q spans %vs to %vs: give finite times in seconds, the end not before the start", b.Label, b.From, b.To)
+			return fmt.Errorf("band %s spans %vs to %vs: give finite times in seconds, the end not before the start", textsafe.Quote(b.Label), b.From, b.To)
 		}
 	}
 	return nil

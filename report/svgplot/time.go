@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // TimeChart is a chart of values over a run's time: one line per series, or
@@ -284,7 +286,7 @@ func (c *TimeChart) validate() error {
 	}
 	for _, mk := range c.Markers {
 		if !finite(mk.X) {
-			return fmt.Errorf("marker %q is at x %v: give a time in seconds", mk.Label, mk.X)
+			return fmt.Errorf("marker %s is at x %v: give a time in seconds", textsafe.Quote(mk.Label), mk.X)
 		}
 	}
 	if err := checkRefs(c.Refs); err != nil {
@@ -312,7 +314,7 @@ func (c *TimeChart) validate() error {
 	for _, s := range c.Series {
 		for j, p := range s.Points {
 			if p.Y < 0 {
-				return fmt.Errorf("stacked series %q has the negative value %v at point %d: a stack adds values from 0 up", s.Name, p.Y, j)
+				return fmt.Errorf("stacked series %s has the negative value %v at point %d: a stack adds values from 0 up", textsafe.Quote(s.Name), p.Y, j)
 			}
 		}
 	}
@@ -339,15 +341,15 @@ func checkSeries(ss []Series, timeAxis bool) error {
 			return fmt.Errorf("series %d has no name: every series needs one for its legend and hover titles", i)
 		}
 		if names[s.Name] {
-			return fmt.Errorf("series name %q is used twice: names identify series, make them unique", s.Name)
+			return fmt.Errorf("series name %s is used twice: names identify series, make them unique", textsafe.Quote(s.Name))
 		}
 		names[s.Name] = true
 		for j, p := range s.Points {
 			if !finite(p.X) {
-				return fmt.Errorf("series %q point %d has x %v: x must be a finite number", s.Name, j, p.X)
+				return fmt.Errorf("series %s point %d has x %v: x must be a finite number", textsafe.Quote(s.Name), j, p.X)
 			}
 			if math.IsInf(p.Y, 0) {
-				return fmt.Errorf("series %q point %d has y %v: give a finite value, or NaN for a missing one", s.Name, j, p.Y)
+				return fmt.Errorf("series %s point %d has y %v: give a finite value, or NaN for a missing one", textsafe.Quote(s.Name), j, p.Y)
 			}
 			if timeAxis && j > 0 && p.X < s.Points[j-1].X {
 				return fmt.Errorf("series %q point %d is at %vs, before point %d at %vs: times must not decrease",
@@ -361,7 +363,7 @@ func checkSeries(ss []Series, timeAxis bool) error {
 func checkRefs(rs []RefLine) error {
 	for _, r := range rs {
 		if !finite(r.Y) {
-			return fmt.Errorf("reference line %q is at y %v: give a finite value", r.Label, r.Y)
+			return fmt.Errorf("reference line %s is at y %v: give a finite value", textsafe.Quote(r.Label), r.Y)
 		}
 	}
 	return nil

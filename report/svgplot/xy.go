@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/tritontop/tritontop/internal/textsafe"
 )
 
 // XYChart is a chart of points joined in order, one line per series: the
@@ -215,7 +217,7 @@ func (c *XYChart) validate() error {
 	}
 	for _, h := range c.Highlights {
 		if !finite(h.X) || !finite(h.Y) {
-			return fmt.Errorf("highlight %q is at (%v, %v): give finite values", h.Label, h.X, h.Y)
+			return fmt.Errorf("highlight %s is at (%v, %v): give finite values", textsafe.Quote(h.Label), h.X, h.Y)
 		}
 	}
 	return checkRefs(c.Refs)

@@ -27,6 +27,16 @@ func ConfigJSON(cfg *pb.ModelConfig) ([]byte, error) {
 		return nil, fmt.Errorf("re-read model config JSON: %w", err)
 	}
 	tree = int64sAsNumbers(tree, cfg.ProtoReflect().Descriptor())
+	// Triton 2.73's ModelEnsembling has max_inflight_requests (uint32),
+	// which this package's model_config.proto predates: printed as Triton
+	// prints it unset.
+	if obj, ok := tree.(map[string]any); ok {
+		if ens, ok := obj["ensemble_scheduling"].(map[string]any); ok {
+			if _, set := ens["max_inflight_requests"]; !set {
+				ens["max_inflight_requests"] = json.Number("0")
+			}
+		}
+	}
 	return json.Marshal(tree)
 }
 
@@ -42,7 +52,9 @@ func ParseConfigJSON(b []byte) (*pb.ModelConfig, error) {
 }
 
 // int64sAsNumbers walks a protojson tree with its message descriptor and
-// turns the string-encoded 64-bit integers back into numbers.
+// turns the string-encoded 64-bit integers back into numbers. Unset
+// message fields (null with EmitUnpopulated) are dropped: Triton prints
+// only the messages that are set.
 func int64sAsNumbers(v any, md protoreflect.MessageDescriptor) any {
 	obj, ok := v.(map[string]any)
 	if !ok {
@@ -50,6 +62,10 @@ func int64sAsNumbers(v any, md protoreflect.MessageDescriptor) any {
 	}
 	fields := md.Fields()
 	for key, val := range obj {
+		if val == nil {
+			delete(obj, key)
+			continue
+		}
 		fd := fields.ByName(protoreflect.Name(key))
 		if fd == nil {
 			fd = fields.ByJSONName(key)
