@@ -242,11 +242,14 @@ var errStopping = errors.New("driver: the run is stopping")
 
 // take returns the slot's next request, starting a new sequence when none
 // runs. When every id is held, or (gated: in open loop without Serial) the
-// request must wait for others of its sequence, it returns instead a
-// channel to wait on before trying again. The caller owns the slot (holds
+// request must wait for others of its sequence, or a new sequence for the
+// last one's END to be answered, it returns instead a channel to wait on
+// before trying again. The caller owns the slot (holds
 // its lock in open loop).
 func (q *sequencer) take(sl *seqSlot, now time.Duration, gated bool) (sr seqRequest, wait <-chan struct{}, err error) {
-	if gated && sl.running && (sl.startOut || sl.pos == sl.length-1 && sl.inFlight > 0) {
+	// A new sequence waits until the slot's last one is answered (its END
+	// in flight still holds a sequence slot at the server).
+	if gated && (sl.running && (sl.startOut || sl.pos == sl.length-1 && sl.inFlight > 0) || !sl.running && sl.inFlight > 0) {
 		if sl.changed == nil {
 			sl.changed = make(chan struct{})
 		}

@@ -33,6 +33,9 @@ type seqClient struct {
 	// sequence: sent while its first request was in flight, or a last
 	// request sent while others were.
 	misordered int
+	// live is the sequences the server holds: from their first request's
+	// send until their last request's answer; maxLive the most at once.
+	live, maxLive int
 }
 
 type seqSend struct {
@@ -91,6 +94,10 @@ func (c *seqClient) Send(ctx context.Context, p triton.Prepared) (int, error) {
 	}
 	c.starting[sp.id] = sp.start
 	c.inFlight[sp.id]++
+	if sp.start {
+		c.live++
+		c.maxLive = max(c.maxLive, c.live)
+	}
 	c.sends = append(c.sends, seqSend{id: sp.id, start: sp.start, end: sp.end, failed: fail, at: time.Now()})
 	c.mu.Unlock()
 	if c.delay > 0 {
@@ -103,6 +110,9 @@ func (c *seqClient) Send(ctx context.Context, p triton.Prepared) (int, error) {
 	c.inFlight[sp.id]--
 	if sp.start {
 		c.starting[sp.id] = false
+	}
+	if sp.end || sp.start && fail {
+		c.live--
 	}
 	c.mu.Unlock()
 	if fail {
@@ -267,6 +277,9 @@ func TestOpenLoopSerialSequences(t *testing.T) {
 	if c.overlaps > 0 {
 		t.Errorf("%d requests sent while their sequence had one in flight", c.overlaps)
 	}
+	if c.maxLive > 3 {
+		t.Errorf("the server held %d sequences at once; want at most 3", c.maxLive)
+	}
 	if live != 3 || len(lengths) < 10 {
 		t.Errorf("%d sequences, %d live at most; want many, 3", len(lengths), live)
 	}
@@ -294,6 +307,11 @@ func TestOpenLoopSequencesOverlap(t *testing.T) {
 	}
 	if live > 2 || len(lengths) < 4 {
 		t.Errorf("%d sequences, %d live at most; want several, 2", len(lengths), live)
+	}
+	// A new sequence starts only once the last one's END is answered: the
+	// server never holds more than Count.
+	if c.maxLive > 2 {
+		t.Errorf("the server held %d sequences at once; want at most 2", c.maxLive)
 	}
 }
 
