@@ -69,17 +69,12 @@ func hostBusyFraction(d time.Duration) (float64, bool) {
 // millisecond or more late in 4 s, and some of 3 to 9 ms (docs/load-shapes.md);
 // two such stalls in a burst put a run's p99 past 2 ms. So the trace is
 // replayed until three runs on an idle host (below), and the host's stalls during each are
-// measured beside it (startHostStalls); the target holds when one run
+// measured beside it (testenv.StartHostStalls); the target holds when one run
 // meets it. A run during which the host stalled a bare thread more than
-// maxIdleStalls times was not on an idle host and does not count (up to
+// testenv.MaxIdleStalls times was not on an idle host and does not count (up to
 // five runs); when none was, the test skips and says so.
 // Every run must send and serve every request. Under the race detector
 // the schedule is stretched (stretchOf) and the bound is the same.
-// maxIdleStalls is the most stalls of more than 1 ms that startHostStalls
-// may see in a run of the trace (about 3 s) on a host that counts as
-// idle: on this VM idle, 2 to 15; when its hypervisor is busy, 60 to 70.
-const maxIdleStalls = 30
-
 func TestQuietTraceReplayOnSchedule(t *testing.T) {
 	needQuietPass(t)
 	at := burstyTrace(2000)
@@ -96,7 +91,7 @@ func TestQuietTraceReplayOnSchedule(t *testing.T) {
 	var p99s []time.Duration
 	idleRuns := 0
 	for run := 1; run <= 5 && idleRuns < 3; run++ {
-		probe := startHostStalls()
+		probe := testenv.StartHostStalls()
 		res, served := runScheduleOn(t, c, &Schedule{At: at, Request: req}, 16, 32)
 		stalls, worst := probe()
 		if len(res) != len(at) || served != uint64(len(at)) {
@@ -112,7 +107,7 @@ func TestQuietTraceReplayOnSchedule(t *testing.T) {
 		p99 := percentile(lateness, 99)
 		t.Logf("run %d: 2000 requests, all served: send lateness p50 %v p99 %v max %v; the host stalled a bare thread %d times by more than 1 ms (at most %v)",
 			run, percentile(lateness, 50), p99, percentile(lateness, 100), stalls, worst)
-		if stalls > maxIdleStalls {
+		if stalls > testenv.MaxIdleStalls {
 			// Not an idle host: the probe beside it stalled as often as
 			// the sends did (an idle one: 2 to 15 times in a run).
 			continue
@@ -124,7 +119,7 @@ func TestQuietTraceReplayOnSchedule(t *testing.T) {
 		p99s = append(p99s, p99)
 	}
 	if idleRuns == 0 {
-		t.Skipf("the host stalled a bare thread more than %d times in each of five runs: not an idle host, so the 2 ms target was not measured", maxIdleStalls)
+		t.Skipf("the host stalled a bare thread more than %d times in each of five runs: not an idle host, so the 2 ms target was not measured", testenv.MaxIdleStalls)
 	}
 	t.Errorf("send lateness p99 %v in %d runs on an idle host: more than 2 ms behind the trace's schedule", p99s, idleRuns)
 }

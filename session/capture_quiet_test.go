@@ -59,18 +59,32 @@ func captureNeedQuietPass(t *testing.T) {
 // Even idle, this VM stalls a thread for a few milliseconds a few times a
 // second (driver's TestQuietTraceReplayOnSchedule measures it), and a
 // run's p99 rests on its worst five gaps: the round trip is made up to
-// three times, and the target holds when one run meets it.
+// three times on an idle host, and the target holds when one run meets
+// it. As in that test, a probe beside each run counts the host's stalls:
+// a run during which it stalled a bare thread more than
+// testenv.MaxIdleStalls times was not on an idle host and does not count
+// (up to five runs); when none was, the test skips and says so.
 func TestQuietCaptureReplayGaps(t *testing.T) {
 	captureNeedQuietPass(t)
 	var p99s []time.Duration
-	for run := 1; run <= 3; run++ {
+	idleRuns := 0
+	for run := 1; run <= 5 && idleRuns < 3; run++ {
+		probe := testenv.StartHostStalls()
 		diffs := captureRoundTrip(t, captureLoad{simpleRate: 150, identityRate: 80, requests: 460})
+		stalls, worst := probe()
 		p99 := diffs[len(diffs)*99/100]
+		t.Logf("run %d: arrival gaps of the replay differ from the capture's by %v at p99; the host stalled a bare thread %d times by more than 1 ms (at most %v)", run, p99, stalls, worst)
+		if stalls > testenv.MaxIdleStalls {
+			continue
+		}
+		idleRuns++
 		if p99 <= 2*time.Millisecond {
 			return
 		}
-		t.Logf("run %d: arrival gaps of the replay differ from the capture's by %v at p99", run, p99)
 		p99s = append(p99s, p99)
 	}
-	t.Errorf("arrival gaps of the replay differ from the capture's by %v at p99 in three runs: more than 2 ms", p99s)
+	if idleRuns == 0 {
+		t.Skipf("the host stalled a bare thread more than %d times in each of five runs: not an idle host, so the 2 ms target was not measured", testenv.MaxIdleStalls)
+	}
+	t.Errorf("arrival gaps of the replay differ from the capture's by %v at p99 in %d runs on an idle host: more than 2 ms", p99s, idleRuns)
 }
