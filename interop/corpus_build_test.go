@@ -38,6 +38,10 @@ type corpusCase struct {
 	group string
 	req   interop.Request
 	known string // a key of explainedDiffs
+	// settle, when set, is resent to the real server while its answer
+	// holds this text (up to 10 s): a state Triton passes through in the
+	// background, as UNLOADING after an unload it has answered.
+	settle string
 }
 
 // serverKey names the server pair the case runs on.
@@ -61,6 +65,11 @@ func (c corpusCase) on(sw switches) corpusCase { c.sw = sw; return c }
 // in makes the case part of group: the group's cases share a server pair
 // of their own and run in order.
 func (c corpusCase) in(group string) corpusCase { c.group = group; return c }
+
+// settled resends the case to the real server while its answer holds
+// transient (docs/interop.md: Triton unloads in the background; the
+// simulator has unloaded when it answers).
+func (c corpusCase) settled(transient string) corpusCase { c.settle = transient; return c }
 
 // explained marks the case with an explained difference.
 func (c corpusCase) explained(key string) corpusCase { c.known = key; return c }

@@ -96,7 +96,11 @@ func phasesCheckStep(t *testing.T, st record.Step) {
 	}
 	lat := st.Client.Latency.Mean
 	t.Logf("send %v + recv %v + server %v = %v <= latency %v", send, recv, st.Server.Request, send+recv+st.Server.Request, lat)
-	if send+recv+st.Server.Request > lat {
+	// The client's mean is over the requests it saw end in the step, Triton's
+	// over those its statistics counted between the step's reads, taken at
+	// tick boundaries: on a busy host the two sets differ by a request or
+	// two at the edges, so the bound has 0.5% of the latency to spare.
+	if send+recv+st.Server.Request > lat+lat/200 {
 		t.Errorf("send %v + recv %v + Triton's request %v > the client's latency %v", send, recv, st.Server.Request, lat)
 	}
 }
