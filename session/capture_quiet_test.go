@@ -1,42 +1,11 @@
 package session_test
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/tritontop/tritontop/internal/testenv"
 )
-
-// captureHostBusy is the share of the host's CPU time busy over d, from
-// /proc/stat: what others run on the machine before a test starts.
-func captureHostBusy(t *testing.T, d time.Duration) float64 {
-	t.Helper()
-	read := func() (busy, total float64) {
-		data, err := os.ReadFile("/proc/stat")
-		if err != nil {
-			t.Skipf("no /proc/stat: %v", err)
-		}
-		f := strings.Fields(strings.SplitN(string(data), "\n", 2)[0])
-		for i, v := range f[1:] {
-			x, _ := strconv.ParseFloat(v, 64)
-			total += x
-			if i != 3 && i != 4 { // idle, iowait
-				busy += x
-			}
-		}
-		return busy, total
-	}
-	b0, t0 := read()
-	time.Sleep(d)
-	b1, t1 := read()
-	if t1 == t0 {
-		return 0
-	}
-	return (b1 - b0) / (t1 - t0)
-}
 
 // captureNeedQuietPass skips a timing test held to an idle host's bounds
 // unless .ci/run's quiet pass runs it (internal/testenv). It does not skip on a busy host: it logs how
@@ -45,7 +14,7 @@ func captureHostBusy(t *testing.T, d time.Duration) float64 {
 func captureNeedQuietPass(t *testing.T) {
 	t.Helper()
 	testenv.Quiet(t)
-	t.Logf("host %.0f%% busy in the second before the test", 100*captureHostBusy(t, time.Second))
+	t.Logf("host %.0f%% busy in the second before the test", 100*planHostBusy(t, time.Second))
 }
 
 // TestQuietCaptureReplayGaps is issue 25's timing target for capture and
