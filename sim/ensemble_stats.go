@@ -40,16 +40,7 @@ func (st *statistics) recordEnsemble(r *request, computeStart, end int64, comput
 	r.cin, r.cinf, r.cout = cin, cinf, cout
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.success.count++
-	st.success.ns += total
-	st.queue.count++
-	st.queue.ns += q
-	st.cIn.count++
-	st.cIn.ns += cin
-	st.cInfer.count++
-	st.cInfer.ns += cinf
-	st.cOut.count++
-	st.cOut.ns += cout
+	st.addSuccessLocked(total, q, cin, cinf, cout)
 	sc := st.series[""]
 	sc.success++
 	sc.requestUS += total / 1000

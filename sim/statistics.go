@@ -205,13 +205,9 @@ func (st *statistics) recordReleased(batch []*request, ts execTimes, gpuUUID str
 	st.recordBatchLocked(sc, uint64(len(batch)), ts, wallMS)
 }
 
-// recordSuccessLocked counts a request that succeeded in an execution.
-func (st *statistics) recordSuccessLocked(sc *seriesCounters, r *request, ts execTimes, end int64) {
-	cin := uint64(max(0, ts.inputEnd-ts.start))
-	cinf := uint64(max(0, ts.outputStart-ts.inputEnd))
-	cout := uint64(max(0, ts.end-ts.outputStart))
-	total := uint64(max(0, end-r.start))
-	q := uint64(max(0, ts.start-r.queueStart))
+// addSuccessLocked adds one successful request's request, queue and
+// compute times to the model's cumulative durations.
+func (st *statistics) addSuccessLocked(total, q, cin, cinf, cout uint64) {
 	st.success.count++
 	st.success.ns += total
 	st.queue.count++
@@ -222,6 +218,16 @@ func (st *statistics) recordSuccessLocked(sc *seriesCounters, r *request, ts exe
 	st.cInfer.ns += cinf
 	st.cOut.count++
 	st.cOut.ns += cout
+}
+
+// recordSuccessLocked counts a request that succeeded in an execution.
+func (st *statistics) recordSuccessLocked(sc *seriesCounters, r *request, ts execTimes, end int64) {
+	cin := uint64(max(0, ts.inputEnd-ts.start))
+	cinf := uint64(max(0, ts.outputStart-ts.inputEnd))
+	cout := uint64(max(0, ts.end-ts.outputStart))
+	total := uint64(max(0, end-r.start))
+	q := uint64(max(0, ts.start-r.queueStart))
+	st.addSuccessLocked(total, q, cin, cinf, cout)
 	sc.success++
 	sc.requestUS += total / 1000
 	sc.queueUS += q / 1000
