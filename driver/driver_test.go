@@ -224,3 +224,37 @@ func TestClosedLoopPausesWhileUnavailable(t *testing.T) {
 		t.Errorf("%d requests in 1 s against a dead server: the closed loop spins", len(res))
 	}
 }
+
+// TestNoSendAfterStop: Stop marks the run draining and wakes the pacer
+// before it closes the stop channel; a pacer woken in between started a new
+// segment, whose first hit is due at once, and sent it after the stop (CI
+// saw a send 0.2 ms past a stop, off the 5 ms schedule). The draining
+// callback holds that window open while it watches for a send.
+func TestNoSendAfterStop(t *testing.T) {
+	t.Parallel()
+	c := &nopClient{}
+	d, err := New(Options{Client: c, Requests: []*triton.InferRequest{{Model: "m"}},
+		Load: load.Target{Mode: load.Rate, Rate: 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := make(chan int64, 1)
+	d.OnLoadChange(func(ch load.Change) {
+		if !ch.State.Draining {
+			return
+		}
+		for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline) && c.sends.Load() < 2; {
+			time.Sleep(time.Millisecond)
+		}
+		late <- c.sends.Load()
+	})
+	run := startDriver(t, context.Background(), d)
+	for c.sends.Load() < 1 { // the first hit is due at once
+		time.Sleep(time.Millisecond)
+	}
+	d.Stop(time.Second)
+	run.wait(t)
+	if n := <-late; n != 1 {
+		t.Errorf("%d sends by the end of the stop, want the 1 before it", n)
+	}
+}

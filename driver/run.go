@@ -125,6 +125,12 @@ func (r *run) pace(ctx context.Context) time.Duration {
 		}
 		now := r.now()
 		st := d.state.Load()
+		if st.draining {
+			// Stop marks the state draining just before it closes stopReq:
+			// a wake in between must not start a segment and send its
+			// first hit after the stop.
+			return time.Duration(d.drain.Load())
+		}
 		wait := time.Duration(-1) // until the next tick; -1: none
 		planWait := time.Duration(-1)
 		if d.opts.Plan != nil {
