@@ -138,6 +138,9 @@ type Driver struct {
 	state atomic.Pointer[runState]
 
 	inFlight atomic.Int64
+	// pausing is set from Pause to Resume: a worker whose request was the
+	// last in flight then marks the pause idle (drained).
+	pausing  atomic.Bool
 	started  atomic.Bool
 	stopOnce sync.Once
 	stopReq  chan struct{}
@@ -152,10 +155,15 @@ type Driver struct {
 type runState struct {
 	load   load.Target
 	paused bool
-	// pausedTotal sums the pauses that ended; pausedSince is when the
-	// current one began, on the results' clock.
+	// pausedTotal sums the idle parts of the pauses that ended;
+	// pausedSince is when the current one's began, on the results' clock:
+	// a pause is idle once the requests in flight at it have finished,
+	// and until then (pauseBusy) none of it counts. The time those
+	// requests take is time the load ran: their completions are counted
+	// over it, not over nothing.
 	pausedTotal time.Duration
 	pausedSince time.Duration
+	pauseBusy   bool
 	step        int
 	draining    bool
 	gen         uint64
@@ -389,9 +397,25 @@ func (d *Driver) SetStep(i int, l load.Target) {
 
 // Pause stops issuing new requests; those in flight complete.
 func (d *Driver) Pause() {
+	d.pausing.Store(true)
 	d.change(func(s *runState) {
 		if !s.paused {
 			s.paused, s.pausedSince = true, time.Since(d.epoch)
+			// The worker that ends the last request in flight marks the
+			// pause idle (pauseDrained): pausing is set before this load,
+			// and a worker loads pausing after its decrement, so one of
+			// the two sees the other.
+			s.pauseBusy = d.inFlight.Load() > 0
+		}
+	})
+}
+
+// pauseDrained marks the current pause idle from now: the requests in
+// flight at it have finished.
+func (d *Driver) pauseDrained() {
+	d.change(func(s *runState) {
+		if s.paused && s.pauseBusy && d.inFlight.Load() == 0 {
+			s.pauseBusy, s.pausedSince = false, time.Since(d.epoch)
 		}
 	})
 }
@@ -399,10 +423,13 @@ func (d *Driver) Pause() {
 // Resume continues after Pause. An open-loop schedule restarts from the
 // moment of resuming rather than catching up on the paused time.
 func (d *Driver) Resume() {
+	d.pausing.Store(false)
 	d.change(func(s *runState) {
 		if s.paused {
-			s.paused = false
-			s.pausedTotal += max(time.Since(d.epoch)-s.pausedSince, 0)
+			if !s.pauseBusy {
+				s.pausedTotal += max(time.Since(d.epoch)-s.pausedSince, 0)
+			}
+			s.paused, s.pauseBusy = false, false
 		}
 	})
 }
@@ -412,7 +439,7 @@ func (d *Driver) State() load.State { return d.stateOf(d.state.Load()) }
 
 func (d *Driver) stateOf(s *runState) load.State {
 	st := load.State{Target: s.load, Paused: s.paused, InFlight: int(d.inFlight.Load()), Step: s.step,
-		Draining: s.draining, PausedTotal: s.pausedTotal, PausedSince: s.pausedSince}
+		Draining: s.draining, PausedTotal: s.pausedTotal, PausedSince: s.pausedSince, PauseBusy: s.pauseBusy}
 	if d.seqs != nil {
 		st.Sequences = int(d.seqs.active.Load())
 	}

@@ -251,7 +251,9 @@ func (w *worker) do(scheduled, sent time.Duration) codes.Code {
 	if sr != nil {
 		w.endedInSequence(&res)
 	}
-	d.inFlight.Add(-1)
+	if d.inFlight.Add(-1) == 0 && d.pausing.Load() {
+		d.pauseDrained()
+	}
 	w.add(res)
 	return res.Code
 }

@@ -68,10 +68,17 @@ func TestCorpus(t *testing.T) {
 		}
 	})
 	ran := agreeing.Load() + explained.Load() + differing.Load()
-	t.Logf("%d requests (%d HTTP, %d gRPC) on %d server pairs: %d agree, %d differ as explained, %d differ unexplained, %d not sent (no server); wall time %v",
+	summary := fmt.Sprintf("%d requests (%d HTTP, %d gRPC) on %d server pairs: %d agree, %d differ as explained, %d differ unexplained, %d not sent (no server); wall time %v",
 		len(cases), countProto(cases, "http"), countProto(cases, "grpc"), len(pairs),
 		agreeing.Load(), explained.Load(), differing.Load(), int64(len(cases))-ran,
 		time.Since(begin).Round(time.Millisecond))
+	t.Log(summary)
+	// CI prints the summary after a pass run without -v.
+	if path := os.Getenv("TRITONTOP_CORPUS_SUMMARY"); path != "" {
+		if err := os.WriteFile(path, []byte(summary+"\n"), 0o644); err != nil {
+			t.Errorf("the corpus summary: %v", err)
+		}
+	}
 }
 
 // pairCases are the cases of one pair of servers.

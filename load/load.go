@@ -94,20 +94,24 @@ type State struct {
 	// Sequences counts a stateful model's sequences started and not yet
 	// ended; 0 for other models.
 	Sequences int
-	// PausedTotal is the time the generator spent paused in the pauses
-	// that ended; PausedSince is when the current pause began (an offset
-	// from the generator's epoch, meaningful while Paused). Together they
-	// say how much of any span load was not applied (PausedBy).
+	// PausedTotal is the time the generator spent paused and idle in the
+	// pauses that ended: a pause is idle once the requests in flight at
+	// its start have finished. PausedSince is when the current pause's
+	// idle part began (an offset from the generator's epoch, meaningful
+	// while Paused and not PauseBusy); PauseBusy is set while the
+	// requests in flight at the pause still run. Together they say how
+	// much of any span load was not applied (PausedBy).
 	PausedTotal time.Duration
 	PausedSince time.Duration
+	PauseBusy   bool
 }
 
-// PausedBy is the time spent paused from the generator's epoch up to at (an
-// offset from the epoch), as far as the state knows: the pauses that ended
-// and the current one's part before at.
+// PausedBy is the time spent paused and idle from the generator's epoch up
+// to at (an offset from the epoch), as far as the state knows: the pauses
+// that ended and the current one's idle part before at.
 func (s State) PausedBy(at time.Duration) time.Duration {
 	p := s.PausedTotal
-	if s.Paused && at > s.PausedSince {
+	if s.Paused && !s.PauseBusy && at > s.PausedSince {
 		p += at - s.PausedSince
 	}
 	return p

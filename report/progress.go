@@ -54,8 +54,13 @@ func (p *Progress) Add(s stats.Snapshot) {
 	if lat.Count > 0 {
 		p50, p99 = ms(lat.P50), ms(lat.P99)
 	}
-	fmt.Fprintf(b, "%7.1fs  %-16s  %9.1f infer/s  p50 %s  p99 %s (from %s)  errors %d",
-		s.Elapsed.Seconds(), s.Load.String(), s.Tick.InferPerS, p50, p99, from, s.Tick.Errors)
+	rate := strconv.FormatFloat(s.Tick.InferPerS, 'f', 1, 64)
+	if s.Paused > 0 && s.Interval-s.Paused < p.min {
+		// Paused for all but a sliver: a rate over the sliver is noise.
+		rate = "-"
+	}
+	fmt.Fprintf(b, "%7.1fs  %-16s  %9s infer/s  p50 %s  p99 %s (from %s)  errors %d",
+		s.Elapsed.Seconds(), s.Load.String(), rate, p50, p99, from, s.Tick.Errors)
 	switch {
 	case s.Tick.Retries > 0 || p.Retry != nil && s.Tick.Errors == 0:
 		// Sends the server served on top of the requests counted.

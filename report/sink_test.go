@@ -93,8 +93,15 @@ func TestProgressLine(t *testing.T) {
 	if line := b.String(); !strings.Contains(line, "paused, 12 in flight") {
 		t.Errorf("paused progress line %q", line)
 	}
+	// A tick paused for all but a sliver gives no rate over the sliver.
 	b.Reset()
-	s.Interval = 10 * time.Millisecond
+	s.Paused = s.Interval - 10*time.Millisecond
+	p.Add(s)
+	if line := b.String(); !strings.Contains(line, "  - infer/s") || strings.Contains(line, "100.0 infer/s") {
+		t.Errorf("a tick paused for all but 10 ms: %q", line)
+	}
+	b.Reset()
+	s.Interval, s.Paused = 10*time.Millisecond, 0
 	p.Add(s)
 	if b.Len() != 0 {
 		t.Errorf("a 10 ms tick got a line: %q", b.String())

@@ -255,7 +255,7 @@ func TestQuietPlanRepeatable(t *testing.T) {
 		c := planDemo(cache)
 		pc := session.DefaultPlan()
 		pc.TargetRate = 1000
-		c.Plan, c.SLO.Specs, c.MeasurementIntervalMS = &pc, []string{"p99:500ms"}, 1000
+		c.Plan, c.SLO.Specs, c.MeasurementIntervalMS = &pc, []string{"p99:500ms"}, 500
 		sum, stderr := planRunSummary(t, c)
 		took := time.Since(begin).Round(time.Second)
 		p := sum.Plan

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/tritontop/tritontop/internal/testenv"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -354,9 +355,7 @@ func checkBudgetAnswers(t *testing.T, answers []budgetAnswer) (served, refused i
 // decodes 50 MB of JSON: 15 to 45 s on a busy 2-core host, so it runs in
 // the stress pass.
 func TestStressSimMemoryBudgetUnderAddressSpaceCap(t *testing.T) {
-	if testing.Short() {
-		t.Skip("moves over a gigabyte; not in -short")
-	}
+	testenv.Stress(t) // it moves over a gigabyte
 	began := time.Now()
 	c := startBudgetChild(t, budgetCap)
 	pid := c.cmd.Process.Pid

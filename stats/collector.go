@@ -872,7 +872,7 @@ func (r *collection) stateAtEnd(i int, st load.State) (load.State, bool) {
 	}
 	cur := ctrl.State()
 	st.InFlight, st.Paused, st.Sequences = cur.InFlight, cur.Paused, cur.Sequences
-	st.PausedTotal, st.PausedSince = cur.PausedTotal, cur.PausedSince
+	st.PausedTotal, st.PausedSince, st.PauseBusy = cur.PausedTotal, cur.PausedSince, cur.PauseBusy
 	return st, true
 }
 

@@ -424,7 +424,9 @@ func stalled(recent []Snapshot) bool {
 }
 
 // stalledSpan is how long the ticks at the end of recent, with requests in
-// flight, saw no request finish, none cancelled and no response sent.
+// flight, saw no request finish, none cancelled and no response sent. A
+// tick's idle pause (nothing in flight) is no part of it: the in-flight
+// count is read at the cut, and may be the next load's first requests.
 func stalledSpan(recent []Snapshot) time.Duration {
 	var span time.Duration
 	for i := len(recent) - 1; i >= 0; i-- {
@@ -432,7 +434,7 @@ func stalledSpan(recent []Snapshot) time.Duration {
 		if s.Load.InFlight == 0 || s.Tick.Requests != 0 || s.Tick.Cancelled != 0 || s.Server.Responses.progressed() {
 			break
 		}
-		span += s.Interval
+		span += max(s.Interval-s.Paused, 0)
 	}
 	return span
 }

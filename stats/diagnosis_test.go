@@ -375,3 +375,27 @@ func TestDiagnoseShortTicksAreNotAStall(t *testing.T) {
 		t.Errorf("4 s without a finished 1.2 s request were diagnosed %+v", fs)
 	}
 }
+
+// TestDiagnoseIdlePauseIsNotAStall: a stepped run pauses between levels,
+// and the tick that ends at the next level's start is idle (nothing in
+// flight, Paused) until then; the in-flight count, read at the cut, is the
+// next level's first requests. A plan's progress line called that a stall.
+func TestDiagnoseIdlePauseIsNotAStall(t *testing.T) {
+	const tick = 500 * time.Millisecond
+	recent := ticks(10, func(i int, s *Snapshot) {
+		s.Interval = tick
+		s.Tick.Latency.Mean = 100 * time.Millisecond
+		if i == 9 {
+			s.Load.InFlight, s.Paused = 21, tick-time.Millisecond
+			s.Tick = ClientStats{Duration: time.Millisecond}
+		}
+	})
+	if v := verdicts(Diagnose(recent, DiagnoseOptions{})); slices.Contains(v, Stalled) {
+		t.Errorf("a tick idle-paused for all but 1 ms was diagnosed %v", v)
+	}
+	// The same tick with the load applied throughout is a stall.
+	recent[9].Paused, recent[9].Tick.Duration = 0, tick
+	if v := verdicts(Diagnose(recent, DiagnoseOptions{})); !slices.Contains(v, Stalled) {
+		t.Errorf("500 ms without a finished 100 ms request were diagnosed %v", v)
+	}
+}

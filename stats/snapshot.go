@@ -28,9 +28,10 @@ type Snapshot struct {
 	// Interval is the tick's length.
 	Interval time.Duration `json:"interval_ns"`
 	// Paused is the part of Interval during which the load was paused
-	// (every model's, in a run over several). The client's rates are over
-	// the rest, the time load was applied: Tick.Duration is Interval less
-	// Paused.
+	// and idle (every model's, in a run over several): from when the
+	// requests in flight at the pause had finished. The client's rates
+	// are over the rest, the time load was applied or its requests ran:
+	// Tick.Duration is Interval less Paused.
 	Paused time.Duration `json:"paused_ns,omitempty"`
 
 	Load Load `json:"load"`
