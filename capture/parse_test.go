@@ -15,6 +15,9 @@ func inferRequest(elems int) *pb.ModelInferRequest {
 		Parameters: map[string]*pb.InferParameter{
 			"sequence_id":    {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 42}},
 			"sequence_start": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}},
+			"priority":       {ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: 2}},
+			"tag":            {ParameterChoice: &pb.InferParameter_StringParam{StringParam: "x"}},
+			"temperature":    {ParameterChoice: &pb.InferParameter_DoubleParam{DoubleParam: 0.5}},
 		},
 		Inputs: []*pb.ModelInferRequest_InferInputTensor{
 			{Name: "input", Datatype: "FP32", Shape: []int64{1, int64(elems)}},
@@ -44,6 +47,20 @@ func TestParseRequestMatchesDecoding(t *testing.T) {
 	}
 	if _, err := ParseRequest([]byte{0xff}, false); err == nil {
 		t.Error("a broken request parsed")
+	}
+	// Each kind of parameter is kept with its value.
+	got, _ := ParseRequest(b, false)
+	for k, want := range map[string]any{"sequence_id": int64(42), "sequence_start": true, "priority": int64(2), "tag": "x", "temperature": 0.5} {
+		if got.Parameters[k] != want {
+			t.Errorf("parameter %s = %#v, want %#v", k, got.Parameters[k], want)
+		}
+	}
+}
+
+// TestNewGRPCProxyNeedsUpstream: a proxy without an upstream is refused.
+func TestNewGRPCProxyNeedsUpstream(t *testing.T) {
+	if _, err := NewGRPCProxy(Options{}); err == nil || err.Error() != "capture: no upstream address" {
+		t.Errorf("NewGRPCProxy without an upstream: %v", err)
 	}
 }
 

@@ -41,6 +41,10 @@ func TestPipelineSteps(t *testing.T) {
 		{Name: "pipe", Server: stats.ServerStats{Available: true, Reset: true}, ServerLate: &late},
 		{Name: "simple"},
 	}})
+	// A step whose statistics were not read, or were reset, adds nothing.
+	gone := pipelineServer(1000, time.Second)
+	gone.Steps[0].Available, gone.Steps[1].Reset = false, true
+	e.Add(stats.Snapshot{Seq: 3, Models: []stats.Model{{Name: "pipe", Server: gone}, {Name: "simple"}}})
 	fams := mustScrape(t, serve(t, e))
 	at := func(name, step string) float64 {
 		return counter(t, fams, name, map[string]string{"model": "pipe", "step": step})

@@ -588,7 +588,8 @@ func (m *Model) layout() {
 	if s := m.board.hist.latest(); s != nil {
 		gpus = len(s.Metrics.GPUs)
 		steps = stepCount(s.Server.Steps)
-		errors = s.Run.Errors > 0 || s.Window.Errors > 0
+		// Retries show there too: every retry may have succeeded.
+		errors = s.Run.Errors > 0 || s.Window.Errors > 0 || s.Run.Retries > 0
 		replicas = len(s.Replicas)
 	}
 	models := m.modelCount()

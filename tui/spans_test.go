@@ -191,3 +191,41 @@ func TestTickFiguresNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsPaneSaysRetries: with retries in the run, the errors pane says
+// how many sends of its window were retries, as a share of the requests,
+// and the run's count: beside the errors, and beside "none" when every
+// retry succeeded.
+func TestErrorsPaneSaysRetries(t *testing.T) {
+	withRetries := func(snaps []stats.Snapshot, errorsToo bool) []stats.Snapshot {
+		for i := range snaps {
+			s := &snaps[i]
+			if !errorsToo {
+				s.Tick.Requests -= s.Tick.Errors
+				s.Tick.Errors, s.Tick.ErrorsByCode = 0, nil
+				s.Window.Requests -= s.Window.Errors
+				s.Window.Errors, s.Window.ErrorsByCode = 0, nil
+				s.Run.Requests -= s.Run.Errors
+				s.Run.Errors, s.Run.ErrorsByCode = 0, nil
+			}
+			s.Tick.Retries, s.Window.Retries, s.Run.Retries = 5, 50, int64(5*(i+1))
+		}
+		return snaps
+	}
+	for _, errorsToo := range []bool{true, false} {
+		snaps := withRetries(spanRun(t), errorsToo)
+		m := loaded(t, Options{Control: newFakeControl(4)}, snaps, 160, 40)
+		screen := strings.Join(screenLines(m), "\n")
+		got := regexp.MustCompile(`retries 50 \(\+([0-9.]+)%\) in last 10 s +run 60`).FindStringSubmatch(screen)
+		if got == nil {
+			t.Fatalf("errors too %v: no retries line in:\n%s", errorsToo, screen)
+		}
+		last := snaps[len(snaps)-1].Window
+		if want := 100 * 50 / float64(last.Requests+last.Cancelled); !near(got[1], want) {
+			t.Errorf("errors too %v: retries +%s%%, want %.2f%%", errorsToo, got[1], want)
+		}
+		if !errorsToo && !strings.Contains(screen, "none") {
+			t.Errorf("no errors, yet the pane does not say none:\n%s", screen)
+		}
+	}
+}

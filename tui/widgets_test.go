@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -133,6 +134,16 @@ func TestFormat(t *testing.T) {
 		{fmt.Sprint(niceCeil(1228)), "1500"},
 		{fmt.Sprint(niceCeil(0.031)), "0.04"},
 		{fmtCores(15.2), "15.2 cores"},
+		{fmtCores(0.07), "7.0%"},
+		{fmtRate(-1), "–"},
+		{fmtRate(math.NaN()), "–"},
+		{fmtRate(12_840_000), "12.8M"},
+		{fmtCount(842), "842"},
+		{fmtCount(3842), "3,842"},
+		{fmtCount(38_420), "38k"},
+		{fmtCount(3_842_000), "3.84M"},
+		{paren(""), ""},
+		{paren("x"), " (x)"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

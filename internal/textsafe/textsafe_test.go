@@ -80,6 +80,19 @@ func TestSanitize(t *testing.T) {
 	}
 	Sanitize(nil)
 	Sanitize(v) // not a pointer: nothing to set, no panic
+
+	// A cycle ends at the walk's depth limit, the strings near its start
+	// cleaned.
+	type node struct {
+		Name string
+		Next *node
+	}
+	n := &node{Name: "\x1b"}
+	n.Next = n
+	Sanitize(n)
+	if n.Name != `\x1b` {
+		t.Errorf("a cyclic value's string not cleaned: %q", n.Name)
+	}
 }
 
 func BenchmarkLineClean(b *testing.B) {
@@ -105,6 +118,7 @@ func TestQuoteAndBound(t *testing.T) {
 		{"not UTF-8", "a\xffb", `"a\xffb"`, `a\xffb`},
 		{"10 MB", tenMB, `"` + tenMB[:MaxQuoted] + `…" (10485760 bytes in all)`, tenMB[:MaxQuoted] + "… (10485760 bytes in all)"},
 		{"cut inside a rune", strings.Repeat("é", 40), `"` + strings.Repeat("é", 24) + `…" (80 bytes in all)`, strings.Repeat("é", 24) + "… (80 bytes in all)"},
+		{"cut after a rune's first byte", "a" + strings.Repeat("é", 40), `"a` + strings.Repeat("é", 23) + `…" (81 bytes in all)`, "a" + strings.Repeat("é", 23) + "… (81 bytes in all)"},
 		{"long and hostile", strings.Repeat("\x1b", 100), `"` + strings.Repeat(`\x1b`, MaxQuoted) + `…" (100 bytes in all)`, strings.Repeat(`\x1b`, MaxQuoted) + "… (100 bytes in all)"},
 	} {
 		if got := Quote(tc.in); got != tc.quote {

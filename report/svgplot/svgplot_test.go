@@ -640,3 +640,24 @@ func BenchmarkStackedHour(b *testing.B) {
 	}
 	b.ReportMetric(float64(buf.Len()), "svg-bytes")
 }
+
+// TestLongLegendNameShortened: a series name wider than the chart is cut
+// to fit its legend row with an ellipsis; the whole name stays in the
+// document (the entry's title).
+func TestLongLegendNameShortened(t *testing.T) {
+	long := strings.Repeat("a-very-long-model-name ", 20)
+	c := &TimeChart{ID: "thr", YLabel: "throughput", YUnit: "infer/s", Width: 400}
+	s := Series{Name: long}
+	for i := 1; i <= 10; i++ {
+		s.Points = append(s.Points, Point{X: float64(i), Y: float64(i)})
+	}
+	c.Series = []Series{s}
+	_, doc := parse(t, c)
+	text := string(doc)
+	if !strings.Contains(text, "…</text>") {
+		t.Errorf("the legend entry was not shortened:\n%.600s", text)
+	}
+	if !strings.Contains(text, strings.TrimSpace(long)) {
+		t.Error("the whole name is not in the document")
+	}
+}

@@ -105,3 +105,43 @@ func TestConfigJSONLikeTriton(t *testing.T) {
 		t.Errorf("round trip lost values: %v", back)
 	}
 }
+
+// TestElementSize: a fixed-size datatype's bytes per element, -1 for
+// BYTES and 0 for a name the protocol does not have.
+func TestElementSize(t *testing.T) {
+	for dt, want := range map[string]int{
+		"BOOL": 1, "UINT8": 1, "INT8": 1, "UINT16": 2, "INT16": 2, "FP16": 2, "BF16": 2,
+		"UINT32": 4, "INT32": 4, "FP32": 4, "UINT64": 8, "INT64": 8, "FP64": 8, "BYTES": -1, "FLOAT": 0, "": 0,
+	} {
+		if got := ElementSize(dt); got != want {
+			t.Errorf("ElementSize(%q) = %d, want %d", dt, got, want)
+		}
+	}
+}
+
+// TestFormatDims prints shapes as Triton's messages do.
+func TestFormatDims(t *testing.T) {
+	for _, c := range []struct {
+		dims []int64
+		want string
+	}{{nil, "[]"}, {[]int64{16}, "[16]"}, {[]int64{-1, 3, 224, 224}, "[-1,3,224,224]"}} {
+		if got := FormatDims(c.dims); got != c.want {
+			t.Errorf("FormatDims(%v) = %q, want %q", c.dims, got, c.want)
+		}
+	}
+}
+
+// TestParseConfigJSONRefusesBadJSON: a config that is not JSON, or whose
+// field has the wrong type, is an error saying so; a field this package
+// does not know (a newer server's) is ignored.
+func TestParseConfigJSONRefusesBadJSON(t *testing.T) {
+	for _, doc := range []string{`{`, `{"max_batch_size": "many"}`} {
+		if _, err := ParseConfigJSON([]byte(doc)); err == nil || !strings.Contains(err.Error(), "decode model config JSON") {
+			t.Errorf("ParseConfigJSON(%s): %v", doc, err)
+		}
+	}
+	cfg, err := ParseConfigJSON([]byte(`{"name": "m", "max_batch_size": "8", "a_newer_field": 1}`))
+	if err != nil || cfg.GetName() != "m" || cfg.GetMaxBatchSize() != 8 {
+		t.Errorf("ParseConfigJSON: %v, %v", cfg, err)
+	}
+}
