@@ -258,3 +258,61 @@ func TestNoSendAfterStop(t *testing.T) {
 		t.Errorf("%d sends by the end of the stop, want the 1 before it", n)
 	}
 }
+
+// heldClient holds every Send until release is closed.
+type heldClient struct {
+	nopClient
+	release chan struct{}
+}
+
+func (c *heldClient) Send(ctx context.Context, p triton.Prepared) (int, error) {
+	c.sends.Add(1)
+	select {
+	case <-c.release:
+		return 64, nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// TestPauseIdleAfterItsRequests: a pause counts as paused (left out of the
+// rates) from when the requests in flight at it have finished; until then
+// the load still runs, and the state says so (PauseBusy). A pause with
+// nothing in flight is idle at once.
+func TestPauseIdleAfterItsRequests(t *testing.T) {
+	t.Parallel()
+	c := &heldClient{release: make(chan struct{})}
+	run := start(t, context.Background(), Options{Client: c, Requests: []*triton.InferRequest{{Model: "m"}},
+		Load: load.Target{Mode: load.Concurrency, Concurrency: 2}})
+	d := run.d
+	eventually(t, 5*time.Second, "2 in flight", func() bool { return d.State().InFlight == 2 })
+	d.Pause()
+	st := d.State()
+	if !st.Paused || !st.PauseBusy || st.PausedBy(time.Since(d.Epoch())) != 0 {
+		t.Fatalf("paused with 2 in flight: %+v, paused by now %v", st, st.PausedBy(time.Since(d.Epoch())))
+	}
+	released := time.Since(d.Epoch())
+	close(c.release)
+	eventually(t, 5*time.Second, "the pause idle", func() bool { return !d.State().PauseBusy })
+	st = d.State()
+	if !st.Paused || st.InFlight != 0 || st.PausedSince < released {
+		t.Errorf("after the requests finished: %+v, released at %v", st, released)
+	}
+	d.Resume()
+	resumed := time.Since(d.Epoch())
+	if st := d.State(); st.Paused || st.PausedTotal <= 0 || st.PausedTotal > resumed-released {
+		t.Errorf("resumed: paused %v in all, want at most the %v from the release", st.PausedTotal, resumed-released)
+	}
+	// Nothing in flight: idle at once.
+	d.Stop(time.Second)
+	run.wait(t)
+	idle := &heldClient{release: make(chan struct{})}
+	d2, err := New(Options{Client: idle, Requests: []*triton.InferRequest{{Model: "m"}}, Load: load.Target{Mode: load.Rate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2.Pause()
+	if st := d2.State(); !st.Paused || st.PauseBusy {
+		t.Errorf("a pause with nothing in flight: %+v", st)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/internal/testenv"
-	"github.com/tritontop/tritontop/internal/testproc"
 	"github.com/tritontop/tritontop/report"
 	"github.com/tritontop/tritontop/sim"
 )
@@ -51,7 +50,7 @@ func TestStressRepeatedRunsWithinNoise(t *testing.T) {
 		t.Fatal(err)
 	}
 	fast, slow := startSimRepo(t, repo), startSimRepo(t, slowRepo)
-	testproc.CPUHogs(t, runtime.NumCPU())
+	testenv.LoadHost(t, runtime.NumCPU())
 
 	// Eleven runs of five repeats for the ten tries; the last run and the
 	// slower one get eight, so that a test of eight against eight can see

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/internal/testenv"
-	"github.com/tritontop/tritontop/internal/testproc"
 )
 
 // stressMulti runs o for 10 s under two CPU hogs with the collector's
@@ -17,7 +16,7 @@ import (
 func stressMulti(t *testing.T, o multiOptions) {
 	t.Helper()
 	testenv.Stress(t)
-	testproc.CPUHogs(t, 2)
+	testenv.LoadHost(t, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	o.duration, o.interval = 10*time.Second, time.Second

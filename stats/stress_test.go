@@ -9,7 +9,6 @@ import (
 
 	"github.com/tritontop/tritontop/driver"
 	"github.com/tritontop/tritontop/internal/testenv"
-	"github.com/tritontop/tritontop/internal/testproc"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/sim"
 	"github.com/tritontop/tritontop/triton/pb"
@@ -24,7 +23,7 @@ import (
 // numbers.
 func TestStressServerStatsOnBusyHost(t *testing.T) {
 	testenv.Stress(t)
-	testproc.CPUHogs(t, 2)
+	testenv.LoadHost(t, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const model = "resnet50"

@@ -12,13 +12,32 @@ package testenv
 import (
 	"os"
 	"testing"
+
+	"github.com/tritontop/tritontop/internal/testproc"
 )
 
 // Environment variables of CI's passes.
 const (
 	QuietPassEnv  = "TRITONTOP_QUIET_PASS"
 	StressPassEnv = "TRITONTOP_STRESS_PASS"
+	// HostBusyEnv says that the host is kept busy already: .ci/run runs
+	// the stress pass beside its first pass, whose tests keep both cores
+	// busy.
+	HostBusyEnv = "TRITONTOP_HOST_BUSY"
 )
+
+// LoadHost keeps the host busy for the rest of t: n CPU hogs, or none
+// where HostBusyEnv says something else keeps it busy (a stress test's
+// own hogs beside CI's first pass would load the first pass's tests past
+// the two hogs they are made to hold beside).
+func LoadHost(t testing.TB, n int) {
+	t.Helper()
+	if os.Getenv(HostBusyEnv) != "" {
+		t.Logf("no CPU hogs: %s says the host is busy already", HostBusyEnv)
+		return
+	}
+	testproc.CPUHogs(t, n)
+}
 
 // Quiet skips t unless the quiet pass runs it.
 func Quiet(t testing.TB) {
