@@ -128,8 +128,15 @@ func (r *run) pace(ctx context.Context) time.Duration {
 		if st.draining {
 			// Stop marks the state draining just before it closes stopReq:
 			// a wake in between must not start a segment and send its
-			// first hit after the stop.
-			return time.Duration(d.drain.Load())
+			// first hit after the stop. The pacer waits for stopReq, which
+			// Stop closes once the change's listeners have heard of the
+			// drain, so that Run ends after them.
+			select {
+			case <-d.stopReq:
+				return time.Duration(d.drain.Load())
+			case <-ctx.Done():
+				return 0
+			}
 		}
 		wait := time.Duration(-1) // until the next tick; -1: none
 		planWait := time.Duration(-1)

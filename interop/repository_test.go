@@ -125,9 +125,19 @@ func TestReloadDuringRun(t *testing.T) {
 			c := configFor(srv, "grpc", identity)
 			c.Shapes, c.Concurrency, c.Tick, c.Duration = []string{"INPUT0:16"}, 4, 100*time.Millisecond, 3*time.Second
 			before := srv.Statistics(t, identity)
-			reloaded := reloadAt(t, srv, 2000, overrideConfig(tc.maxBatch, tc.instances))
+			// Reloaded once Triton counted 1,000 requests: more than a
+			// tick's (100 ms) on an idle host, so that the next read sees
+			// the counter go back (the reset), and within the 3 s run on a
+			// busy host (2,000 was not, once, and the test waited for it).
+			const after = 1000
+			runEnded := make(chan struct{})
+			reloaded := reloadAt(t, srv, after, overrideConfig(tc.maxBatch, tc.instances), runEnded)
 			run, stdout := recordRun(t, c)
+			close(runEnded)
 			at := <-reloaded
+			if at < after {
+				t.Fatalf("the run ended after Triton counted %d requests, before the reload at %d", at, after)
+			}
 			sum := run.Summary
 			end := srv.Statistics(t, identity)
 			if !tc.reset {
@@ -162,10 +172,10 @@ func TestReloadDuringRun(t *testing.T) {
 }
 
 // reloadAt loads identity_int32 with config once Triton has counted n of
-// its requests, in a goroutine of its own; the channel gets the count it
-// saw. The test ends only after it (t.Cleanup), so that it never reports
-// to a finished test.
-func reloadAt(t *testing.T, srv *interop.Server, n uint64, config string) <-chan uint64 {
+// its requests, in a goroutine of its own, unless runEnded closes first;
+// the channel gets the count it saw (below n: no reload). The test ends
+// only after it (t.Cleanup), so that it never reports to a finished test.
+func reloadAt(t *testing.T, srv *interop.Server, n uint64, config string, runEnded <-chan struct{}) <-chan uint64 {
 	reloaded := make(chan uint64, 1)
 	finished := make(chan struct{})
 	ended := make(chan struct{})
@@ -177,6 +187,8 @@ func reloadAt(t *testing.T, srv *interop.Server, n uint64, config string) <-chan
 		for at < n {
 			select {
 			case <-ended:
+				return
+			case <-runEnded:
 				return
 			case <-time.After(10 * time.Millisecond):
 			}
