@@ -17,13 +17,6 @@ func captureNeedQuietPass(t *testing.T) {
 	t.Logf("host %.0f%% busy in the second before the test", 100*planHostBusy(t, time.Second))
 }
 
-// captureMaxIdleStalls is the top of the probe's idle range on this VM (2
-// to 15 in a few seconds, testenv.StartHostStalls); a round trip lasts
-// longer than the trace replay, whose looser testenv.MaxIdleStalls let
-// runs with 23 to 27 stalls count here, and they missed 2 ms by up to
-// 0.7 ms.
-const captureMaxIdleStalls = 15
-
 // TestQuietCaptureReplayGaps is issue 25's timing target for capture and
 // replay, on a host with nothing else running: a run drives two models
 // through a capture against one simulator, the capture is replayed with
@@ -38,7 +31,7 @@ const captureMaxIdleStalls = 15
 // three times on an idle host, and the target holds when one run meets
 // it. As in that test, a probe beside each run counts the host's stalls:
 // a run during which it stalled a bare thread more than
-// captureMaxIdleStalls times was not on an idle host and does not count
+// testenv.MaxIdleStalls times was not on an idle host and does not count
 // (up to five runs); when none was, the test skips and says so.
 func TestQuietCaptureReplayGaps(t *testing.T) {
 	captureNeedQuietPass(t)
@@ -50,7 +43,7 @@ func TestQuietCaptureReplayGaps(t *testing.T) {
 		stalls, worst := probe()
 		p99 := diffs[len(diffs)*99/100]
 		t.Logf("run %d: arrival gaps of the replay differ from the capture's by %v at p99; the host stalled a bare thread %d times by more than 1 ms (at most %v)", run, p99, stalls, worst)
-		if stalls > captureMaxIdleStalls {
+		if stalls > testenv.MaxIdleStalls {
 			continue
 		}
 		idleRuns++
@@ -60,7 +53,7 @@ func TestQuietCaptureReplayGaps(t *testing.T) {
 		p99s = append(p99s, p99)
 	}
 	if idleRuns == 0 {
-		t.Skipf("the host stalled a bare thread more than %d times in each of five runs: not an idle host, so the 2 ms target was not measured", captureMaxIdleStalls)
+		t.Skipf("the host stalled a bare thread more than %d times in each of five runs: not an idle host, so the 2 ms target was not measured", testenv.MaxIdleStalls)
 	}
 	t.Errorf("arrival gaps of the replay differ from the capture's by %v at p99 in %d runs on an idle host: more than 2 ms", p99s, idleRuns)
 }
