@@ -16,7 +16,7 @@ pids=()
 for _ in $(seq "$hogs"); do sh -c 'while :; do :; done' & pids+=($!); done
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$c"' EXIT
 for i in 1 2 3; do
-  rm -rf "$c" "$d/cache"; git clone -q "$src" "$c"; cd "$c" || exit 1
+  cd "$src" && rm -rf "$c" "$d/cache" && git clone -q "$src" "$c" && cd "$c" || exit 1
   export GOCACHE=$d/cache
   timeout 300 go run ./cmd/tritontop demo --headless --duration 3s >"$d/demo$i.out" 2>&1
   s=$(date +%s.%N)
