@@ -46,6 +46,7 @@ func simSuccesses(t *testing.T, s *sim.Server, model string) int64 {
 // stop, and the requests in flight then may finish during it; a graceful
 // stop lets open streams go on until its drain timeout.)
 func TestBalancerOverSimulators(t *testing.T) {
+	t.Parallel()
 	for _, streaming := range []bool{false, true} {
 		name := "unary"
 		if streaming {

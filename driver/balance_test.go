@@ -90,6 +90,7 @@ func byEndpoint(results []Result, n int) (all, failed []int) {
 // their speed; least-outstanding gives the faster one more. Every result
 // names the replica that served it.
 func TestBalancerPolicies(t *testing.T) {
+	t.Parallel()
 	for _, policy := range []Balance{RoundRobin, LeastOutstanding} {
 		t.Run(string(policy), func(t *testing.T) {
 			fast, slow := &fakeReplica{}, &fakeReplica{}

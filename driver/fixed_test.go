@@ -98,6 +98,7 @@ func runScheduleOn(t *testing.T, c triton.Client, s *Schedule, sizes ...int64) (
 // reported (on an idle host its p99 is within 2 ms; the test asserts only
 // what a loaded one holds).
 func TestTraceReplaySendsEveryRequestOnTime(t *testing.T) {
+	t.Parallel()
 	at := burstyTrace(2000)
 	stretch(at)
 	req := make([]int32, len(at))
@@ -132,6 +133,7 @@ func TestTraceReplaySendsEveryRequestOnTime(t *testing.T) {
 // TestRequestIntervalsMean replays perf_analyzer-style intervals (looped)
 // and checks the achieved arrival intervals' mean against the file's.
 func TestRequestIntervalsMean(t *testing.T) {
+	t.Parallel()
 	us := time.Microsecond
 	intervals := []time.Duration{1000 * us, 3000 * us, 500 * us, 2500 * us, 2000 * us} // mean 1.8 ms
 	stretch(intervals)

@@ -37,6 +37,7 @@ func startLLMSim(t *testing.T, spec sim.LLMSpec) *sim.Server {
 // and every request must come back with as many responses as the model
 // generated for it.
 func TestLLMClosedLoopHoldsConcurrencyAtServer(t *testing.T) {
+	t.Parallel()
 	s := startLLMSim(t, sim.LLMSpec{PrefillUS: 2000, PrefillPerTokenUS: 20, TokenUS: 3000, TokenPerSequenceUS: 300,
 		MaxSequences: 64, OutputTokens: sim.LengthSpec{Mean: 20, StdDev: 8, Min: 4, Max: 40}})
 	c := dial(t, s, "grpc", 1)

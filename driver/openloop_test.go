@@ -13,6 +13,7 @@ import (
 )
 
 func TestOpenLoopHoldsRate(t *testing.T) {
+	t.Parallel()
 	s := startSim(t)
 	c := dial(t, s, "grpc", 1)
 	const rate, seconds = 200, 5
@@ -115,6 +116,7 @@ func TestOpenLoopHoldsRate(t *testing.T) {
 }
 
 func TestStallShowsInScheduledLatency(t *testing.T) {
+	t.Parallel()
 	// With MaxInFlight 1 the driver has one request in flight, so while
 	// the server stalls, the sends due meanwhile cannot go out: they leave
 	// late, after the stall, and the server then answers them quickly.

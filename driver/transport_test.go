@@ -120,6 +120,7 @@ func TestRetriesCounted(t *testing.T) {
 }
 
 func TestTimeouts(t *testing.T) {
+	t.Parallel()
 	s := startSim(t)
 	for _, streaming := range []bool{false, true} {
 		c := dial(t, s, "grpc", 1)

@@ -591,7 +591,7 @@ func (s *Stepper) finish(interrupted bool) {
 			s.o.OnDone(s.Result())
 		}
 		if !pre {
-			s.bound.AtNextTick(func() { s.drv.Stop(s.o.Drain) })
+			s.change(func() { s.drv.Stop(s.o.Drain) })
 		}
 		return
 	}
@@ -599,15 +599,31 @@ func (s *Stepper) finish(interrupted bool) {
 		// The level leaves requests in flight that the next would count:
 		// it starts once they are done.
 		s.settle = &settling{index: s.index + 1, target: next}
-		s.bound.AtNextTick(s.drv.Pause)
+		s.change(s.drv.Pause)
 		return
 	}
 	s.index++
 	s.target = next
 	i := s.index
 	if !pre {
-		s.bound.AtNextTick(func() { s.drv.SetStep(i, next) })
+		s.change(func() { s.drv.SetStep(i, next) })
 	}
+}
+
+// change makes a change of load between levels. The collector ends the
+// tick under way at a change of load and starts its ticks again from it
+// (stats.Collector.LoadChanged), so a change made at once, as soon as a
+// level is measured or its requests have finished, wastes no time: the
+// short tick it ends is at the old level (or paused) and belongs to no
+// step, and the next level's ticks are whole ticks from the change. A
+// lockstep run makes it at the next tick boundary instead: its processes
+// share their boundaries, and change level on the same one.
+func (s *Stepper) change(f func()) {
+	if s.o.Lockstep {
+		s.bound.AtNextTick(f)
+		return
+	}
+	f()
 }
 
 // mustSettle reports whether the requests a level leaves in flight would
@@ -644,7 +660,7 @@ func (s *Stepper) settled(snap stats.Snapshot, st *settling) {
 		return
 	}
 	s.startSettled(st)
-	s.bound.AtNextTick(func() {
+	s.change(func() {
 		s.drv.SetStep(st.index, st.target)
 		s.drv.Resume()
 	})

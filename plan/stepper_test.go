@@ -13,7 +13,10 @@ import (
 
 // fakeRun is a driver and a collector's tick boundary in one: it holds the
 // load state that ticks are labelled with, and runs the stepper's
-// boundary functions when the test ends a tick.
+// boundary functions when the test ends a tick. Like the collector, it
+// ends the tick under way at a change of load made between boundaries: the
+// next tick the test ends is preceded by that short tick, labelled with
+// the load before the change.
 type fakeRun struct {
 	t       *testing.T
 	state   load.State
@@ -22,24 +25,57 @@ type fakeRun struct {
 	stopped bool
 	seq     int
 	steps   []record.Step
+	// inHook is set while boundary functions run; cut is the load before
+	// the first change made outside them since the last tick.
+	inHook bool
+	cut    *load.State
+	// cuts counts the short ticks emitted.
+	cuts int
+}
+
+// changing notes a change of load: one made outside a boundary ends a
+// short tick.
+func (f *fakeRun) changing() {
+	if !f.inHook && f.cut == nil {
+		st := f.state
+		f.cut = &st
+	}
 }
 
 func (f *fakeRun) SetStep(i int, l load.Target) {
+	f.changing()
 	f.state.Step, f.state.Target = i, l
 	f.calls = append(f.calls, fmt.Sprintf("step %d %s", i, l))
 }
-func (f *fakeRun) Pause()                { f.state.Paused = true; f.calls = append(f.calls, "pause") }
-func (f *fakeRun) Resume()               { f.state.Paused = false; f.calls = append(f.calls, "resume") }
-func (f *fakeRun) Stop(time.Duration)    { f.stopped = true; f.calls = append(f.calls, "stop") }
+func (f *fakeRun) Pause() { f.changing(); f.state.Paused = true; f.calls = append(f.calls, "pause") }
+func (f *fakeRun) Resume() {
+	f.changing()
+	f.state.Paused = false
+	f.calls = append(f.calls, "resume")
+}
+func (f *fakeRun) Stop(time.Duration) {
+	f.changing()
+	f.stopped = true
+	f.calls = append(f.calls, "stop")
+}
 func (f *fakeRun) AtNextTick(fn func())  { f.hooks = append(f.hooks, fn) }
 func (f *fakeRun) onStep(st record.Step) { f.steps = append(f.steps, st) }
 
 // tick ends one tick at the current load, n requests at us µs each, with
-// inFlight left at its end, as the collector does: at the boundary it runs
-// the functions waiting for it (they set the next tick's load), then it
-// emits the tick that ended there.
+// inFlight left at its end, as the collector does: first the short tick a
+// change between boundaries ended, if any (nothing finished in it); at the
+// boundary it runs the functions waiting for it (they set the next tick's
+// load), then it emits the tick that ended there.
 func (f *fakeRun) tick(s *Stepper, n int, us int64, inFlight int) {
 	f.t.Helper()
+	if f.cut != nil {
+		f.seq++
+		f.cuts++
+		short := stats.Snapshot{Seq: f.seq, Interval: 10 * time.Millisecond, Tick: stats.ClientStats{Duration: 10 * time.Millisecond}}
+		short.Load = stats.LoadOf(*f.cut)
+		f.cut = nil
+		s.Add(short)
+	}
 	f.seq++
 	snap := stats.Snapshot{Seq: f.seq, Interval: time.Second, Tick: stats.ClientStats{Duration: time.Second}}
 	if n > 0 {
@@ -49,9 +85,11 @@ func (f *fakeRun) tick(s *Stepper, n int, us int64, inFlight int) {
 	snap.Load.InFlight = inFlight
 	hooks := f.hooks
 	f.hooks = nil
+	f.inHook = true
 	for _, h := range hooks {
 		h()
 	}
+	f.inHook = false
 	s.Add(snap)
 }
 
@@ -85,9 +123,8 @@ func TestStepperMeasuresUntilStable(t *testing.T) {
 	if st.Client.InferPerS != 100 {
 		t.Errorf("step throughput %v, want the measured windows' 100/s without the warm-up", st.Client.InferPerS)
 	}
-	// The next level starts at the next boundary; the tick that ends
-	// there is at the old level and is no part of any step.
-	f.tick(s, 100, 1000, 1)
+	// The next level starts at once: the short tick that the change ends
+	// is at the old level and is no part of any step.
 	if f.state.Step != 1 || f.state.Target != conc(2) || len(f.steps) != 1 {
 		t.Fatalf("after level 1: state %+v, calls %v", f.state, f.calls)
 	}
@@ -95,9 +132,14 @@ func TestStepperMeasuresUntilStable(t *testing.T) {
 	for i := range 2 * DefaultMaxTrials {
 		f.tick(s, 100+50*(i%4/2), 2000, 2)
 	}
-	f.tick(s, 0, 0, 0)
-	if len(f.steps) != 2 {
-		t.Fatalf("%d steps", len(f.steps))
+	if len(f.steps) != 2 || f.cuts != 1 {
+		t.Fatalf("%d steps, %d short ticks", len(f.steps), f.cuts)
+	}
+	// Its ticks are the 20 after the short one (tick 9): its last three
+	// windows are kept, the rest counted as warm-up.
+	if st := f.steps[1]; st.Measurement.WarmupTicks+st.Ticks != 2*DefaultMaxTrials || st.LastSeq != 29 {
+		t.Errorf("level 2: %d ticks and %d warm-up to tick %d; want %d to tick 29", st.Ticks,
+			st.Measurement.WarmupTicks, st.LastSeq, 2*DefaultMaxTrials)
 	}
 	if m := f.steps[1].Measurement; m.Stable || m.Trials != DefaultMaxTrials || m.Index != 1 {
 		t.Errorf("level 2 measurement %+v: want unstable after %d trials", m, DefaultMaxTrials)
@@ -142,9 +184,7 @@ func TestStepperEndsALevelFarPastTheSLO(t *testing.T) {
 	if len(f.steps) != 1 || !f.steps[0].Measurement.SLO.Pass {
 		t.Fatalf("level 1 at 5 ms: steps %+v", f.steps)
 	}
-	f.tick(s, 100, 5000, 1) // the tick at the old level while the next is set
 	f.tick(s, 100, 30000, 2)
-	f.tick(s, 0, 0, 0)
 	if len(f.steps) != 2 {
 		t.Fatalf("a window at 30 ms, three times the 10 ms SLO, did not end the level")
 	}
@@ -199,19 +239,25 @@ func TestStepperSettlesAfterAnOpenLoop(t *testing.T) {
 		StepDuration: 2 * time.Second, Drain: 10 * time.Second})
 	f.tick(s, 100, 1000, 3)
 	f.tick(s, 100, 1000, 400) // past capacity: 400 left in flight
-	f.tick(s, 300, 1000, 100) // paused at its start, draining
 	if !f.state.Paused || f.state.Step != 0 {
 		t.Fatalf("not paused for the backlog: %v", f.calls)
 	}
-	f.tick(s, 100, 1000, 0) // drained
-	if f.state.Step != 0 {
+	f.tick(s, 300, 1000, 100) // paused, draining
+	if !f.state.Paused || f.state.Step != 0 {
 		t.Fatalf("next level started with 100 still in flight: %v", f.calls)
 	}
-	f.tick(s, 0, 0, 0)
+	f.tick(s, 100, 1000, 0) // drained: the next level starts at once
 	if f.state.Paused || f.state.Step != 1 || f.state.Target != rate(50) {
 		t.Errorf("after the drain: %+v, calls %v", f.state, f.calls)
 	}
-	want := []string{"pause", "step 1 rate 50/s", "resume"}
+	// Its first tick, after the short paused one, is the ramp: warm-up.
+	f.tick(s, 20, 1000, 5)
+	f.tick(s, 50, 1000, 5)
+	f.tick(s, 50, 1000, 5)
+	if len(f.steps) != 2 || f.steps[1].Measurement.WarmupTicks != 1 || f.steps[1].Ticks != 2 {
+		t.Errorf("level 2: %d steps, %+v", len(f.steps), f.steps[len(f.steps)-1].Measurement)
+	}
+	want := []string{"pause", "step 1 rate 50/s", "resume", "stop"}
 	if fmt.Sprint(f.calls) != fmt.Sprint(want) {
 		t.Errorf("calls %v, want %v", f.calls, want)
 	}

@@ -237,6 +237,7 @@ func sameLatency(t *testing.T, where string, got, want stats.Latency) {
 // counting every result measured: the tick, the window and the whole run,
 // with the histograms themselves equal bucket by bucket.
 func TestMergeIsExact(t *testing.T) {
+	t.Parallel()
 	for _, decoupled := range []bool{false, true} {
 		f := newFleet(t, fleetOptions{workers: 3, ticks: 10, decoupled: decoupled})
 		merged, err := Merge(f.runs, f.names)
@@ -265,6 +266,7 @@ func TestMergeIsExact(t *testing.T) {
 // Loads add, the server's account is one worker's (never a sum), client
 // CPU adds up, and the header says what was merged.
 func TestMergeLoadServerAndHeader(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t, fleetOptions{workers: 3, ticks: 6})
 	// Given out of order: the merge orders them by worker.
 	runs := []*Run{f.runs[2], f.runs[0], f.runs[1]}
@@ -308,6 +310,7 @@ func TestMergeLoadServerAndHeader(t *testing.T) {
 // Measured steps merge by index: loads add, numbers come from the merged
 // ticks exactly, a step is stable only if every worker's was.
 func TestMergeSteps(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t, fleetOptions{workers: 3, ticks: 9})
 	merged, err := Merge(f.runs, f.names)
 	if err != nil {
@@ -367,6 +370,7 @@ func TestMergeShorterWorker(t *testing.T) {
 // Runs that are not the workers of one run are refused, each with one
 // line that says why.
 func TestMergeRefuses(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		change func(runs []*Run)

@@ -169,6 +169,7 @@ func TestCollectorLastTickWaitsForTheServerCount(t *testing.T) {
 }
 
 func TestCollectorDoesNotWaitForSlowServer(t *testing.T) {
+	t.Parallel()
 	results := make(chan []driver.Result)
 	// The second statistics call hangs for a second; others answer at once.
 	slow := countingStats(func(n int64) time.Duration {

@@ -92,6 +92,7 @@ func simRun(t *testing.T, load load.Target, d, interval time.Duration) (snaps []
 // concurrency 8 for 4 s and checks that the ticks agree with the simulator's
 // own statistics over the same span.
 func TestCollectorAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("4 s load run")
 	}
@@ -214,6 +215,7 @@ func simStats(t *testing.T, srv *sim.Server, model string) *pb.InferStatistics {
 // TestCollectorOpenLoopAgainstSimulator checks the open-loop path: rate mode
 // reported from the driver's Control, and latency from the schedule.
 func TestCollectorOpenLoopAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("2 s load run")
 	}
@@ -245,6 +247,7 @@ func TestCollectorOpenLoopAgainstSimulator(t *testing.T) {
 // the driver (as a run's collector does, a little); unprimed, the requests
 // before its own first reading would be in no tick.
 func TestCollectorPrimedCountsEveryRequest(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("1 s load run")
 	}

@@ -283,6 +283,7 @@ func slowOnce(e int, calls map[int32]bool, delay time.Duration) func(int, Statis
 // emitted is carried apart by that model's entry (and the tick's), never in
 // the next tick's counts, while the other model's ticks keep their own.
 func TestLateStatisticsReadKeepsItsSpanModels(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("3 s load run")
 	}
@@ -303,6 +304,7 @@ func TestLateStatisticsReadKeepsItsSpanModels(t *testing.T) {
 // TestLateStatisticsReadKeepsItsSpanReplicas: the same for one model on two
 // servers, one of which answers a read late.
 func TestLateStatisticsReadKeepsItsSpanReplicas(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("3 s load run")
 	}

@@ -19,6 +19,7 @@ import (
 // plan asks for (½·10 s·1000/s = 5000 requests), every one of them
 // counted by the simulator.
 func TestStageRampFollowsPlanAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("10 s load run")
 	}

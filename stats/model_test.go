@@ -99,6 +99,7 @@ func TestSameLevelsAndModelView(t *testing.T) {
 // of one model's load ends the tick of both; and over the run each model's
 // server counts are the simulators' statistics of that model.
 func TestCollectorModelsAgainstSimulators(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("3 s load run")
 	}

@@ -160,6 +160,7 @@ func TestSnapshotWithoutReplicasReads(t *testing.T) {
 // and server, and over the run each replica's client successes are its
 // server's.
 func TestCollectorReplicasAgainstSimulators(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("3 s load run")
 	}

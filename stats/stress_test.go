@@ -112,6 +112,7 @@ func (s *slowStatistics) ModelStatistics(ctx context.Context, model, version str
 // tick it describes, and that next tick's Server is its own span from a new
 // read, never the late one's counts; nothing is lost.
 func TestLateStatisticsReadKeepsItsSpan(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("3 s load run")
 	}
