@@ -7,8 +7,10 @@
 //
 // The Stepper is a sink of the run's snapshots that also drives the load: it
 // is the only part of tritontop that decides when a step ends. Every change
-// of load it makes lands on a tick boundary (stats.Collector.AtNextTick), so
-// every tick of a step ran at that step's load only.
+// of level it makes ends the collector's tick under way (the collector
+// starts its ticks again from a change of load), or, in a lockstep run,
+// lands on a tick boundary (stats.Collector.AtNextTick), so every tick of a
+// step ran at that step's load only.
 package plan
 
 import (

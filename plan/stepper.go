@@ -610,13 +610,15 @@ func (s *Stepper) finish(interrupted bool) {
 	}
 }
 
-// change makes a change of load between levels. The collector ends the
-// tick under way at a change of load and starts its ticks again from it
-// (stats.Collector.LoadChanged), so a change made at once, as soon as a
-// level is measured or its requests have finished, wastes no time: the
-// short tick it ends is at the old level (or paused) and belongs to no
-// step, and the next level's ticks are whole ticks from the change. A
-// lockstep run makes it at the next tick boundary instead: its processes
+// change makes a change of load between levels at once, as soon as a
+// level is measured or its requests have finished, rather than at the next
+// tick boundary: the collector ends the tick under way at a change of
+// level or step and starts its ticks again from it
+// (stats.Collector.LoadChanged), so the short tick it ends (at the old
+// level, or paused) belongs to no step and the next level's ticks are
+// whole ticks from the change. A pause does not end a tick: the tick it
+// falls in is a paused one, which settles the level before. A lockstep
+// run makes every change at the next tick boundary instead: its processes
 // share their boundaries, and change level on the same one.
 func (s *Stepper) change(f func()) {
 	if s.o.Lockstep {

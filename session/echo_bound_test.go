@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestHugeValuesQuotedBounded: a 10 MB version or model name, from a
@@ -43,6 +44,9 @@ func TestHugeValuesQuotedBounded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := earlyConfig()
+			// The server is up: a busy host may take longer than
+			// earlyConfig's 100 ms, meant for an address nothing serves.
+			c.ConnectTimeout = 10 * time.Second
 			c.Protocol, c.Model, c.ModelVersion = tc.protocol, tc.model, tc.version
 			c.URL = srv.GRPCAddr()
 			if tc.protocol == "http" {

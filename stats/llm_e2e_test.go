@@ -19,7 +19,6 @@ import (
 // account of every request: the same requests and responses, and time to
 // first response and time between responses within 10% of the server's.
 func TestStreamingAgainstSimulatorLLM(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("3 s load run")
 	}
