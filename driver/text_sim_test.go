@@ -40,7 +40,6 @@ func within(got, want time.Duration, frac float64) bool {
 // streaming its time to the one answer within 10% of the server's time to
 // the final response.
 func TestTextEndpointsAgreeWithTheSimulator(t *testing.T) {
-	t.Parallel()
 	for _, c := range []struct {
 		endpoint triton.Endpoint
 		stream   bool
