@@ -116,7 +116,6 @@ func TestOpenLoopHoldsRate(t *testing.T) {
 }
 
 func TestStallShowsInScheduledLatency(t *testing.T) {
-	t.Parallel()
 	// With MaxInFlight 1 the driver has one request in flight, so while
 	// the server stalls, the sends due meanwhile cannot go out: they leave
 	// late, after the stall, and the server then answers them quickly.
