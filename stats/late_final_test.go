@@ -92,6 +92,21 @@ func TestLateStatisticsReadAtTheEnd(t *testing.T) {
 		t.Errorf("the last tick has no statistics of its own: %s", last.Server.Err)
 	}
 	if sim := int64(after.GetSuccess().GetCount() - before.GetSuccess().GetCount()); counted != sim || sim == 0 {
-		t.Errorf("the ticks' server counts add up to %d, the simulator counted %d", counted, sim)
+		// What the client saw tells a read that missed the server's last
+		// successes from requests the client gave up on in the drain.
+		t.Errorf("the ticks' server counts add up to %d, the simulator counted %d; the client saw %d successes, %d errors, "+
+			"%d cancelled in %d ticks (late reads carried: %d)", counted, sim, last.Run.Successes, last.Run.Errors,
+			last.Run.Cancelled, len(snaps), lateReads(snaps))
 	}
+}
+
+// lateReads counts the ticks that carry a late statistics read.
+func lateReads(snaps []Snapshot) int {
+	n := 0
+	for _, s := range snaps {
+		if s.ServerLate != nil {
+			n++
+		}
+	}
+	return n
 }
