@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/testenv"
 	"github.com/tritontop/tritontop/triton"
 )
 
@@ -155,7 +156,7 @@ func TestRequestIntervalsMean(t *testing.T) {
 	slices.Sort(sent)
 	mean := (sent[len(sent)-1] - sent[0]) / time.Duration(len(sent)-1)
 	want := 1800 * us
-	if raceEnabled {
+	if testenv.Race {
 		want *= raceStretch
 	}
 	t.Logf("%d requests, mean arrival interval %v (file: %v)", len(sent), mean, want)
@@ -170,7 +171,7 @@ const raceStretch = 5
 
 // stretchOf is the factor the timing tests' schedules are stretched by.
 func stretchOf() time.Duration {
-	if raceEnabled {
+	if testenv.Race {
 		return raceStretch
 	}
 	return 1

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/capture"
+	"github.com/tritontop/tritontop/internal/testenv"
 	"github.com/tritontop/tritontop/session"
 	"github.com/tritontop/tritontop/sim"
 	"github.com/tritontop/tritontop/trace"
@@ -85,7 +86,7 @@ func TestCaptureReplayRoundTrip(t *testing.T) {
 	// a loaded test machine is held to what it can do (under the race
 	// detector, less).
 	limit := 250 * time.Millisecond
-	if traceUnderRace {
+	if testenv.Race {
 		limit = time.Second
 	}
 	if p99 > limit {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tritontop/tritontop/internal/testenv"
 )
 
 // TestHugeValuesQuotedBounded: a 10 MB version or model name, from a
@@ -18,7 +20,7 @@ func TestHugeValuesQuotedBounded(t *testing.T) {
 	// 10 MB, as the hardening pass sent; 1 MB under the race detector,
 	// which takes half a minute over the 10 MB YAML files.
 	size := 10 << 20
-	if traceUnderRace {
+	if testenv.Race {
 		size = 1 << 20
 	}
 	huge := strings.Repeat("9", size)

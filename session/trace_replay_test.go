@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tritontop/tritontop/internal/testenv"
 	"github.com/tritontop/tritontop/record"
 	"github.com/tritontop/tritontop/session"
 	"github.com/tritontop/tritontop/trace"
@@ -83,7 +84,7 @@ func TestTraceReplay(t *testing.T) {
 	// About 1 s; under the race detector, which slows client and
 	// simulator several times, 4 s.
 	stretch := time.Duration(1)
-	if traceUnderRace {
+	if testenv.Race {
 		stretch = 4
 	}
 	traceWriteBursty(t, tracePath, n, stretch)

@@ -108,7 +108,7 @@ type budgetChild struct {
 // address-space cap fits: under -race the simulator process runs that one.
 func plainTestBinary(t *testing.T) string {
 	t.Helper()
-	if !raceEnabled {
+	if !testenv.Race {
 		return os.Args[0]
 	}
 	if _, err := exec.LookPath("go"); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc/status"
 
+	"github.com/tritontop/tritontop/internal/testenv"
 	"github.com/tritontop/tritontop/triton/pb"
 )
 
@@ -20,7 +21,7 @@ import (
 // and copying 10 MB values. Either is a thousand times the 1 KiB an answer
 // may quote.
 var hostileSize = func() int {
-	if raceEnabled {
+	if testenv.Race {
 		return 1 << 20
 	}
 	return 10 << 20

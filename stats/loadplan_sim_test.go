@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/internal/testenv"
 	"github.com/tritontop/tritontop/load"
 	"github.com/tritontop/tritontop/sim"
 )
@@ -32,7 +33,7 @@ func TestStageRampFollowsPlanAgainstSimulator(t *testing.T) {
 	// Under the race detector, which slows client and simulator several
 	// times, the ramp climbs to 200/s instead.
 	top := 1000.0
-	if raceEnabled {
+	if testenv.Race {
 		top = 200
 	}
 	p, err := load.ParsePlan(fmt.Sprintf("10s:%g/s", top))

@@ -25,7 +25,7 @@ func stressMulti(t *testing.T, o multiOptions) {
 	// As in TestStressServerStatsOnBusyHost: the race detector slows
 	// each read several times over, and the bound is then 1 in 3.
 	per := 10
-	if raceEnabled {
+	if testenv.Race {
 		per = 3
 	}
 	if c.missing*per > len(m.snaps) {

@@ -80,7 +80,7 @@ func TestStressServerStatsOnBusyHost(t *testing.T) {
 	// is then 1 in 3, which still fails a collector that gives up on
 	// every slow read.
 	per := 10
-	if raceEnabled {
+	if testenv.Race {
 		per = 3
 	}
 	if missing*per > len(snaps) {

@@ -1,8 +1,0 @@
-//go:build race
-
-package driver
-
-// raceEnabled reports whether tests run under the race detector, which
-// slows the client and the simulator several times: the timing tests then
-// run their schedules slower, with the same assertions.
-const raceEnabled = true
