@@ -67,6 +67,10 @@ const (
 	// falling behind: at a few requests the count is mostly chance (and the
 	// requests still running).
 	behindRequests = 20
+	// lateMaterial is the share of the latency from the schedule that the
+	// sends' mean lateness must reach for late sends alone (the rate sent
+	// being on target) to be called falling behind.
+	lateMaterial = 0.01
 	// gpuCeiling is the utilization called the ceiling.
 	gpuCeiling = 0.95
 	// outsideShare is the share of client latency outside Triton worth a
@@ -163,7 +167,18 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 			// backlog's own work), so the lateness is the server's.
 			q.Message += fmt.Sprintf("; %s of sends late behind a backlog of %d more requests in flight", pct(c.LateShare), backlog)
 		case c.LateShare > behindShare:
-			add(FallingBehind, "open loop falling behind: %s of sends late", pct(c.LateShare))
+			// Late sends on time in the count: they bend the measurement
+			// only when their lateness is a part of the latency worth
+			// naming. A send a few milliseconds late (a host's timer or a
+			// vCPU's hiccup) against latencies of hundreds is not the
+			// client falling behind, and a plan must not be refused for it.
+			if late, of, ok := lateness(tail); !ok || float64(late) >= lateMaterial*float64(of) {
+				msg := pct(c.LateShare) + " of sends late"
+				if ok {
+					msg += fmt.Sprintf(", by %s on average (%s of the latency from the schedule)", ms(late), pct(float64(late)/float64(of)))
+				}
+				add(FallingBehind, "open loop falling behind: %s", msg)
+			}
 		}
 	}
 
@@ -208,6 +223,30 @@ func sends(recent []Snapshot, from int) (sent, span float64, backlog int) {
 	}
 	backlog = recent[len(recent)-1].Load.InFlight - before
 	return float64(n + int64(backlog)), span, backlog
+}
+
+// lateness is the mean time an open loop's successful requests were sent
+// after their schedule, over the ticks of tail, and the mean latency from
+// the schedule it is part of, both from the ticks' two latencies (from the
+// send and from the schedule, each over the same successes). ok is false
+// when no tick has both.
+func lateness(tail []Snapshot) (late, of time.Duration, ok bool) {
+	var sum, sched float64
+	var n int64
+	for i := range tail {
+		t := &tail[i].Tick
+		s := t.Scheduled
+		if s == nil || s.Count == 0 || t.Latency.Count != s.Count {
+			continue
+		}
+		sum += float64(s.Count) * float64(s.Mean-t.Latency.Mean)
+		sched += float64(s.Count) * float64(s.Mean)
+		n += s.Count
+	}
+	if n == 0 || sched <= 0 {
+		return 0, 0, false
+	}
+	return time.Duration(max(sum, 0) / float64(n)), time.Duration(sched / float64(n)), true
 }
 
 // batchSlack is how many sends the count of an open loop's sends may miss

@@ -98,6 +98,13 @@ func TestDiagnoseEachVerdict(t *testing.T) {
 			s.Tick.Late = 80
 			s.Tick.SetRates()
 		}},
+		{name: "late sends, late by a part of the latency", want: FallingBehind,
+			words: "10% of sends late, by 0.50 ms on average (5% of the latency from the schedule)", change: func(i int, s *Snapshot) {
+				s.Load = Load{Mode: load.Rate, Rate: 800, Distribution: load.Constant}
+				s.Tick.Late = 80
+				s.Tick.Scheduled = &Latency{Count: 800, Mean: 10500 * time.Microsecond}
+				s.Tick.SetRates()
+			}},
 		{name: "queue longer than compute", want: Queueing, words: "wait 12.0 ms in Triton's queue, longer than the 8.00 ms", change: func(i int, s *Snapshot) {
 			s.Server.Queue = 12 * time.Millisecond
 			s.Server.Request = 20500 * time.Microsecond
@@ -397,5 +404,31 @@ func TestDiagnoseIdlePauseIsNotAStall(t *testing.T) {
 	recent[9].Paused, recent[9].Tick.Duration = 0, tick
 	if v := verdicts(Diagnose(recent, DiagnoseOptions{})); !slices.Contains(v, Stalled) {
 		t.Errorf("500 ms without a finished 100 ms request were diagnosed %v", v)
+	}
+}
+
+// TestDiagnoseLateByLittleIsNotFallingBehind: an open loop that sends at
+// its rate, with a tenth of its sends a few milliseconds late against
+// latencies of hundreds (a host's timer or vCPU hiccups), is not falling
+// behind: its lateness adds a fraction of a percent to the latency the SLO
+// reads, and a plan refused for it would be refused for nothing. The same
+// share of sends late by a tenth of the latency is.
+func TestDiagnoseLateByLittleIsNotFallingBehind(t *testing.T) {
+	for _, c := range []struct {
+		mean time.Duration // the mean latency from the schedule
+		want bool
+	}{{300200 * time.Microsecond, false}, {330 * time.Millisecond, true}} {
+		fs := Diagnose(ticks(10, func(i int, s *Snapshot) {
+			s.Load = Load{Mode: load.Rate, Rate: 300, Distribution: load.Constant, InFlight: 90}
+			s.Tick = ClientStats{Duration: time.Second, Requests: 300, Successes: 300, Inferences: 300, Late: 18,
+				Latency:   Latency{Count: 300, Mean: 300 * time.Millisecond},
+				Scheduled: &Latency{Count: 300, Mean: c.mean}}
+			s.Tick.SetRates()
+			s.Server.SuccessCount, s.Server.AvgBatch = 300, 30
+		}), DiagnoseOptions{})
+		if got := slices.Contains(verdicts(fs), FallingBehind); got != c.want {
+			t.Errorf("6%% of sends late, %v late on average against 300 ms: falling behind %v, want %v (%+v)",
+				c.mean-300*time.Millisecond, got, c.want, fs)
+		}
 	}
 }
