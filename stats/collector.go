@@ -712,6 +712,12 @@ func (r *collection) finish() error {
 		return err
 	}
 	r.pending = s
+	// As at any tick's end: a read still running (or answered and not yet
+	// carried) was started for a tick already emitted, and is carried as
+	// its late answer; this tick's own read starts after the run's end. Taken
+	// as the last tick's own, such a read, made before the run's last
+	// requests finished, left them out of every tick's statistics.
+	r.takeLates()
 	r.awaitServerCount(s.Run.Successes)
 	r.server.start()
 	r.metrics.start()

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -97,6 +98,14 @@ func TestLateStatisticsReadAtTheEnd(t *testing.T) {
 		t.Errorf("the ticks' server counts add up to %d, the simulator counted %d; the client saw %d successes, %d errors, "+
 			"%d cancelled in %d ticks (late reads carried: %d)", counted, sim, last.Run.Successes, last.Run.Errors,
 			last.Run.Cancelled, len(snaps), lateReads(snaps))
+		for _, s := range snaps {
+			late := ""
+			if s.ServerLate != nil {
+				late = fmt.Sprintf(", carries a late read of %d from tick %d", s.ServerLate.SuccessCount, s.ServerLateSeq)
+			}
+			t.Logf("tick %d: client %d successes; server %d (available %v %s)%s", s.Seq, s.Tick.Successes,
+				s.Server.SuccessCount, s.Server.Available, s.Server.Err, late)
+		}
 	}
 }
 
