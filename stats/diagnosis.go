@@ -167,9 +167,9 @@ func Diagnose(recent []Snapshot, o DiagnoseOptions) []Finding {
 			// backlog's own work), so the lateness is the server's.
 			q.Message += fmt.Sprintf("; %s of sends late behind a backlog of %d more requests in flight", pct(c.LateShare), backlog)
 		case c.LateShare > behindShare:
-			// Late sends on time in the count: they bend the measurement
-			// only when their lateness is a part of the latency worth
-			// naming. A send a few milliseconds late (a host's timer or a
+			// Sends late while their count is on target bend the
+			// measurement only when their lateness is a part of the
+			// latency worth naming. A send a few milliseconds late (a host's timer or a
 			// vCPU's hiccup) against latencies of hundreds is not the
 			// client falling behind, and a plan must not be refused for it.
 			if late, of, ok := lateness(tail); !ok || float64(late) >= lateMaterial*float64(of) {
