@@ -614,13 +614,24 @@ func (r *collection) tickAt(now time.Time, end time.Duration) error {
 	if r.byDone {
 		r.open, r.openAt, r.openEnd = true, now, end
 		copy(r.openLoad, r.tickLoad)
+		// The requests in flight are counted as the tick ends, not as it
+		// is cut a grace later: by then the next tick's sends are in the
+		// count (at a level's start, a grace of sends that its finished
+		// requests cannot yet show), and the sends the diagnosis and the
+		// stepper count (finished plus the growth of those in flight)
+		// would come out short.
+		for i, ctrl := range r.controls {
+			if ctrl != nil {
+				r.openLoad[i].InFlight = ctrl.State().InFlight
+			}
+		}
 		for _, a := range r.c.aggregators() {
 			a.Split(r.openEnd)
 		}
 		r.grace.Reset(r.cutGrace())
 		return nil
 	}
-	s, err := r.cut(now, end, r.tickLoad)
+	s, err := r.cut(now, end, r.tickLoad, false)
 	if err != nil {
 		return err
 	}
@@ -672,7 +683,7 @@ func (r *collection) cutOpen() error {
 	}
 	r.open = false
 	r.grace.Stop()
-	s, err := r.cut(r.openAt, r.openEnd, r.openLoad)
+	s, err := r.cut(r.openAt, r.openEnd, r.openLoad, true)
 	if err != nil {
 		return err
 	}
@@ -696,7 +707,7 @@ func (r *collection) finish() error {
 		r.emitPending()
 	}
 	now := time.Now()
-	s, err := r.cut(now, now.Sub(r.origin), r.tickLoad)
+	s, err := r.cut(now, now.Sub(r.origin), r.tickLoad, false)
 	if err != nil {
 		return err
 	}
@@ -822,14 +833,14 @@ func (r *collection) awaitReads() {
 // cut closes the client side of a tick that ended at wall-clock now and at
 // end on the boundaries' clock, under the load it ran at (one state per
 // model); it lasted from the previous boundary to end.
-func (r *collection) cut(now time.Time, end time.Duration, at []load.State) (*Snapshot, error) {
+func (r *collection) cut(now time.Time, end time.Duration, at []load.State, sampled bool) (*Snapshot, error) {
 	d := end - r.lastEnd
 	r.lastEnd = end
 	r.seq++
 	s := &Snapshot{Seq: r.seq, Time: now, Elapsed: now.Sub(r.start), Interval: d}
 	var err error
 	if len(r.c.models) == 0 {
-		st, ctrl := r.stateAtEnd(0, at[0])
+		st, ctrl := r.stateAtEnd(0, at[0], sampled)
 		if r.newLevel(0, st) {
 			r.c.agg.StartLevel()
 		}
@@ -838,7 +849,7 @@ func (r *collection) cut(now time.Time, end time.Duration, at []load.State) (*Sn
 		s.Load = loadOf(st, ctrl, s.Tick.Scheduled != nil)
 		s.Load.Planned = plannedMean(r.controls[0], end-d, end)
 	} else {
-		err = r.cutModels(s, end, d, at)
+		err = r.cutModels(s, end, d, at, sampled)
 	}
 	if sys := r.c.opts.System; sys != nil {
 		s.System = sys.Sample(r.ctx, s.Tick.Requests)
@@ -870,14 +881,18 @@ func (r *collection) newLevel(i int, st load.State) bool {
 
 // stateAtEnd is model i's load during the tick with the in-flight and
 // sequence counts and the pause as at its end, and whether its driver's
-// state is known at all.
-func (r *collection) stateAtEnd(i int, st load.State) (load.State, bool) {
+// state is known at all. sampled says st's in-flight count was read as
+// the tick ended (a tick held open for its grace, see tickAt), and is kept.
+func (r *collection) stateAtEnd(i int, st load.State, sampled bool) (load.State, bool) {
 	ctrl := r.controls[i]
 	if ctrl == nil {
 		return st, false
 	}
 	cur := ctrl.State()
-	st.InFlight, st.Paused, st.Sequences = cur.InFlight, cur.Paused, cur.Sequences
+	if !sampled {
+		st.InFlight = cur.InFlight
+	}
+	st.Paused, st.Sequences = cur.Paused, cur.Sequences
 	st.PausedTotal, st.PausedSince, st.PauseBusy = cur.PausedTotal, cur.PausedSince, cur.PauseBusy
 	return st, true
 }
@@ -902,7 +917,7 @@ func (r *collection) pausedIn(i int, st load.State, known bool, end, d time.Dura
 // cutModels closes the client side of a tick of a run over several models:
 // each model's entry from its own aggregator, the top from the one over
 // every result, with the models' loads together.
-func (r *collection) cutModels(s *Snapshot, end, d time.Duration, at []load.State) error {
+func (r *collection) cutModels(s *Snapshot, end, d time.Duration, at []load.State, sampled bool) error {
 	var err error
 	// The run's load was paused while every model's was.
 	s.Paused = d
@@ -911,7 +926,7 @@ func (r *collection) cutModels(s *Snapshot, end, d time.Duration, at []load.Stat
 	anyOpen, anyNew := false, false
 	for i, a := range r.c.models {
 		src := &r.c.opts.Models[i]
-		st, ctrl := r.stateAtEnd(i, at[i])
+		st, ctrl := r.stateAtEnd(i, at[i], sampled)
 		open := ctrl && st.Target.Open()
 		anyOpen = anyOpen || open
 		if r.newLevel(i, st) {

@@ -2,10 +2,12 @@ package stats
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/tritontop/tritontop/driver"
+	"github.com/tritontop/tritontop/load"
 )
 
 func TestAggregatorSplitRoutesByDone(t *testing.T) {
@@ -139,5 +141,51 @@ func TestCollectorCountsResultsInTheTickTheyFinished(t *testing.T) {
 			t.Errorf("first tick: %d requests in %v = %.0f/s, offered %.0f/s",
 				first.Tick.Requests, first.Tick.Duration, r, offered)
 		}
+	}
+}
+
+// clockControl is an open loop whose requests in flight grow by one every
+// millisecond from its epoch: a count that tells when it was read.
+type clockControl struct{ epoch time.Time }
+
+func (c clockControl) State() load.State {
+	return load.State{Target: load.Target{Mode: load.Rate, Rate: 1000}, InFlight: int(time.Since(c.epoch) / time.Millisecond)}
+}
+
+// TestCollectorCountsInFlightAtTheTicksEnd: with an epoch a tick stays open
+// for its grace (100 ms here) before it is cut, and its requests in flight
+// are those at its end, not a grace later: read at the cut, they held the
+// next tick's first sends, and the sends counted over a level (finished
+// plus the growth of those in flight) came out short by a grace of them
+// at its start. The median tick's count must be read well within the
+// grace of its end (a busy host may hold the collector back once).
+func TestCollectorCountsInFlightAtTheTicksEnd(t *testing.T) {
+	t.Parallel()
+	const interval = 200 * time.Millisecond
+	results := make(chan []driver.Result)
+	epoch := time.Now()
+	c := NewCollector(CollectorOptions{Interval: interval, ReadWait: time.Second, Results: results, Epoch: epoch,
+		Control: clockControl{epoch}})
+	time.AfterFunc(5*interval+interval/2, func() { close(results) })
+	snaps, err := collect(t, context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) < 5 {
+		t.Fatalf("%d ticks, want at least 5", len(snaps))
+	}
+	var late []time.Duration
+	for _, s := range snaps[:len(snaps)-1] {
+		read := time.Duration(s.Load.InFlight) * time.Millisecond
+		end := s.Time.Sub(epoch)
+		if read < end-time.Millisecond {
+			t.Errorf("tick %d ended at %v, its in-flight count was read at %v, before", s.Seq, end, read)
+		}
+		late = append(late, read-end)
+	}
+	slices.Sort(late)
+	if med := late[len(late)/2]; med >= MaxCutGrace/2 {
+		t.Errorf("in-flight counts read %v after their ticks' ends (median; all: %v), the cut grace is %v",
+			med, late, MaxCutGrace)
 	}
 }
