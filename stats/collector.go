@@ -614,24 +614,15 @@ func (r *collection) tickAt(now time.Time, end time.Duration) error {
 	if r.byDone {
 		r.open, r.openAt, r.openEnd = true, now, end
 		copy(r.openLoad, r.tickLoad)
-		// The requests in flight are counted as the tick ends, not as it
-		// is cut a grace later: by then the next tick's sends are in the
-		// count (at a level's start, a grace of sends that its finished
-		// requests cannot yet show), and the sends the diagnosis and the
-		// stepper count (finished plus the growth of those in flight)
-		// would come out short.
-		for i, ctrl := range r.controls {
-			if ctrl != nil {
-				r.openLoad[i].InFlight = ctrl.State().InFlight
-			}
-		}
+		r.countInFlight(r.openLoad)
 		for _, a := range r.c.aggregators() {
 			a.Split(r.openEnd)
 		}
 		r.grace.Reset(r.cutGrace())
 		return nil
 	}
-	s, err := r.cut(now, end, r.tickLoad, false)
+	r.countInFlight(r.tickLoad)
+	s, err := r.cut(now, end, r.tickLoad)
 	if err != nil {
 		return err
 	}
@@ -683,7 +674,7 @@ func (r *collection) cutOpen() error {
 	}
 	r.open = false
 	r.grace.Stop()
-	s, err := r.cut(r.openAt, r.openEnd, r.openLoad, true)
+	s, err := r.cut(r.openAt, r.openEnd, r.openLoad)
 	if err != nil {
 		return err
 	}
@@ -707,7 +698,8 @@ func (r *collection) finish() error {
 		r.emitPending()
 	}
 	now := time.Now()
-	s, err := r.cut(now, now.Sub(r.origin), r.tickLoad, false)
+	r.countInFlight(r.tickLoad)
+	s, err := r.cut(now, now.Sub(r.origin), r.tickLoad)
 	if err != nil {
 		return err
 	}
@@ -833,14 +825,14 @@ func (r *collection) awaitReads() {
 // cut closes the client side of a tick that ended at wall-clock now and at
 // end on the boundaries' clock, under the load it ran at (one state per
 // model); it lasted from the previous boundary to end.
-func (r *collection) cut(now time.Time, end time.Duration, at []load.State, sampled bool) (*Snapshot, error) {
+func (r *collection) cut(now time.Time, end time.Duration, at []load.State) (*Snapshot, error) {
 	d := end - r.lastEnd
 	r.lastEnd = end
 	r.seq++
 	s := &Snapshot{Seq: r.seq, Time: now, Elapsed: now.Sub(r.start), Interval: d}
 	var err error
 	if len(r.c.models) == 0 {
-		st, ctrl := r.stateAtEnd(0, at[0], sampled)
+		st, ctrl := r.stateAtEnd(0, at[0])
 		if r.newLevel(0, st) {
 			r.c.agg.StartLevel()
 		}
@@ -849,7 +841,7 @@ func (r *collection) cut(now time.Time, end time.Duration, at []load.State, samp
 		s.Load = loadOf(st, ctrl, s.Tick.Scheduled != nil)
 		s.Load.Planned = plannedMean(r.controls[0], end-d, end)
 	} else {
-		err = r.cutModels(s, end, d, at, sampled)
+		err = r.cutModels(s, end, d, at)
 	}
 	if sys := r.c.opts.System; sys != nil {
 		s.System = sys.Sample(r.ctx, s.Tick.Requests)
@@ -879,19 +871,29 @@ func (r *collection) newLevel(i int, st load.State) bool {
 	return prev.step >= 0 && prev != k
 }
 
-// stateAtEnd is model i's load during the tick with the in-flight and
-// sequence counts and the pause as at its end, and whether its driver's
-// state is known at all. sampled says st's in-flight count was read as
-// the tick ended (a tick held open for its grace, see tickAt), and is kept.
-func (r *collection) stateAtEnd(i int, st load.State, sampled bool) (load.State, bool) {
+// countInFlight sets each model's requests in flight in at from its
+// driver, as a tick ends. It is counted then, not as the tick is cut (a
+// grace later, with an epoch): by then the next tick's sends are in the
+// count (at a level's start, a grace of sends that its finished requests
+// cannot yet show), and the sends the diagnosis and the stepper count
+// (finished plus the growth of those in flight) would come out short.
+func (r *collection) countInFlight(at []load.State) {
+	for i, ctrl := range r.controls {
+		if ctrl != nil {
+			at[i].InFlight = ctrl.State().InFlight
+		}
+	}
+}
+
+// stateAtEnd is model i's load during the tick with the sequence count and
+// the pause as at its end (the in-flight count, countInFlight's, is at's),
+// and whether its driver's state is known at all.
+func (r *collection) stateAtEnd(i int, st load.State) (load.State, bool) {
 	ctrl := r.controls[i]
 	if ctrl == nil {
 		return st, false
 	}
 	cur := ctrl.State()
-	if !sampled {
-		st.InFlight = cur.InFlight
-	}
 	st.Paused, st.Sequences = cur.Paused, cur.Sequences
 	st.PausedTotal, st.PausedSince, st.PauseBusy = cur.PausedTotal, cur.PausedSince, cur.PauseBusy
 	return st, true
@@ -917,7 +919,7 @@ func (r *collection) pausedIn(i int, st load.State, known bool, end, d time.Dura
 // cutModels closes the client side of a tick of a run over several models:
 // each model's entry from its own aggregator, the top from the one over
 // every result, with the models' loads together.
-func (r *collection) cutModels(s *Snapshot, end, d time.Duration, at []load.State, sampled bool) error {
+func (r *collection) cutModels(s *Snapshot, end, d time.Duration, at []load.State) error {
 	var err error
 	// The run's load was paused while every model's was.
 	s.Paused = d
@@ -926,7 +928,7 @@ func (r *collection) cutModels(s *Snapshot, end, d time.Duration, at []load.Stat
 	anyOpen, anyNew := false, false
 	for i, a := range r.c.models {
 		src := &r.c.opts.Models[i]
-		st, ctrl := r.stateAtEnd(i, at[i], sampled)
+		st, ctrl := r.stateAtEnd(i, at[i])
 		open := ctrl && st.Target.Open()
 		anyOpen = anyOpen || open
 		if r.newLevel(i, st) {
